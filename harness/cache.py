@@ -1,0 +1,111 @@
+"""Content-addressed artifact cache: one directory per (stage, key), written atomically.
+
+An artifact is built in `<key>.partial/` and renamed to `<key>/` when complete, so a finished
+artifact is never half-written. The partial directory survives a killed run: builders that can
+resume (encoding, decoder training) continue from what it holds. A file lock per artifact lets
+two runs share one cache without building the same thing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+META_FILE = "meta.json"
+log = logging.getLogger(__name__)
+
+
+def default_root() -> Path:
+    """Return `$HARNESS_CACHE`, else the user cache directory for v2s-harness."""
+    env = os.environ.get("HARNESS_CACHE")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("v2s-harness"))
+
+
+def artifact_key(stage: str, parts: Mapping[str, Any]) -> str:
+    """Return the hash of everything that determines an artifact (canonical JSON, sha256)."""
+    blob = json.dumps({"stage": stage, **parts}, sort_keys=True, default=str,
+                      separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to `path` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@dataclass
+class Cache:
+    """The artifact store under `root`; counts hits and builds for the run summary."""
+
+    root: Path = field(default_factory=default_root)
+    hits: int = 0
+    builds: int = 0
+
+    def path(self, stage: str, key: str) -> Path:
+        """Return where the finished artifact (stage, key) lives."""
+        return self.root / stage / key
+
+    def exists(self, stage: str, key: str) -> bool:
+        """True when the artifact is complete."""
+        return (self.path(stage, key) / META_FILE).is_file()
+
+    def produce(self, stage: str, parts: Mapping[str, Any], build: Callable[[Path], Any],
+                *, label: str = "") -> Path:
+        """Return the artifact's directory, building it with `build(partial_dir)` if missing.
+
+        `build` may return a JSON-able summary stored in the artifact's meta.json.
+        """
+        key = artifact_key(stage, parts)
+        final = self.path(stage, key)
+        name = f"{stage} {label}".strip()
+        if (final / META_FILE).is_file():
+            self.hits += 1
+            log.info("%s: cached (%s)", name, key[:12])
+            return final
+        locks = self.root / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(locks / f"{stage}-{key}.lock")):
+            if (final / META_FILE).is_file():  # another run finished it while we waited
+                self.hits += 1
+                log.info("%s: cached (%s), built by another run", name, key[:12])
+                return final
+            partial = final.with_name(key + ".partial")
+            resuming = partial.is_dir() and any(partial.iterdir())
+            partial.mkdir(parents=True, exist_ok=True)
+            log.info("%s: %s (%s)", name, "resuming" if resuming else "building", key[:12])
+            started = time.perf_counter()
+            summary = build(partial)
+            meta = {"stage": stage, "key": key, "parts": parts, "summary": summary,
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            write_json_atomic(partial / META_FILE, meta)
+            if final.exists():  # a stale, incomplete directory from an older layout
+                shutil.rmtree(final)
+            os.replace(partial, final)
+            self.builds += 1
+        return final
+
+    def meta(self, stage: str, key: str) -> dict[str, Any]:
+        """Return the meta.json of a finished artifact."""
+        return json.loads((self.path(stage, key) / META_FILE).read_text(encoding="utf-8"))
+
+
+def read_meta(directory: Path) -> dict[str, Any]:
+    """Return the meta.json of the artifact in `directory`."""
+    return json.loads((directory / META_FILE).read_text(encoding="utf-8"))

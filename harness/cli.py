@@ -1,0 +1,139 @@
+"""The `harness` command: parse arguments, call the library, print. Nothing else lives here."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness import __version__
+from harness.errors import HarnessError
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 1
+
+
+def _configure_logging(verbose: int) -> None:
+    level = logging.DEBUG if verbose else logging.INFO
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr,
+                        force=True)
+    logging.getLogger("harness").setLevel(level)
+
+
+def command(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Add -v/--debug and turn errors into one line and an exit code (2 user, 1 internal)."""
+
+    @click.option("-v", "--verbose", count=True, help="More log output (stage details).")
+    @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+    @functools.wraps(function)
+    def wrapper(*args: Any, verbose: int, debug: bool, **kwargs: Any) -> Any:
+        _configure_logging(verbose)
+        try:
+            return function(*args, **kwargs)
+        except HarnessError as exc:
+            if debug:
+                raise
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USER_ERROR)
+        except KeyboardInterrupt:
+            click.echo("interrupted: rerun the same command to resume", err=True)
+            sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - the CLI boundary
+            if debug:
+                raise
+            click.echo(f"internal error: {type(exc).__name__}: {exc} "
+                       "(rerun with --debug for the traceback)", err=True)
+            sys.exit(EXIT_INTERNAL_ERROR)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="harness")
+def main() -> None:
+    """Vec2Sent evaluation harness: train a decoder per sentence encoder, regenerate sentences
+    from their vectors, score them (Id, PERM, Id/PERM, BLEU, ...) and correlate the scores with
+    downstream performance across encoders.
+
+    \b
+    Quick start:
+      harness list                                   what is registered
+      harness run benchmarks/quickstart.yaml --out runs/quickstart
+    """
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the documented schema).")
+@command
+def list_command(as_json: bool) -> None:
+    """List registered encoders, decoders and metrics, and plugins that failed to load."""
+    from harness.listing import listing, render_listing
+    from harness.plugins import load_registry
+
+    data = listing(load_registry())
+    click.echo(json.dumps(data, indent=2) if as_json else render_listing(data))
+
+
+@main.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override a spec value (YAML syntax), e.g. --set vocab.dim=50.")
+@command
+def validate(spec: Path, overrides: tuple[str, ...]) -> None:
+    """Check a benchmark spec without running anything (exit 2 with file:line on error)."""
+    from harness.plugins import load_registry
+    from harness.spec import load_spec
+
+    parsed = load_spec(spec, overrides, load_registry())
+    click.echo(f"{spec}: ok ({len(parsed.components('encoder'))} encoders x "
+               f"{len(parsed.components('decoder'))} decoders, "
+               f"{len(parsed.components('metric'))} metrics)")
+
+
+@main.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Run directory for results (default: runs/<spec name>).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override a spec value (YAML syntax); repeatable.")
+@click.option("--device", default=None, help="auto, cpu, cuda or cuda:N (overrides the spec).")
+@click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
+              help="Artifact cache (default: $HARNESS_CACHE or the user cache directory).")
+@command
+def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | None,
+        cache_dir: Path | None) -> None:
+    """Run a benchmark spec; finished stages are reused from the cache, killed ones resume."""
+    from harness.cache import Cache, default_root
+    from harness.plugins import load_registry
+    from harness.runner import run_spec
+    from harness.spec import load_spec
+
+    extra = [*overrides, f"device={device}"] if device else list(overrides)
+    registry = load_registry()
+    parsed = load_spec(spec, extra, registry)
+    out = out or Path("runs") / parsed.name
+    run_spec(parsed, registry, out, cache=Cache(cache_dir or default_root()))
+    click.echo(f"results: {out / 'results.json'}")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--format", "formats", multiple=True, type=click.Choice(["md", "html"]),
+              default=("md", "html"), show_default=True, help="Reports to write.")
+@command
+def report(run_dir: Path, formats: tuple[str, ...]) -> None:
+    """Rebuild report.md / report.html of a run directory from its results.json."""
+    from harness.stages.report import load_results, write_reports
+
+    write_reports(run_dir, load_results(run_dir), list(formats))
+    click.echo(f"reports written in {run_dir}")
+
+
+if __name__ == "__main__":
+    main()

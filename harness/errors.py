@@ -1,0 +1,57 @@
+"""Error classes that carry what the user needs to fix the problem.
+
+Every `HarnessError` is a user error: the CLI prints its one-line message and exits with 2.
+Anything else escaping the library is an internal error (exit 1).
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """A user-facing error whose message is one line saying what is wrong and what to do."""
+
+
+class SpecError(HarnessError):
+    """A benchmark spec is malformed or names something that does not exist."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.file, self.line, self.field, self.detail = file, line, field, message
+        where = file or "<spec>"
+        if line is not None:
+            where += f":{line}"
+        super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
+
+
+class PluginError(HarnessError):
+    """A plugin misbehaved: failed to load, registered something invalid, or returned bad output."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        self.plugin = plugin
+        super().__init__(f"plugin {plugin!r}: {message}")
+
+
+class UnknownComponentError(HarnessError):
+    """A component name is not registered; the message suggests close names."""
+
+    def __init__(self, kind: str, name: str, suggestions: list[str], known: list[str]) -> None:
+        self.kind, self.name, self.suggestions = kind, name, suggestions
+        if suggestions:
+            hint = "did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
+        elif known:
+            hint = "known: " + ", ".join(known)
+        else:
+            hint = f"no {kind}s are registered"
+        super().__init__(f"unknown {kind} {name!r}: {hint} (see `harness list`)")
+
+
+class UnavailableComponentError(HarnessError):
+    """A registered component cannot run here (missing weights or package)."""
+
+    def __init__(self, kind: str, name: str, reason: str) -> None:
+        self.kind, self.name, self.reason = kind, name, reason
+        super().__init__(f"{kind} {name!r} is unavailable: {reason}")
+
+
+class DataError(HarnessError):
+    """Input data (corpus, table, vectors) is missing or malformed."""

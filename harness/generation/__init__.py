@@ -1,0 +1,1 @@
+"""Generation of sentences from vectors with a trained decoder: greedy and beam search."""

@@ -1,0 +1,86 @@
+"""Name -> component registry: cheap metadata and factories, lookups with "did you mean"."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import UnavailableComponentError, UnknownComponentError
+from harness.protocols import KINDS, BuildContext, ComponentInfo, Options, PluginFailure
+
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(:[a-z0-9-]+)?$")
+"""Component names: lower case, hyphenated; a view of a component may add a `:suffix`."""
+
+
+class RegistrationError(Exception):
+    """A plugin tried to register something invalid; the plugin manager records it as a failure."""
+
+
+@dataclass
+class Registry:
+    """All registered components by kind, plus the plugins that failed to load or register."""
+
+    components: dict[str, dict[str, ComponentInfo]] = field(
+        default_factory=lambda: {kind: {} for kind in KINDS})
+    failures: list[PluginFailure] = field(default_factory=list)
+
+    def add(self, info: ComponentInfo) -> None:
+        """Add a component; refuses a duplicate name, naming both plugins."""
+        existing = self.components[info.kind].get(info.name)
+        if existing is not None:
+            raise RegistrationError(
+                f"{info.kind} {info.name!r} is already registered by plugin {existing.plugin!r}; "
+                f"plugin {info.plugin!r} cannot register it again (disable one with "
+                "HARNESS_DISABLE_PLUGINS)")
+        self.components[info.kind][info.name] = info
+
+    def names(self, kind: str) -> list[str]:
+        """Return the registered names of a kind, sorted."""
+        return sorted(self.components[kind])
+
+    def __iter__(self) -> Iterator[ComponentInfo]:
+        for kind in KINDS:
+            yield from (self.components[kind][name] for name in self.names(kind))
+
+    def get(self, kind: str, name: str) -> ComponentInfo:
+        """Return the component `name` of `kind`, or raise with close-name suggestions."""
+        try:
+            return self.components[kind][name]
+        except KeyError:
+            known = self.names(kind)
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+            raise UnknownComponentError(kind, name, close, known) from None
+
+    def create(self, kind: str, name: str, options: Options, context: BuildContext) -> Any:
+        """Build the component with validated options; refuses an unavailable one."""
+        info = self.get(kind, name)
+        status = info.status()
+        if status != "ok":
+            raise UnavailableComponentError(kind, name, status.removeprefix("unavailable: "))
+        return info.factory(options, context)
+
+
+def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
+              options: Any = Options, availability: Callable[[], str | None] | None = None,
+              trainable: bool = False, plugin: str = "", distribution: str = "",
+              version: str = "") -> ComponentInfo:
+    """Validate what a plugin passed to `register` and return the component's metadata."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise RegistrationError(
+            f"invalid {kind} name {name!r}: use lower case letters, digits and hyphens")
+    if not callable(factory):
+        raise RegistrationError(
+            f"{kind} {name!r}: factory must be callable, got {type(factory).__name__}")
+    if not (isinstance(options, type) and issubclass(options, Options)):
+        raise RegistrationError(
+            f"{kind} {name!r}: options must be a subclass of harness.protocols.Options")
+    if not isinstance(description, str):
+        raise RegistrationError(f"{kind} {name!r}: description must be a string")
+    if availability is not None and not callable(availability):
+        raise RegistrationError(f"{kind} {name!r}: availability must be callable or None")
+    return ComponentInfo(kind=kind, name=name, factory=factory, description=description,
+                         options=options, availability=availability, trainable=bool(trainable),
+                         plugin=plugin, distribution=distribution, version=version)

@@ -1,0 +1,399 @@
+"""Benchmark specs: YAML -> validated, typed `Spec`, with errors that name file:line and field.
+
+Relative paths in a spec file are resolved against the spec file's folder; paths given with
+`--set` against the current directory, as a user typing them would expect.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from harness.errors import HarnessError, SpecError
+from harness.protocols import Options
+from harness.registry import Registry
+
+Loc = tuple[Any, ...]
+
+
+class Strict(BaseModel):
+    """Spec sections reject unknown keys."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Source(Strict):
+    """Where a corpus split comes from: a generator (`generate`) or a text file (`path`)."""
+
+    generate: str | None = None
+    sentences: int | None = Field(default=None, gt=0)
+    seed: int | None = None
+    path: Path | None = None
+    limit: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Source:
+        if (self.generate is None) == (self.path is None):
+            raise ValueError("give exactly one of `generate: NAME` or `path: FILE`")
+        if self.generate is not None:
+            if self.sentences is None:
+                raise ValueError("`generate` needs `sentences: N`")
+            if self.limit is not None:
+                raise ValueError("`limit` applies to `path`; use `sentences` with `generate`")
+        elif self.sentences is not None or self.seed is not None:
+            raise ValueError("`sentences`/`seed` apply to `generate`; use `limit` with `path`")
+        return self
+
+
+class Normalise(Strict):
+    """Text normalisation applied to both splits (BPEmb-like: lowercase, digits to 0)."""
+
+    lowercase: bool = False
+    digits: Literal["keep", "zero"] = "keep"
+
+
+class CorpusSection(Strict):
+    train: Source
+    test: Source
+    max_tokens: int = Field(default=15, gt=1)
+    normalise: Normalise = Normalise()
+
+
+class VocabSection(Strict):
+    bpe_size: int = Field(default=4000, ge=50)
+    dim: int = Field(default=100, gt=0)
+    epochs: int = Field(default=5, gt=0)
+
+
+class EncodeSection(Strict):
+    dtype: Literal["float32", "float16"] = "float32"
+    batch_size: int = Field(default=256, gt=0)
+
+
+class GenerationSection(Strict):
+    beam: int = Field(default=5, gt=0)
+    max_len: int = Field(default=30, gt=0)
+    batch_size: int = Field(default=256, gt=0)
+    length_normalise: bool = False
+
+
+class DownstreamSection(Strict):
+    reference: Path | None = None
+
+
+class CorrelationSection(Strict):
+    method: Literal["spearman", "pearson", "kendall"] = "spearman"
+    rank_by: str = "id-perm"
+
+
+class ReportSection(Strict):
+    formats: list[Literal["md", "html"]] = ["md"]
+
+
+class Component(Strict):
+    """A component entry: a bare name in YAML, or a mapping with `name:` plus its options."""
+
+    name: str
+    options: dict[str, Any] = {}
+    _settings: Options | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, dict) and "name" in value and "options" not in value:
+            return {"name": value["name"],
+                    "options": {k: v for k, v in value.items() if k != "name"}}
+        return value
+
+    @property
+    def settings(self) -> Options:
+        """The options validated by the component's own options class."""
+        if self._settings is None:
+            raise RuntimeError(f"component {self.name!r} was not resolved against a registry")
+        return self._settings
+
+    def identity(self) -> dict[str, Any]:
+        """Name and validated options, for cache keys."""
+        return {"name": self.name, "options": self.settings.model_dump(mode="json")}
+
+
+class Spec(Strict):
+    """A validated benchmark spec."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    seed: int = 1
+    device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$")
+    corpus: CorpusSection
+    vocab: VocabSection = VocabSection()
+    encode: EncodeSection = EncodeSection()
+    encoders: list[Component] | Literal["all"]
+    decoders: list[Component] = Field(min_length=1)
+    generation: GenerationSection = GenerationSection()
+    metrics: list[Component] = Field(min_length=1)
+    downstream: DownstreamSection = DownstreamSection()
+    correlation: CorrelationSection = CorrelationSection()
+    report: ReportSection = ReportSection()
+
+    _source: str = PrivateAttr(default="<spec>")
+    _sha256: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        """The file the spec was read from."""
+        return self._source
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the spec after overrides, as recorded in provenance."""
+        return self._sha256
+
+    def components(self, kind: str) -> list[Component]:
+        """The spec's components of a kind (encoders already expanded from `all`)."""
+        value = {"encoder": self.encoders, "decoder": self.decoders, "metric": self.metrics}[kind]
+        assert isinstance(value, list)
+        return value
+
+
+SECTION_FOR_KIND = {"encoder": "encoders", "decoder": "decoders", "metric": "metrics"}
+PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", "path"),
+                                ("downstream", "reference"))
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+def _line_map(node: yaml.Node, file: str, loc: Loc = (), lines: dict[Loc, int] | None = None
+              ) -> dict[Loc, int]:
+    """Map every field path in the YAML tree to its 1-based line; refuse duplicate keys."""
+    lines = {} if lines is None else lines
+    lines.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[Any] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            path = loc + (key,)
+            if key in seen:
+                raise SpecError(f"duplicate key {key!r}", file=file,
+                                line=key_node.start_mark.line + 1, field=_dotted(path))
+            seen.add(key)
+            lines[path] = key_node.start_mark.line + 1
+            _line_map(value_node, file, path, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[loc + (index,)] = item.start_mark.line + 1
+            _line_map(item, file, loc + (index,), lines)
+    return lines
+
+
+def _dotted(loc: Sequence[Any]) -> str:
+    return ".".join(str(part) for part in loc) or "<top>"
+
+
+def _line_of(lines: dict[Loc, int], loc: Loc) -> int | None:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+def _read_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError("spec file not found", file=file) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read spec: {exc}", file=file) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = " ".join(str(part) for part in (exc.context, exc.problem) if part)
+        raise SpecError(f"malformed YAML: {problem}", file=file, line=line) from None
+    except yaml.YAMLError as exc:
+        raise SpecError(f"malformed YAML: {exc}", file=file) from None
+    if node is None or not isinstance(data, dict):
+        raise SpecError("a spec must be a YAML mapping (name:, corpus:, encoders:, ...)",
+                        file=file, line=1)
+    return data, _line_map(node, file)
+
+
+# --------------------------------------------------------------------------- overrides
+
+def _parse_override(text: str) -> tuple[Loc, Any]:
+    if "=" not in text:
+        raise SpecError(f"--set {text!r}: expected KEY.PATH=VALUE", file="--set")
+    key, raw = text.split("=", 1)
+    if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", key):
+        raise SpecError(f"--set {text!r}: malformed key path", file="--set")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        value = raw
+    return tuple(int(p) if p.isdigit() else p for p in key.split(".")), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> set[Loc]:
+    """Apply `a.b=v` overrides in place (values parsed as YAML); return the paths set."""
+    changed: set[Loc] = set()
+    for text in overrides:
+        loc, value = _parse_override(text)
+        target: Any = data
+        for depth, part in enumerate(loc[:-1]):
+            nxt = loc[depth + 1]
+            if isinstance(target, list) and isinstance(part, int) and part < len(target):
+                if isinstance(target[part], str):  # bare component name -> mapping with options
+                    target[part] = {"name": target[part]}
+                target = target[part]
+            elif isinstance(target, dict):
+                child = target.get(part)
+                if not isinstance(child, (dict, list)):
+                    child = [] if isinstance(nxt, int) else {}
+                    target[part] = child
+                target = child
+            else:
+                raise SpecError(f"--set {text!r}: cannot descend into {_dotted(loc[:depth + 1])}",
+                                file="--set", field=_dotted(loc))
+        last = loc[-1]
+        if isinstance(target, list) and isinstance(last, int) and last < len(target):
+            target[last] = value
+        elif isinstance(target, dict):
+            target[last] = value
+        else:
+            raise SpecError(f"--set {text!r}: no such list item", file="--set",
+                            field=_dotted(loc))
+        changed.add(loc)
+    return changed
+
+
+# --------------------------------------------------------------------------- validation
+
+def _describe_error(error: dict[str, Any], model: type[BaseModel] | None = None) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown key" + (f"; expected one of: {', '.join(model.model_fields)}"
+                                if model is not None else "")
+    if kind == "missing":
+        return "required field is missing"
+    message = error["msg"].removeprefix("Value error, ")
+    value = error.get("input")
+    if kind not in ("value_error",) and not isinstance(value, (dict, list)):
+        message += f" (got {value!r})"
+    return message
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
+    """The pydantic model that owns the last key of `loc`, to list its valid keys."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        annotation = field.annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        nested = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+        for c in candidates:
+            nested += [a for a in getattr(c, "__args__", ())
+                       if isinstance(a, type) and issubclass(a, BaseModel)]
+        current = nested[0] if nested else None
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _raise_first(exc: ValidationError, *, file: str, lines: dict[Loc, int], prefix: Loc,
+                 model: type[BaseModel], overridden: set[Loc]) -> None:
+    errors = exc.errors()
+    located = []
+    for error in errors:
+        loc = prefix + tuple(error["loc"])
+        line = _line_of(lines, loc)
+        located.append((line or 0, loc, error))
+    located.sort(key=lambda item: item[0])
+    line, loc, error = located[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    owner = _model_at(model, tuple(error["loc"])) if error["type"] == "extra_forbidden" else None
+    source = "--set" if any(loc[:len(o)] == o for o in overridden) else file
+    raise SpecError(_describe_error(error, owner) + more, file=source,
+                    line=None if source == "--set" else line, field=_dotted(loc))
+
+
+def _resolve_paths(spec: Spec, base: Path, overridden: set[Loc], file: str,
+                   lines: dict[Loc, int]) -> None:
+    for loc in PATH_FIELDS:
+        section: Any = spec
+        for part in loc[:-1]:
+            section = getattr(section, part)
+        value = getattr(section, loc[-1])
+        if value is None:
+            continue
+        root = Path.cwd() if any(loc[:len(o)] == o for o in overridden) else base
+        path = value if value.is_absolute() else (root / value)
+        object.__setattr__(section, loc[-1], path)
+        if not path.is_file():
+            source = "--set" if root != base else file
+            raise SpecError(f"file not found: {path}", file=source,
+                            line=None if source == "--set" else _line_of(lines, loc),
+                            field=_dotted(loc))
+
+
+def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
+                       lines: dict[Loc, int] | None = None, overridden: set[Loc] = frozenset()
+                       ) -> None:
+    """Check every component name against the registry and validate its options in place."""
+    lines = lines or {}
+    if spec.encoders == "all":
+        spec.encoders = [Component(name=info.name) for info in registry
+                         if info.kind == "encoder" and info.status() == "ok"]
+        if not spec.encoders:
+            raise SpecError("`encoders: all` found no available encoder", file=file,
+                            line=_line_of(lines, ("encoders",)), field="encoders")
+    for kind, section in SECTION_FOR_KIND.items():
+        for index, component in enumerate(spec.components(kind)):
+            loc = (section, index)
+            source = "--set" if any(loc[:len(o)] == o or o[:len(loc)] == loc
+                                    for o in overridden) else file
+            line = None if source == "--set" else _line_of(lines, loc)
+            try:
+                info = registry.get(kind, component.name)
+            except HarnessError as exc:
+                raise SpecError(str(exc), file=source, line=line,
+                                field=_dotted(loc + ("name",))) from None
+            try:
+                component._settings = info.options.model_validate(component.options)
+            except ValidationError as exc:
+                # Options sit beside `name` in YAML: drop the `options` level from the path.
+                _raise_first(exc, file=file, lines=lines, prefix=loc, model=info.options,
+                             overridden=overridden)
+
+
+def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None
+              ) -> Spec:
+    """Read, override, validate and resolve a spec file; raise `SpecError` on any problem."""
+    path = Path(path)
+    file = str(path)
+    data, lines = _read_yaml(path)
+    overridden = apply_overrides(data, overrides)
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        _raise_first(exc, file=file, lines=lines, prefix=(), model=Spec, overridden=overridden)
+    _resolve_paths(spec, path.resolve().parent, overridden, file, lines)
+    if registry is not None:
+        resolve_components(spec, registry, file=file, lines=lines, overridden=overridden)
+    spec._source = file
+    spec._sha256 = hashlib.sha256(
+        json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    return spec

@@ -1,0 +1,49 @@
+"""What every stage shares: the run context and helpers for cache keys."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cache import Cache
+from harness.protocols import BuildContext, ComponentInfo
+from harness.registry import Registry
+from harness.spec import Component, Spec
+
+log = logging.getLogger("harness.run")
+
+
+@dataclass
+class RunContext:
+    """Everything a stage needs: the spec, the plugins, the cache, the device, the timings."""
+
+    spec: Spec
+    registry: Registry
+    cache: Cache
+    device: str = "cpu"
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def build_context(self, **extra: Any) -> BuildContext:
+        """Return the context handed to component factories."""
+        return BuildContext(device=self.device, seed=self.spec.seed, **extra)
+
+    def component_identity(self, kind: str, component: Component) -> dict[str, Any]:
+        """Return name, validated options and plugin version: a component's part of a cache key."""
+        info: ComponentInfo = self.registry.get(kind, component.name)
+        return {**component.identity(), "plugin": info.plugin, "version": info.version}
+
+    def add_time(self, stage: str, seconds: float) -> None:
+        """Accumulate wall time per stage for provenance."""
+        self.timings[stage] = round(self.timings.get(stage, 0.0) + seconds, 3)
+
+
+def file_digest(path: Path) -> str:
+    """Return the sha256 of a file's content, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

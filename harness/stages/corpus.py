@@ -1,0 +1,68 @@
+"""Stage 1: read or generate the corpus, filter by length, normalise, split train/test."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.corpus import load_source, normalise
+from harness.spec import Source
+from harness.stages.base import RunContext, file_digest, log
+
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The prepared corpus: normalised train/test sentences and the raw test sentences."""
+
+    key: str
+    directory: Path
+    train: list[str]
+    test: list[str]
+    test_raw: list[str]
+
+
+def _source_identity(source: Source, seed: int) -> dict[str, Any]:
+    if source.path is not None:
+        return {"path": str(source.path), "sha256": file_digest(source.path),
+                "limit": source.limit}
+    from harness.synthetic import GENERATOR_VERSION
+
+    return {"generate": source.generate, "sentences": source.sentences,
+            "seed": seed if source.seed is None else source.seed,
+            "generator_version": GENERATOR_VERSION}
+
+
+def _read(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def prepare_corpus(ctx: RunContext) -> Corpus:
+    """Return the run's corpus, from the cache when it exists."""
+    started = time.perf_counter()
+    section = ctx.spec.corpus
+    parts = {"version": VERSION, "max_tokens": section.max_tokens,
+             "normalise": section.normalise.model_dump(),
+             "train": _source_identity(section.train, ctx.spec.seed),
+             # the test split's generator defaults to another seed than the training split's
+             "test": _source_identity(section.test, ctx.spec.seed + 1)}
+
+    def build(directory: Path) -> dict[str, Any]:
+        train = load_source(section.train, section.max_tokens, ctx.spec.seed)
+        test_raw = load_source(section.test, section.max_tokens, ctx.spec.seed + 1)
+        files = {"train.txt": [normalise(s, section.normalise) for s in train],
+                 "test.txt": [normalise(s, section.normalise) for s in test_raw],
+                 "test.raw.txt": test_raw}
+        for name, lines in files.items():
+            (directory / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return {"train_sentences": len(train), "test_sentences": len(test_raw)}
+
+    directory = ctx.cache.produce("corpus", parts, build)
+    corpus = Corpus(key=directory.name, directory=directory, train=_read(directory / "train.txt"),
+                    test=_read(directory / "test.txt"), test_raw=_read(directory / "test.raw.txt"))
+    log.debug("corpus: %d train, %d test sentences", len(corpus.train), len(corpus.test))
+    ctx.add_time("corpus", time.perf_counter() - started)
+    return corpus

@@ -1,0 +1,97 @@
+"""Stages 3-4: fit trainable encoders, then encode train and test sentences to vector files."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import PluginError
+from harness.protocols import Encoder, TrainableEncoder
+from harness.spec import Component
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
+from harness.stages.vocab import Vocab
+from harness.vectors import open_vectors, write_vectors
+
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One encoder's sentence vectors for both splits, stored as memory-mapped `.npy` files."""
+
+    encoder: str
+    key: str
+    dim: int
+    directory: Path
+
+    def vectors(self, split: str) -> np.ndarray:
+        """Return the vectors of `split` ("train" or "test"), memory-mapped."""
+        return open_vectors(self.directory / f"{split}.npy")
+
+
+def _dim(encoder: Encoder, plugin: str) -> int:
+    try:
+        dim = int(encoder.dim)
+    except Exception as exc:
+        raise PluginError(plugin, f"encoder has no usable `dim`: {exc}") from exc
+    if dim <= 0:
+        raise PluginError(plugin, f"encoder declares dim={dim}; expected a positive integer")
+    return dim
+
+
+def build_encoder(ctx: RunContext, component: Component, corpus: Corpus, vocab: Vocab
+                  ) -> tuple[Encoder, str | None]:
+    """Return the encoder, fitted (from the cache when possible) if it is trainable."""
+    info = ctx.registry.get("encoder", component.name)
+    encoder = ctx.registry.create("encoder", component.name, component.settings,
+                                  ctx.build_context(vocab=vocab.vocab))
+    if not isinstance(encoder, Encoder):
+        raise PluginError(info.plugin, f"encoder {component.name!r} lacks dim/fingerprint/encode")
+    if not info.trainable:
+        return encoder, None
+    if not isinstance(encoder, TrainableEncoder):
+        raise PluginError(info.plugin, f"encoder {component.name!r} is registered as trainable "
+                                       "but lacks fit/save/load")
+    started = time.perf_counter()
+    parts = {"version": VERSION, "encoder": ctx.component_identity("encoder", component),
+             "corpus": corpus.key, "vocab": vocab.key, "seed": ctx.spec.seed}
+
+    def build(directory: Path) -> dict[str, Any]:
+        encoder.fit(corpus.train)
+        encoder.save(directory)
+        return {"dim": _dim(encoder, info.plugin)}
+
+    directory = ctx.cache.produce("fit", parts, build, label=component.name)
+    encoder.load(directory)  # the same state whether just fitted or cached
+    ctx.add_time("fit", time.perf_counter() - started)
+    return encoder, directory.name
+
+
+def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: Vocab
+                  ) -> Encoded:
+    """Return the encoder's vectors for the corpus, encoding what the cache lacks."""
+    info = ctx.registry.get("encoder", component.name)
+    encoder, fit_key = build_encoder(ctx, component, corpus, vocab)
+    started = time.perf_counter()
+    dim = _dim(encoder, info.plugin)
+    section = ctx.spec.encode
+    parts = {"version": VERSION, "encoder": ctx.component_identity("encoder", component),
+             "fingerprint": encoder.fingerprint(), "fit": fit_key, "corpus": corpus.key,
+             "vocab": vocab.key, "dtype": section.dtype}
+
+    def build(directory: Path) -> dict[str, Any]:
+        for split, sentences in (("train", corpus.train), ("test", corpus.test)):
+            write_vectors(directory / f"{split}.npy", sentences,
+                          lambda batch: encoder.encode(batch, batch_size=section.batch_size),
+                          dim=dim, plugin=info.plugin, batch_size=section.batch_size,
+                          dtype=section.dtype, label=f"encode {component.name} {split}")
+        return {"dim": dim, "dtype": section.dtype}
+
+    directory = ctx.cache.produce("encode", parts, build, label=component.name)
+    ctx.add_time("encode", time.perf_counter() - started)
+    return Encoded(encoder=component.name, key=directory.name, dim=dim, directory=directory)

@@ -1,0 +1,86 @@
+"""Stage 6: regenerate the test sentences from their vectors with a trained decoder."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.cache import read_meta
+from harness.spec import Component
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
+from harness.stages.encode import Encoded
+from harness.stages.train import TrainedDecoder, build_decoder
+from harness.stages.vocab import Vocab
+
+VERSION = 1
+SAMPLES_FILE = "samples.jsonl"
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Inputs and decoder outputs for the test split, one record per sentence."""
+
+    encoder: str
+    decoder: str
+    key: str
+    path: Path
+    records: list[dict[str, Any]]
+    sentences_per_s: float
+
+    @property
+    def references(self) -> list[str]:
+        """The normalised input sentences."""
+        return [r["reference"] for r in self.records]
+
+    @property
+    def hypotheses(self) -> list[str]:
+        """The generated sentences."""
+        return [r["hypothesis"] for r in self.records]
+
+
+def generate_samples(ctx: RunContext, component: Component, trained: TrainedDecoder,
+                     encoded: Encoded, corpus: Corpus, vocab: Vocab) -> Samples:
+    """Return the decoded test sentences, generating what the cache lacks."""
+    from harness.generation.search import beam_search, greedy_search
+    from harness.training.trainer import load_decoder_state
+
+    started = time.perf_counter()
+    section = ctx.spec.generation
+    parts = {"version": VERSION, "trained": trained.key, "encoded": encoded.key,
+             **section.model_dump()}
+
+    def build(directory: Path) -> dict[str, Any]:
+        model = build_decoder(ctx, component, encoded, vocab)
+        load_decoder_state(model, trained.directory)
+        ids = dict(bos_id=vocab.vocab.bos_id, eos_id=vocab.vocab.eos_id)
+        begun = time.perf_counter()
+        if section.beam == 1:
+            hypotheses = greedy_search(model, encoded.vectors("test"), max_len=section.max_len,
+                                       batch_size=section.batch_size, device=ctx.device,
+                                       progress=True, **ids)
+        else:
+            hypotheses = beam_search(model, encoded.vectors("test"), beam=section.beam,
+                                     max_len=section.max_len, batch_size=section.batch_size,
+                                     device=ctx.device, length_normalise=section.length_normalise,
+                                     progress=True, **ids)
+        seconds = time.perf_counter() - begun
+        with open(directory / SAMPLES_FILE, "w", encoding="utf-8") as handle:
+            for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test, corpus.test_raw)):
+                record = {"index": index, "reference": ref, "reference_raw": raw,
+                          "hypothesis": vocab.vocab.decode(hyp.ids), "score": hyp.score}
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return {"sentences": len(hypotheses),
+                "sentences_per_s": len(hypotheses) / max(seconds, 1e-9)}
+
+    directory = ctx.cache.produce("generate", parts, build,
+                                  label=f"{trained.encoder} -> {trained.decoder}")
+    ctx.add_time("generate", time.perf_counter() - started)
+    path = directory / SAMPLES_FILE
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return Samples(encoder=trained.encoder, decoder=trained.decoder, key=directory.name,
+                   path=path, records=records,
+                   sentences_per_s=read_meta(directory)["summary"]["sentences_per_s"])

@@ -1,0 +1,71 @@
+"""Stage 7: score generated sentences against their inputs with every metric of the spec."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.cache import read_meta
+from harness.errors import PluginError
+from harness.protocols import Metric
+from harness.spec import Component
+from harness.stages.base import RunContext
+from harness.stages.generate import Samples
+
+VERSION = 1
+STATISTICS_FILE = "statistics.npy"
+
+
+@dataclass(frozen=True)
+class Score:
+    """A metric's corpus value (0-100), its bootstrap 95% interval and per-sentence scores."""
+
+    metric: str
+    value: float
+    ci95: tuple[float, float]
+    per_sentence: list[float]
+    details: dict[str, Any]
+
+
+def score_samples(ctx: RunContext, component: Component, samples: Samples) -> Score:
+    """Return the metric's score of the samples, computing what the cache lacks."""
+    from harness.stats import bootstrap_ci
+
+    started = time.perf_counter()
+    info = ctx.registry.get("metric", component.name)
+    metric = ctx.registry.create("metric", component.name, component.settings,
+                                 ctx.build_context())
+    if not isinstance(metric, Metric):
+        raise PluginError(info.plugin, f"metric {component.name!r} lacks "
+                                       "sentence_statistics/corpus_score")
+    parts = {"version": VERSION, "samples": samples.key,
+             "metric": ctx.component_identity("metric", component), "seed": ctx.spec.seed}
+
+    def build(directory: Path) -> dict[str, Any]:
+        refs, hyps = samples.references, samples.hypotheses
+        stats = np.asarray(metric.sentence_statistics(refs, hyps), dtype=np.float64)
+        if stats.ndim != 2 or stats.shape[0] != len(refs):
+            raise PluginError(info.plugin, f"metric {component.name!r} returned statistics of "
+                                           f"shape {stats.shape}; expected ({len(refs)}, k)")
+        np.save(directory / STATISTICS_FILE, stats)
+        value = float(np.asarray(metric.corpus_score(stats.sum(axis=0), len(refs))))
+        low, high = bootstrap_ci(metric, stats, seed=ctx.spec.seed)
+        details: dict[str, Any] = {}
+        signature = getattr(metric, "signature", None)
+        if callable(signature):
+            details["signature"] = signature()
+        return {"value": value, "ci95": [low, high], "details": details}
+
+    directory = ctx.cache.produce("score", parts, build,
+                                  label=f"{component.name} {samples.encoder} -> {samples.decoder}")
+    summary = read_meta(directory)["summary"]
+    stats = np.load(directory / STATISTICS_FILE)
+    per_sentence = [float(v) for v in np.asarray(metric.corpus_score(stats, 1)).reshape(-1)]
+    ctx.add_time("score", time.perf_counter() - started)
+    return Score(metric=component.name, value=summary["value"],
+                 ci95=(summary["ci95"][0], summary["ci95"][1]), per_sentence=per_sentence,
+                 details=summary["details"])

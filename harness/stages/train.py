@@ -1,0 +1,84 @@
+"""Stage 5: train one decoder on (sentence vector -> sentence) for one encoder (resumable)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError, PluginError
+from harness.protocols import ConditionalLanguageModel, DecoderOptions
+from harness.spec import Component
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
+from harness.stages.encode import Encoded
+from harness.stages.vocab import Vocab
+
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class TrainedDecoder:
+    """A decoder's trained weights for one encoder."""
+
+    encoder: str
+    decoder: str
+    key: str
+    directory: Path
+    summary: dict[str, Any]
+
+
+def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab: Vocab) -> Any:
+    """Return a freshly initialised decoder conditioned on `encoded`'s vector dimension."""
+    import torch
+
+    info = ctx.registry.get("decoder", component.name)
+    torch.manual_seed(ctx.spec.seed)
+    context = ctx.build_context(vocab=vocab.vocab, input_dim=encoded.dim)
+    try:
+        model = ctx.registry.create("decoder", component.name, component.settings, context)
+    except HarnessError:
+        raise
+    except Exception as exc:
+        raise PluginError(info.plugin, f"decoder {component.name!r} failed to build for encoder "
+                                       f"{encoded.encoder!r} (dim {encoded.dim}): {exc}") from exc
+    if not isinstance(model, ConditionalLanguageModel) or not isinstance(model, torch.nn.Module):
+        raise PluginError(info.plugin, f"decoder {component.name!r} must be a torch.nn.Module "
+                                       "with forward/initial_state/step/reorder_state")
+    return model.to(ctx.device)
+
+
+def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, corpus: Corpus,
+                      vocab: Vocab) -> TrainedDecoder:
+    """Return the trained decoder, training (or resuming) what the cache lacks."""
+    from harness.training.trainer import save_decoder, train_decoder
+
+    started = time.perf_counter()
+    settings = component.settings
+    if not isinstance(settings, DecoderOptions):
+        info = ctx.registry.get("decoder", component.name)
+        raise PluginError(info.plugin, f"options of decoder {component.name!r} must subclass "
+                                       "harness.protocols.DecoderOptions")
+    parts = {"version": VERSION, "decoder": ctx.component_identity("decoder", component),
+             "encoded": encoded.key, "vocab": vocab.key, "seed": ctx.spec.seed}
+    label = f"{encoded.encoder} -> {component.name}"
+
+    def build(directory: Path) -> dict[str, Any]:
+        model = build_decoder(ctx, component, encoded, vocab)
+        summary = train_decoder(
+            model, vocab.vocab, encoded.vectors("train"), vocab.vocab.encode(corpus.train),
+            epochs=settings.epochs, batch_size=settings.batch_size, lr=settings.lr,
+            clip=settings.clip, seed=ctx.spec.seed, device=ctx.device,
+            checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
+            progress=True)
+        save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})
+        return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
+                "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s}
+
+    directory = ctx.cache.produce("train", parts, build, label=label)
+    ctx.add_time("train", time.perf_counter() - started)
+    from harness.cache import read_meta
+
+    return TrainedDecoder(encoder=encoded.encoder, decoder=component.name, key=directory.name,
+                          directory=directory, summary=read_meta(directory)["summary"])

@@ -1,0 +1,168 @@
+"""Statistics over runs: bootstrap intervals of metrics and correlations across encoders.
+
+Vec2Sent (Kerscher & Eger 2020, section 3) asks whether a diagnostic ranks encoders as downstream
+tasks do: it reports the Spearman rank correlation, across encoders, between each diagnostic and
+each SentEval task (Figure 2), their average and minimum over tasks, and ranks of the encoders
+(Table 1). Metric values come with percentile-bootstrap intervals over test sentences.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from harness.protocols import Metric
+
+CORRELATIONS: dict[str, str] = {
+    "spearman": "spearmanr",
+    "pearson": "pearsonr",
+    "kendall": "kendalltau",
+}
+"""Correlation methods by name -> the `scipy.stats` function computing (statistic, p-value)."""
+
+_BOOTSTRAP_CELLS = 4_000_000
+"""Resample-by-sentence counts held in memory at once (32 MB of int64)."""
+
+
+def corpus_value(metric: Metric, statistics: np.ndarray) -> float:
+    """Return the metric's corpus score from its per-sentence statistics (n, k)."""
+    statistics = np.asarray(statistics, dtype=np.float64)
+    return float(metric.corpus_score(statistics.sum(axis=0), len(statistics)))
+
+
+def bootstrap_ci(metric: Metric, statistics: np.ndarray, *, resamples: int = 1000, seed: int = 0,
+                 level: float = 0.95) -> tuple[float, float]:
+    """Return the percentile-bootstrap interval (low, high) of the metric's corpus score.
+
+    Sentences are resampled with replacement (Efron & Tibshirani 1993): each resample is a vector
+    of multinomial counts over the n sentences, so its summed statistics are `counts @ statistics`
+    and every resample is scored in one vectorised `corpus_score` call. Deterministic for a seed.
+    """
+    statistics = np.asarray(statistics, dtype=np.float64)
+    if statistics.ndim != 2 or len(statistics) == 0:
+        raise ValueError(f"statistics must be a non-empty (n, k) array, got shape {statistics.shape}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+
+    n = len(statistics)
+    rng = np.random.default_rng(seed)
+    uniform = np.full(n, 1.0 / n)
+    # Chunks bound memory for large test sets; the chunking depends only on n and resamples,
+    # so a seed still fixes the result.
+    chunk = max(1, _BOOTSTRAP_CELLS // n)
+    scores = []
+    for start in range(0, resamples, chunk):
+        counts = rng.multinomial(n, uniform, size=min(chunk, resamples - start))
+        scores.append(np.asarray(metric.corpus_score(counts @ statistics, n), dtype=np.float64))
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(np.concatenate(scores), [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation across encoders: rho and its p-value (None when undefined) over n encoders."""
+
+    rho: float | None
+    p: float | None
+    n: int
+
+
+def _finite(value: object) -> bool:
+    try:
+        return math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def _none_if_nan(value: float) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def correlate(x: dict[str, float], y: dict[str, float], method: str = "spearman") -> Correlation:
+    """Return the correlation across encoders of two encoder -> value maps (paper section 3).
+
+    Pairwise deletion: only encoders with a finite value on both sides count, and `n` says how
+    many did. rho and p are None when fewer than 3 remain or a side is constant (undefined).
+    The paper uses Spearman's rho; Pearson and Kendall's tau are offered for comparison.
+    """
+    if method not in CORRELATIONS:
+        raise ValueError(f"unknown correlation method {method!r}; choose one of "
+                         f"{', '.join(CORRELATIONS)}")
+    common = [key for key in x if key in y and _finite(x[key]) and _finite(y[key])]
+    xs = np.array([float(x[key]) for key in common])
+    ys = np.array([float(y[key]) for key in common])
+    if len(common) < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        return Correlation(rho=None, p=None, n=len(common))
+    # scipy.stats is imported on use: it is slow to import and most commands never correlate.
+    from scipy import stats as scipy_stats
+
+    result = getattr(scipy_stats, CORRELATIONS[method])(xs, ys)
+    return Correlation(rho=_none_if_nan(result[0]), p=_none_if_nan(result[1]), n=len(common))
+
+
+def correlation_matrix(diagnostics: dict[str, dict[str, float]],
+                       downstream: dict[str, dict[str, float]],
+                       method: str = "spearman") -> dict[str, dict[str, Correlation]]:
+    """Return diagnostic -> task -> correlation across encoders (paper Figure 2).
+
+    `diagnostics` maps diagnostic -> encoder -> value; `downstream` maps encoder -> task -> score.
+    Tasks appear in the order they are first met in `downstream`.
+    """
+    tasks = list(dict.fromkeys(task for scores in downstream.values() for task in scores))
+    by_task = {task: {encoder: scores[task] for encoder, scores in downstream.items()
+                      if task in scores}
+               for task in tasks}
+    return {diagnostic: {task: correlate(values, by_task[task], method) for task in tasks}
+            for diagnostic, values in diagnostics.items()}
+
+
+def summarise(matrix: dict[str, dict[str, Correlation]]) -> dict[str, dict[str, float | None]]:
+    """Return diagnostic -> {"mean", "min"} of rho over tasks (paper section 3's avg and min).
+
+    Tasks whose correlation is undefined are left out; both are None when none is defined.
+    """
+    summary: dict[str, dict[str, float | None]] = {}
+    for diagnostic, row in matrix.items():
+        rhos = [c.rho for c in row.values() if c.rho is not None]
+        summary[diagnostic] = {"mean": float(np.mean(rhos)) if rhos else None,
+                               "min": float(min(rhos)) if rhos else None}
+    return summary
+
+
+def rank(values: dict[str, float], higher_is_better: bool = True) -> dict[str, int]:
+    """Return encoder -> rank, 1 best; ties share the lowest (best) rank (paper Table 1).
+
+    Non-finite values are not ranked.
+    """
+    from scipy.stats import rankdata
+
+    names = [name for name, value in values.items() if _finite(value)]
+    scores = np.array([float(values[name]) for name in names])
+    ranks = rankdata(-scores if higher_is_better else scores, method="min")
+    return {name: int(r) for name, r in zip(names, ranks)}
+
+
+def downstream_rank(downstream: dict[str, dict[str, float]]) -> dict[str, int]:
+    """Return encoder -> downstream rank, 1 best (paper Table 1, "Rank DS").
+
+    Encoders are ranked within each task (higher score is better), each encoder's ranks are
+    averaged over the tasks it has a score for, and the mean ranks are ranked (lower is better).
+    Averaging ranks rather than raw scores keeps tasks on different scales equally weighted.
+    """
+    tasks = dict.fromkeys(task for scores in downstream.values() for task in scores)
+    rank_lists: dict[str, list[int]] = {}
+    for task in tasks:
+        task_ranks = rank({encoder: scores[task] for encoder, scores in downstream.items()
+                           if task in scores})
+        for encoder, r in task_ranks.items():
+            rank_lists.setdefault(encoder, []).append(r)
+    mean_ranks = {encoder: float(np.mean(ranks)) for encoder, ranks in rank_lists.items()}
+    return rank(mean_ranks, higher_is_better=False)

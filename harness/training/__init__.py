@@ -1,0 +1,1 @@
+"""Training of decoders: the core trainer shared by all decoder families."""

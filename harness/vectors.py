@@ -1,0 +1,71 @@
+"""Sentence vectors on disk: `.npy` files written incrementally and read memory-mapped.
+
+At the paper's scale the training vectors are 1.4M x up to 4,800 floats (27 GB in float32), so
+they are never held in RAM: the encoder writes batch after batch into a memory-mapped file, and
+the trainer reads the rows of each batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from harness.errors import PluginError
+
+
+def check_vectors(vectors: object, count: int, dim: int, plugin: str) -> np.ndarray:
+    """Return the encoder output as an array, or raise naming the plugin when it is malformed."""
+    array = np.asarray(vectors)
+    if array.ndim != 2 or array.shape != (count, dim):
+        raise PluginError(plugin, f"encode returned shape {array.shape}, expected ({count}, {dim})")
+    if not np.issubdtype(array.dtype, np.floating):
+        raise PluginError(plugin, f"encode returned dtype {array.dtype}, expected floats")
+    if not np.isfinite(array).all():
+        bad = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
+        raise PluginError(plugin, f"encode returned a non-finite value (row {bad} of the batch)")
+    return array
+
+
+def write_vectors(path: Path, sentences: Sequence[str], encode: Callable[[Sequence[str]], object],
+                  *, dim: int, plugin: str, batch_size: int = 256, dtype: str = "float32",
+                  label: str = "encode") -> None:
+    """Encode `sentences` batch by batch into the memory-mapped array `path` (resumable).
+
+    Progress is recorded next to the array after each flushed batch; a rerun continues from the
+    first unwritten row.
+    """
+    progress_file = path.with_suffix(".progress.json")
+    done = 0
+    if path.exists() and progress_file.exists():
+        state = json.loads(progress_file.read_text())
+        if state.get("rows") == len(sentences) and state.get("dim") == dim:
+            done = int(state["done"])
+    if done == 0:
+        array = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype),
+                                          shape=(len(sentences), dim))
+    else:
+        array = np.load(path, mmap_mode="r+")
+    with tqdm(total=len(sentences), initial=done, desc=label, unit="sent", leave=False,
+              disable=None) as bar:
+        for start in range(done, len(sentences), batch_size):
+            batch = sentences[start:start + batch_size]
+            vectors = check_vectors(encode(batch), len(batch), dim, plugin)
+            array[start:start + len(batch)] = vectors
+            array.flush()
+            tmp = progress_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"rows": len(sentences), "dim": dim,
+                                       "done": start + len(batch)}))
+            os.replace(tmp, progress_file)
+            bar.update(len(batch))
+    del array
+    progress_file.unlink(missing_ok=True)
+
+
+def open_vectors(path: Path) -> np.ndarray:
+    """Return the vectors at `path` memory-mapped read-only."""
+    return np.load(path, mmap_mode="r")

@@ -1,0 +1,100 @@
+"""Exact-match diagnostics of Vec2Sent: Id, PERM and Id/PERM (Kerscher & Eger 2020, section 2).
+
+Each metric reduces a (reference, hypothesis) pair to 0/1 indicators whose column sums give the
+corpus score, so the core can bootstrap them like any other metric. Strings are compared as the
+core passes them (normalised or raw); only surrounding whitespace and runs of whitespace are
+ignored, because a decoder's spacing is not what these tests probe.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def _tokens(sentence: str) -> list[str]:
+    """Whitespace tokens of a sentence (splitting also strips and collapses whitespace runs)."""
+    return sentence.split()
+
+
+def pair_indicators(references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+    """Return an (n, 2) float array of [identical, permutation] indicators per pair.
+
+    Identical: the hypothesis equals the reference token for token. Permutation: the two have the
+    same multiset of whitespace tokens; an identical pair is a permutation too, as in the paper's
+    released code (`is_permutation` sorts both token lists), so identical <= permutation.
+    """
+    if len(references) != len(hypotheses):
+        raise ValueError(
+            f"got {len(references)} references but {len(hypotheses)} hypotheses; "
+            "each hypothesis needs exactly one reference")
+    rows = np.zeros((len(references), 2), dtype=np.float64)
+    for i, (reference, hypothesis) in enumerate(zip(references, hypotheses)):
+        ref, hyp = _tokens(reference), _tokens(hypothesis)
+        rows[i, 0] = ref == hyp
+        # Cheap length test first: most decoder outputs differ in length from their input.
+        rows[i, 1] = len(ref) == len(hyp) and Counter(ref) == Counter(hyp)
+    return rows
+
+
+def _percent_of(count: int, totals: np.ndarray) -> np.ndarray:
+    if count <= 0:
+        raise ValueError(f"count must be positive, got {count}")
+    return 100.0 * np.asarray(totals, dtype=np.float64)[..., 0] / count
+
+
+class IdentityMetric:
+    """Id: the percentage of outputs identical to their input (paper section 2, Id(x, y)).
+
+    Statistics per pair: [identical].
+    """
+
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        """Return an (n, 1) array: 1 where the hypothesis is identical to the reference."""
+        return pair_indicators(references, hypotheses)[:, :1]
+
+    def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
+        """Return 100 * #identical / count for totals (..., 1), over any leading batch dims."""
+        return _percent_of(count, totals)
+
+
+class PermutationMetric:
+    """PERM: the percentage of outputs that are a permutation of their input (paper section 2).
+
+    A permutation has the same multiset of whitespace tokens as the input; an identical output
+    counts as a permutation (the paper's released code does the same), and outputs of a
+    different length never do. Statistics per pair: [permutation].
+    """
+
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        """Return an (n, 1) array: 1 where the hypothesis permutes the reference's tokens."""
+        return pair_indicators(references, hypotheses)[:, 1:]
+
+    def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
+        """Return 100 * #permutations / count for totals (..., 1), over any leading batch dims."""
+        return _percent_of(count, totals)
+
+
+class IdentityPerPermutationMetric:
+    """Id/PERM: the percentage of permutations that are exact (paper section 2, Id divided by PERM).
+
+    Equals 100 * #identical / #permutations, i.e. 100 * Id / PERM, since identical outputs are
+    permutations too; it measures word order given the right words. Defined as 0 when no output
+    is a permutation (the paper's code would divide by zero). Statistics per pair:
+    [identical, permutation].
+    """
+
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        """Return an (n, 2) array of [identical, permutation] indicators."""
+        return pair_indicators(references, hypotheses)
+
+    def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
+        """Return 100 * #identical / #permutations (0 without permutations) for totals (..., 2)."""
+        totals = np.asarray(totals, dtype=np.float64)
+        identical, permutations = totals[..., 0], totals[..., 1]
+        # Divide only where there is a permutation, so an empty denominator yields 0, not a warning.
+        ratio = np.divide(identical, permutations, out=np.zeros_like(identical),
+                          where=permutations > 0)
+        return 100.0 * ratio

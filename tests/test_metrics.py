@@ -1,0 +1,299 @@
+"""Tests of the first-party metrics: Id, PERM, Id/PERM (hand-computed) and BLEU (vs sacrebleu)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sacrebleu
+from pydantic import ValidationError
+
+from harness.protocols import BuildContext, Metric, Options
+from harness_plugins.metrics import BleuOptions, register_metrics
+from harness_plugins.metrics.bleu import BleuMetric, bleu_from_statistics
+from harness_plugins.metrics.overlap import (
+    IdentityMetric,
+    IdentityPerPermutationMetric,
+    PermutationMetric,
+)
+
+
+def corpus(metric: Metric, references: list[str], hypotheses: list[str]) -> float:
+    stats = metric.sentence_statistics(references, hypotheses)
+    return float(metric.corpus_score(stats.sum(axis=0), len(stats)))
+
+
+# --- registration ------------------------------------------------------------------------------
+
+def registered() -> dict[str, dict]:
+    calls: dict[str, dict] = {}
+
+    def register(name, factory, **kwargs):
+        calls[name] = {"factory": factory, **kwargs}
+
+    register_metrics(register)
+    return calls
+
+
+def test_registers_the_paper_metrics_with_options_classes():
+    calls = registered()
+    assert set(calls) == {"id", "perm", "id-perm", "bleu"}
+    for call in calls.values():
+        assert issubclass(call["options"], Options)
+        assert call["description"]
+    assert calls["bleu"]["options"] is BleuOptions
+    assert calls["bleu"]["availability"]() is None
+
+
+@pytest.mark.parametrize("name", ["id", "perm", "id-perm", "bleu"])
+def test_factories_build_protocol_metrics(name):
+    call = registered()[name]
+    metric = call["factory"](call["options"](), BuildContext())
+    assert isinstance(metric, Metric)
+
+
+def test_registration_imports_neither_sacrebleu_nor_numpy():
+    code = ("import sys, harness_plugins.metrics as m; m.register_metrics(lambda *a, **k: None); "
+            "print('sacrebleu' in sys.modules, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_metrics_without_options_refuse_unknown_keys():
+    with pytest.raises(ValidationError):
+        Options(beam=3)
+
+
+def test_bleu_options_validate():
+    assert BleuOptions().tokenize == "13a"
+    with pytest.raises(ValidationError):
+        BleuOptions(tokenize="no-such-tokenizer")
+    with pytest.raises(ValidationError):
+        BleuOptions(smooth_method="magic")
+    with pytest.raises(ValidationError):
+        BleuOptions(lowercse=True)
+
+
+# --- Id, PERM, Id/PERM -------------------------------------------------------------------------
+
+REFS = ["the cat sat", "a b c d", "x y", "one two", "hello world"]
+HYPS = ["the cat sat", "d c b a", "x y y", "one", "  hello   world "]
+# identical:    1, 0, 0, 0, 1 (spacing is ignored) -> Id = 40
+# permutation:  1, 1, 0, 0, 1 (identical counts; "x y y" and "one" differ in length) -> PERM = 60
+# Id/PERM = 2 / 3 * 100
+
+
+def test_id_hand_computed():
+    metric = IdentityMetric()
+    stats = metric.sentence_statistics(REFS, HYPS)
+    assert stats.shape == (5, 1)
+    assert stats[:, 0].tolist() == [1, 0, 0, 0, 1]
+    assert corpus(metric, REFS, HYPS) == pytest.approx(40.0)
+
+
+def test_perm_counts_identical_and_rejects_other_lengths():
+    metric = PermutationMetric()
+    stats = metric.sentence_statistics(REFS, HYPS)
+    assert stats[:, 0].tolist() == [1, 1, 0, 0, 1]
+    assert corpus(metric, REFS, HYPS) == pytest.approx(60.0)
+
+
+def test_perm_compares_token_multisets_not_sets():
+    metric = PermutationMetric()
+    stats = metric.sentence_statistics(["a a b", "a b", "the dog", ""], ["a b b", "b a", "dog the", ""])
+    assert stats[:, 0].tolist() == [0, 1, 1, 1]
+
+
+def test_id_perm_hand_computed():
+    metric = IdentityPerPermutationMetric()
+    stats = metric.sentence_statistics(REFS, HYPS)
+    assert stats.tolist() == [[1, 1], [0, 1], [0, 0], [0, 0], [1, 1]]
+    assert corpus(metric, REFS, HYPS) == pytest.approx(200.0 / 3.0)
+
+
+def test_id_perm_is_zero_without_permutations():
+    metric = IdentityPerPermutationMetric()
+    assert corpus(metric, ["a b", "c"], ["a", "d"]) == 0.0
+    batch = metric.corpus_score(np.array([[0.0, 0.0], [1.0, 4.0]]), 2)
+    assert batch.tolist() == [0.0, 25.0]
+
+
+def test_comparison_is_case_sensitive_on_the_strings_given():
+    assert corpus(IdentityMetric(), ["The cat"], ["the cat"]) == 0.0
+
+
+@pytest.mark.parametrize("metric", [IdentityMetric(), PermutationMetric(),
+                                    IdentityPerPermutationMetric()])
+def test_overlap_metrics_refuse_mismatched_lengths(metric):
+    with pytest.raises(ValueError):
+        metric.sentence_statistics(["a", "b"], ["a"])
+
+
+@pytest.mark.parametrize("metric", [IdentityMetric(), PermutationMetric(),
+                                    IdentityPerPermutationMetric(), BleuMetric()])
+def test_metrics_satisfy_the_protocol(metric):
+    assert isinstance(metric, Metric)
+
+
+# --- BLEU ---------------------------------------------------------------------------------------
+
+BLEU_REFS = [
+    "the cat sat on the mat .",
+    "a quick brown fox jumps over the lazy dog",
+    "hello world",
+    "it is raining today in berlin , said the man .",
+    "we will see .",
+    "The President met the Minister on Tuesday .",
+    "numbers like 3.14 and 1,000 are tokenised by 13a",
+    "short",
+    "one two three",
+    "exactly the same sentence here",
+    "prices rose by 5 % in 2008 , the report said .",
+    "\" the point is , \" stoller adds , \" i 'm not sure .",
+    "what ?",
+    "she visits italy",
+    "Mixed CASE words Here",
+    "a b c d e f g h",
+    "repeated repeated repeated words",
+    "end",
+    "the economy grew faster than expected last year",
+    "no overlap at all",
+]
+BLEU_HYPS = [
+    "the cat sat on a mat .",
+    "the lazy dog jumps over a quick brown fox",
+    "",
+    "it is raining in berlin today , the man said .",
+    "we will see .",
+    "the president met the minister on tuesday .",
+    "numbers like 3.14 and 1,000 are tokenized by 13a",
+    "short",
+    "one two",
+    "exactly the same sentence here",
+    "prices rose 5 % in 2008 , said the report .",
+    "\" the point is , \" stoller adds , \" i 'm sure .",
+    "what",
+    "she is a nurse",
+    "mixed case words here",
+    "h g f e d c b a",
+    "repeated words repeated repeated repeated",
+    "",
+    "the economy grew faster than expected",
+    "completely different tokens entirely",
+]
+
+
+def sacre(hyps: list[str], refs: list[str], **kwargs) -> float:
+    return sacrebleu.corpus_bleu(hyps, [refs], **kwargs).score
+
+
+@pytest.mark.parametrize("lowercase", [False, True])
+def test_bleu_equals_sacrebleu_corpus_bleu(lowercase):
+    metric = BleuMetric(lowercase=lowercase)
+    assert corpus(metric, BLEU_REFS, BLEU_HYPS) == pytest.approx(
+        sacre(BLEU_HYPS, BLEU_REFS, lowercase=lowercase), abs=1e-9)
+
+
+def test_bleu_equals_sacrebleu_on_many_subsets():
+    # Subsets exercise brevity penalties, unmatched orders and exact matches in varied mixes.
+    rng = np.random.default_rng(3)
+    metric = BleuMetric()
+    stats = metric.sentence_statistics(BLEU_REFS, BLEU_HYPS)
+    for _ in range(40):
+        size = int(rng.integers(1, len(BLEU_REFS) + 1))
+        pick = rng.choice(len(BLEU_REFS), size=size, replace=False)
+        refs, hyps = [BLEU_REFS[i] for i in pick], [BLEU_HYPS[i] for i in pick]
+        ours = float(metric.corpus_score(stats[pick].sum(axis=0), size))
+        assert ours == pytest.approx(sacre(hyps, refs), abs=1e-9), (refs, hyps)
+
+
+@pytest.mark.parametrize("pairs", [
+    (["hello world"], [""]),                       # empty hypothesis
+    (["a b"], ["a b"]),                            # exact match shorter than 4 tokens
+    (["a b c"], ["a b"]),                          # short and brief
+    (["one two three four"], ["one two three four"]),
+    (["a b c d e"], ["a x c y e"]),                # matches only unigrams
+    ([""], [""]),
+])
+def test_bleu_edge_cases_equal_sacrebleu(pairs):
+    refs, hyps = pairs
+    assert corpus(BleuMetric(), refs, hyps) == pytest.approx(sacre(hyps, refs), abs=1e-9)
+
+
+@pytest.mark.parametrize("smooth_method", ["exp", "floor", "add-k", "none"])
+def test_bleu_smoothing_matches_sacrebleu(smooth_method):
+    metric = BleuMetric(smooth_method=smooth_method)
+    assert corpus(metric, BLEU_REFS[:6], BLEU_HYPS[:6]) == pytest.approx(
+        sacre(BLEU_HYPS[:6], BLEU_REFS[:6], smooth_method=smooth_method), abs=1e-9)
+
+
+def test_bleu_is_corpus_level_not_one_fused_segment():
+    refs, hyps = ["a b c d", "e f g h"], ["a b", "c d e f g h"]
+    ours = corpus(BleuMetric(), refs, hyps)
+    assert ours == pytest.approx(sacre(hyps, refs), abs=1e-9)
+    # Fusing the sentences into one segment (the released code) lets n-grams match across
+    # sentence boundaries and scores 100 here; corpus BLEU does not.
+    fused = sacre([" ".join(hyps)], [" ".join(refs)])
+    assert fused == pytest.approx(100.0) and ours < 60.0
+
+
+def test_bleu_statistics_layout():
+    stats = BleuMetric().sentence_statistics(["the cat sat on the mat"], ["the cat sat"])
+    assert stats.shape == (1, 10)
+    assert stats[0].tolist() == [3, 6, 3, 2, 1, 0, 3, 2, 1, 0]
+
+
+def test_bleu_vectorised_scores_equal_a_loop():
+    metric = BleuMetric()
+    stats = metric.sentence_statistics(BLEU_REFS, BLEU_HYPS)
+    rng = np.random.default_rng(0)
+    counts = rng.multinomial(len(stats), np.full(len(stats), 1 / len(stats)), size=50)
+    totals = counts @ stats
+    batch = metric.corpus_score(totals, len(stats))
+    assert batch.shape == (50,)
+    loop = [float(metric.corpus_score(row, len(stats))) for row in totals]
+    assert batch.tolist() == pytest.approx(loop, abs=1e-12)
+    # Also over two leading dimensions.
+    assert metric.corpus_score(totals.reshape(5, 10, -1), len(stats)).shape == (5, 10)
+
+
+def test_bleu_from_statistics_equals_sacrebleu_compute_bleu():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        totals_n = np.sort(rng.integers(0, 30, size=4))[::-1]
+        correct = np.array([rng.integers(0, t + 1) for t in totals_n])
+        sys_len, ref_len = int(totals_n[0]), int(rng.integers(1, 40))
+        row = np.array([sys_len, ref_len, *correct, *totals_n], dtype=float)
+        for smooth in ("exp", "floor", "add-k", "none"):
+            expected = sacrebleu.BLEU.compute_bleu(
+                correct.tolist(), totals_n.tolist(), sys_len, ref_len, smooth_method=smooth).score
+            assert float(bleu_from_statistics(row, smooth)) == pytest.approx(expected, abs=1e-9)
+
+
+def test_overlap_vectorised_scores_equal_a_loop():
+    for metric in (IdentityMetric(), PermutationMetric(), IdentityPerPermutationMetric()):
+        stats = metric.sentence_statistics(REFS * 4, HYPS * 4)
+        counts = np.random.default_rng(1).multinomial(20, np.full(20, 0.05), size=30)
+        totals = counts @ stats
+        loop = [float(metric.corpus_score(row, 20)) for row in totals]
+        assert metric.corpus_score(totals, 20).tolist() == pytest.approx(loop)
+
+
+def test_bleu_signature_is_sacrebleus():
+    signature = BleuMetric(lowercase=True, tokenize="intl").signature()
+    assert signature.startswith("nrefs:1|case:lc|eff:no|tok:intl|smooth:exp|version:")
+    assert signature.endswith(sacrebleu.__version__)
+
+
+def test_bleu_equals_sacrebleu_on_random_pairs():
+    rng = np.random.default_rng(11)
+    words = ["the", "a", "of", "cat", "dog", "sat", "on", "mat", "and", ",", ".", "is", "was"]
+
+    def sentence(low: int) -> str:
+        return " ".join(rng.choice(words, size=int(rng.integers(low, 16))))
+
+    refs = [sentence(1) for _ in range(36)]
+    hyps = [sentence(0) for _ in range(36)]
+    assert corpus(BleuMetric(), refs, hyps) == pytest.approx(sacre(hyps, refs), abs=1e-9)
