@@ -19,11 +19,26 @@ EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is now (click's test runner swaps it per invocation)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _configure_logging(verbose: int) -> None:
-    level = logging.DEBUG if verbose else logging.INFO
-    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr,
-                        force=True)
-    logging.getLogger("harness").setLevel(level)
+    handler = _StderrHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    logging.getLogger("harness").setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
 def command(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -64,7 +79,9 @@ def main() -> None:
     \b
     Quick start:
       harness list                                   what is registered
+      harness validate benchmarks/quickstart.yaml    check a spec
       harness run benchmarks/quickstart.yaml --out runs/quickstart
+      harness run SPEC --set vocab.dim=50 --device cpu   override spec values
     """
 
 

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.errors import HarnessError, SpecError
 from harness.protocols import Options
@@ -112,6 +120,8 @@ class Component(Strict):
         if isinstance(value, dict) and "name" in value and "options" not in value:
             return {"name": value["name"],
                     "options": {k: v for k, v in value.items() if k != "name"}}
+        if not isinstance(value, (dict, Component)):
+            raise ValueError("expected a component name or a mapping with `name:` and options")
         return value
 
     @property
@@ -145,6 +155,13 @@ class Spec(Strict):
 
     _source: str = PrivateAttr(default="<spec>")
     _sha256: str = PrivateAttr(default="")
+
+    @field_validator("encoders", mode="before")
+    @classmethod
+    def _all_or_list(cls, value: Any) -> Any:
+        if isinstance(value, str) and value != "all":
+            raise ValueError(f"expected `all` or a list of encoder names, e.g. [{value}]")
+        return value
 
     @property
     def source(self) -> str:
@@ -218,7 +235,11 @@ def _read_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        problem = " ".join(str(part) for part in (exc.context, exc.problem) if part)
+        problem = exc.problem or exc.context or "syntax error"
+        if exc.problem and exc.context:  # "while parsing a flow sequence at line 3: expected ..."
+            start = exc.context_mark
+            problem = (exc.context + (f" at line {start.line + 1}" if start else "")
+                       + f": {exc.problem}")
         raise SpecError(f"malformed YAML: {problem}", file=file, line=line) from None
     except yaml.YAMLError as exc:
         raise SpecError(f"malformed YAML: {exc}", file=file) from None
@@ -281,8 +302,11 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> set[Loc]:
 def _describe_error(error: dict[str, Any], model: type[BaseModel] | None = None) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        return "unknown key" + (f"; expected one of: {', '.join(model.model_fields)}"
-                                if model is not None else "")
+        if model is None:
+            return "unknown key"
+        if not model.model_fields:
+            return "unknown key; this takes no options"
+        return f"unknown key; expected one of: {', '.join(model.model_fields)}"
     if kind == "missing":
         return "required field is missing"
     message = error["msg"].removeprefix("Value error, ")
@@ -290,6 +314,11 @@ def _describe_error(error: dict[str, Any], model: type[BaseModel] | None = None)
     if kind not in ("value_error",) and not isinstance(value, (dict, list)):
         message += f" (got {value!r})"
     return message
+
+
+def _is_union_tag(part: Any) -> bool:
+    """Pydantic names union members in error paths (`list[Component]`, `literal['all']`)."""
+    return isinstance(part, str) and "[" in part
 
 
 def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
@@ -316,9 +345,13 @@ def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
 def _raise_first(exc: ValidationError, *, file: str, lines: dict[Loc, int], prefix: Loc,
                  model: type[BaseModel], overridden: set[Loc]) -> None:
     errors = exc.errors()
+    # `encoders: [..]` fails both union members; the `literal['all']` complaint is noise.
+    errors = [e for e in errors if not (e["type"] == "literal_error" and any(
+        _is_union_tag(p) for p in e["loc"]))] or errors
     located = []
     for error in errors:
-        loc = prefix + tuple(error["loc"])
+        error["loc"] = tuple(p for p in error["loc"] if not _is_union_tag(p))
+        loc = prefix + error["loc"]
         line = _line_of(lines, loc)
         located.append((line or 0, loc, error))
     located.sort(key=lambda item: item[0])
@@ -339,11 +372,12 @@ def _resolve_paths(spec: Spec, base: Path, overridden: set[Loc], file: str,
         value = getattr(section, loc[-1])
         if value is None:
             continue
-        root = Path.cwd() if any(loc[:len(o)] == o for o in overridden) else base
+        from_set = any(loc[:len(o)] == o for o in overridden)
+        root = Path.cwd() if from_set else base
         path = value if value.is_absolute() else (root / value)
         object.__setattr__(section, loc[-1], path)
         if not path.is_file():
-            source = "--set" if root != base else file
+            source = "--set" if from_set else file
             raise SpecError(f"file not found: {path}", file=source,
                             line=None if source == "--set" else _line_of(lines, loc),
                             field=_dotted(loc))

@@ -86,12 +86,12 @@ def _chunks(vectors: Any, batch_size: int, device: torch.device, progress: bool,
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     starts = range(0, len(vectors), batch_size)
-    for start in tqdm(starts, desc=desc, unit="batch", disable=not progress, leave=False):
+    for start in tqdm(starts, desc=desc, unit="batch", disable=None if progress else True, leave=False):
         rows = vectors[start:start + batch_size]
         if isinstance(rows, torch.Tensor):
             yield rows.to(device=device, dtype=torch.float32)
         else:
-            yield torch.from_numpy(np.asarray(rows, dtype=np.float32)).to(device)
+            yield torch.from_numpy(np.array(rows, dtype=np.float32)).to(device)
 
 
 def _greedy_batch(model: nn.Module, vectors: torch.Tensor, bos_id: int, eos_id: int,

@@ -99,7 +99,7 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: np.ndarray,
         order = _bucketed_batches(lengths, batch_size, seed, epoch)
         started, total_tokens = time.perf_counter(), 0
         total_loss = torch.zeros((), device=device)  # summed on the device: no sync per step
-        bar = tqdm(order, desc=f"epoch {epoch}/{epochs}", unit="batch", disable=not progress,
+        bar = tqdm(order, desc=f"epoch {epoch}/{epochs}", unit="batch", disable=None if progress else True,
                    leave=False)
         for batch in _batches(bar, vocab, train_vectors, train_ids, device):
             total_loss += _train_step(model, optimizer, params, batch, clip, device)

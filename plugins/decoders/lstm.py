@@ -52,7 +52,7 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
     def __init__(self, embeddings: np.ndarray, input_dim: int, *, layers: int = 1,
                  hidden: int = 256, last_hidden: int | None = None, experts: int = 1, dropout: float = 0.2,
                  dropout_input: float = 0.1, dropout_layers: float = 0.1,
-                 freeze_embeddings: bool = True) -> None:
+                 freeze_embeddings: bool = True, standardise: bool = False) -> None:
         super().__init__()
         if embeddings.ndim != 2:
             raise ValueError(f"subword vectors must be a (V, E) matrix, not {embeddings.shape}")
@@ -65,6 +65,11 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
         last = hidden if last_hidden is None else last_hidden
         self.hidden_sizes = tuple([hidden] * (layers - 1) + [last])
 
+        # Sentence vectors of pooling encoders share a large common component and vary little per
+        # dimension; standardising them (running mean/variance, no learned affine) lets a small
+        # decoder see the differences early in training.
+        self.vector_norm = (nn.BatchNorm1d(self.input_dim, affine=False) if standardise
+                            else None)
         weights = torch.from_numpy(np.array(embeddings, dtype=np.float32))
         self.embedding = nn.Embedding.from_pretrained(weights, freeze=freeze_embeddings)
         # Single-layer LSTMs in a list, because the last layer may be narrower and dropout between
@@ -114,7 +119,7 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
             raise ValueError(f"inputs must be (B, T) with B = {vectors.size(0)} vectors, "
                              f"got shape {tuple(inputs.shape)}")
         emb = self.embedding(inputs)
-        context = vectors.to(emb.dtype).unsqueeze(1).expand(-1, inputs.size(1), -1)
+        context = self._condition(vectors).to(emb.dtype).unsqueeze(1).expand(-1, inputs.size(1), -1)
         x = locked_dropout(torch.cat([emb, context], dim=-1), self.dropout_input, self.training)
         new_state = []
         for layer, rnn in enumerate(self.rnns):
@@ -124,6 +129,16 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
                 x = locked_dropout(x, self.dropout_layers, self.training)
         x = locked_dropout(x, self.dropout, self.training)
         return self._output(x), tuple(new_state)
+
+    def _condition(self, vectors: torch.Tensor) -> torch.Tensor:
+        """The sentence vectors, standardised per dimension when the option is on."""
+        norm = self.vector_norm
+        if norm is None:
+            return vectors
+        # Batch statistics need two rows; a lone training row uses the running ones.
+        use_batch = self.training and vectors.size(0) > 1
+        return F.batch_norm(vectors.float(), norm.running_mean, norm.running_var,
+                            training=use_batch, momentum=norm.momentum or 0.1, eps=norm.eps)
 
     def _output(self, g: torch.Tensor) -> torch.Tensor:
         """Log-probabilities (..., V) from last-layer outputs g (..., H)."""
@@ -164,4 +179,4 @@ def build_mos_lstm(options: MosLstmOptions, context: BuildContext) -> MixtureOfS
         vectors, context.input_dim, layers=options.layers, hidden=options.hidden,
         last_hidden=options.last_hidden, experts=options.experts, dropout=options.dropout,
         dropout_input=options.dropout_input, dropout_layers=options.dropout_layers,
-        freeze_embeddings=options.freeze_embeddings)
+        freeze_embeddings=options.freeze_embeddings, standardise=options.standardise)

@@ -26,3 +26,5 @@ class MosLstmOptions(DecoderOptions):
         0.1, ge=0.0, lt=1.0, description="dropout on [embedding; sentence vector] inputs")
     dropout_layers: float = Field(0.1, ge=0.0, lt=1.0, description="dropout between LSTM layers")
     freeze_embeddings: bool = Field(True, description="keep the tied subword embeddings fixed")
+    standardise: bool = Field(
+        False, description="standardise sentence vectors per dimension (running statistics)")

@@ -1,0 +1,1 @@
+"""Deliberately broken plugins: one module per way a plugin can fail."""

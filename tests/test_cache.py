@@ -1,0 +1,112 @@
+"""The artifact cache: keys, hits and misses, atomic completion, resumable partial builds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.cache import META_FILE, Cache, artifact_key
+from harness.errors import PluginError
+from harness.vectors import open_vectors, write_vectors
+
+
+def test_key_depends_on_every_part_and_not_on_order() -> None:
+    base = artifact_key("encode", {"a": 1, "b": {"x": [1, 2]}})
+    assert base == artifact_key("encode", {"b": {"x": [1, 2]}, "a": 1})
+    assert base != artifact_key("encode", {"a": 2, "b": {"x": [1, 2]}})
+    assert base != artifact_key("encode", {"a": 1, "b": {"x": [2, 1]}})
+    assert base != artifact_key("train", {"a": 1, "b": {"x": [1, 2]}})
+
+
+def test_miss_builds_then_hit_reuses(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    calls: list[Path] = []
+
+    def build(directory: Path) -> dict[str, int]:
+        calls.append(directory)
+        (directory / "out.txt").write_text("hello")
+        return {"lines": 1}
+
+    first = cache.produce("stage", {"k": 1}, build)
+    second = cache.produce("stage", {"k": 1}, build)
+    assert first == second and len(calls) == 1
+    assert (first / "out.txt").read_text() == "hello"
+    assert calls[0].name.endswith(".partial") and not calls[0].exists()
+    assert json.loads((first / META_FILE).read_text())["summary"] == {"lines": 1}
+    assert (cache.hits, cache.builds) == (1, 1)
+    cache.produce("stage", {"k": 2}, build)
+    assert len(calls) == 2
+
+
+def test_failed_build_leaves_no_finished_artifact_and_resumes(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+
+    def crash(directory: Path) -> None:
+        (directory / "half.txt").write_text("first half")
+        raise KeyboardInterrupt  # a run killed in the middle of the stage
+
+    with pytest.raises(KeyboardInterrupt):
+        cache.produce("stage", {"k": 1}, crash)
+    key = artifact_key("stage", {"k": 1})
+    assert not cache.exists("stage", key)
+    seen: list[str] = []
+
+    def resume(directory: Path) -> None:
+        seen.append((directory / "half.txt").read_text())
+        (directory / "whole.txt").write_text("done")
+
+    final = cache.produce("stage", {"k": 1}, resume)
+    assert seen == ["first half"]
+    assert (final / "whole.txt").read_text() == "done" and cache.exists("stage", key)
+
+
+def _encode(batch: list[str]) -> np.ndarray:
+    return np.array([[len(s), s.count("a"), float(i)] for i, s in enumerate(batch)],
+                    dtype=np.float32)
+
+
+def test_vectors_are_written_incrementally_and_resume_after_a_kill(tmp_path: Path) -> None:
+    sentences = [f"sentence {'a' * i}" for i in range(10)]
+    calls = {"n": 0}
+
+    def dying(batch: list[str]) -> np.ndarray:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return _encode(batch)
+
+    path = tmp_path / "train.npy"
+    with pytest.raises(KeyboardInterrupt):
+        write_vectors(path, sentences, dying, dim=3, plugin="p", batch_size=3)
+    progress = json.loads(path.with_suffix(".progress.json").read_text())
+    assert progress["done"] == 6
+    resumed: list[int] = []
+
+    def counting(batch: list[str]) -> np.ndarray:
+        resumed.append(len(batch))
+        return _encode(batch)
+
+    write_vectors(path, sentences, counting, dim=3, plugin="p", batch_size=3)
+    assert resumed == [3, 1]  # only the rows not yet written
+    expected = np.concatenate([_encode(sentences[i:i + 3]) for i in range(0, 10, 3)])
+    assert np.array_equal(open_vectors(path), expected)
+    assert not path.with_suffix(".progress.json").exists()
+
+
+def test_float16_storage(tmp_path: Path) -> None:
+    path = tmp_path / "v.npy"
+    write_vectors(path, ["a b", "c"], _encode, dim=3, plugin="p", dtype="float16")
+    assert open_vectors(path).dtype == np.float16
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda batch: np.zeros((len(batch), 2), dtype=np.float32), "shape"),
+    (lambda batch: np.full((len(batch), 3), np.nan, dtype=np.float32), "non-finite"),
+    (lambda batch: np.zeros((len(batch), 3), dtype=np.int64), "dtype"),
+])
+def test_malformed_encoder_output_names_the_plugin(tmp_path: Path, bad, message: str) -> None:
+    with pytest.raises(PluginError, match=rf"plugin 'my-plugin'.*{message}"):
+        write_vectors(tmp_path / "v.npy", ["a", "b"], bad, dim=3, plugin="my-plugin")

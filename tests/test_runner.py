@@ -1,0 +1,156 @@
+"""End to end through every stage on a tiny spec: results schema, cache reuse, resume after kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.cache import Cache
+from harness.plugins import load_registry
+from harness.runner import run_spec
+from harness.spec import load_spec
+
+TINY = """
+name: tiny
+seed: 3
+device: cpu
+corpus:
+  train: {{generate: quickstart, sentences: 600}}
+  test: {{generate: quickstart, sentences: 40, seed: 9}}
+  normalise: {{lowercase: true, digits: zero}}
+vocab: {{bpe_size: 200, dim: 16, epochs: 2}}
+encoders: [avg]
+decoders: [{{name: mos-lstm, hidden: 32, epochs: {epochs}, batch_size: 32}}]
+generation: {{beam: 2, max_len: 20}}
+metrics: [id, perm, id-perm, bleu]
+downstream: {{reference: table.yaml}}
+report: {{formats: [md, html]}}
+"""
+
+TABLE = """
+source: test table
+tasks: [MR, CR]
+scores:
+  avg: {MR: 70.0, CR: 75.0}
+  hier: {MR: 68.0, CR: 71.0}
+"""
+
+
+def _write_spec(directory: Path, epochs: int = 2) -> Path:
+    (directory / "table.yaml").write_text(TABLE)
+    spec = directory / "tiny.yaml"
+    spec.write_text(TINY.format(epochs=epochs))
+    return spec
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, Cache]:
+    root = tmp_path_factory.mktemp("tiny")
+    registry = load_registry()
+    spec = load_spec(_write_spec(root), registry=registry)
+    cache = Cache(root / "cache")
+    results = run_spec(spec, registry, root / "run", cache=cache)
+    return root, results, cache
+
+
+def test_results_follow_the_design_schema(tiny_run: tuple[Path, dict, Cache]) -> None:
+    root, results, _ = tiny_run
+    on_disk = json.loads((root / "run" / "results.json").read_text())
+    assert on_disk == results
+    assert results["schema"] == "v2s-harness/results/1"
+    assert {"spec", "provenance", "runs", "downstream", "correlations"} <= set(results)
+    assert {"harness_version", "git_commit", "spec_sha256", "packages", "seed", "device",
+            "timings"} <= set(results["provenance"])
+    (run,) = results["runs"]
+    assert (run["encoder"], run["decoder"]) == ("avg", "mos-lstm")
+    for name in ("id", "perm", "id-perm", "bleu"):
+        entry = run["metrics"][name]
+        assert 0.0 <= entry["value"] <= 100.0
+        low, high = entry["ci95"]
+        assert low <= entry["value"] + 1e-9 and entry["value"] <= high + 1e-9
+    assert run["metrics"]["bleu"]["signature"].startswith("nrefs:1")
+    assert {"epochs", "val_loss", "tokens_per_s"} <= set(run["train"])
+    assert run["train"]["epochs"] == 2
+    assert run["generate"]["sentences_per_s"] > 0
+    assert results["downstream"] == {"avg": {"MR": 70.0, "CR": 75.0}}
+    corr = results["correlations"]
+    assert corr["method"] == "spearman"
+    assert corr["matrix"]["id"]["MR"] == {"rho": None, "p": None, "n": 1}
+    assert any("too few encoders" in note for note in corr["notes"])
+
+
+def test_run_directory_has_samples_and_reports(tiny_run: tuple[Path, dict, Cache]) -> None:
+    root, results, _ = tiny_run
+    lines = (root / "run" / "samples" / "avg__mos-lstm.jsonl").read_text().splitlines()
+    assert len(lines) == results["provenance"]["corpus"]["test"]
+    record = json.loads(lines[0])
+    assert {"reference", "reference_raw", "hypothesis", "score"} <= set(record)
+    assert record["reference"] == record["reference"].lower()
+    report = (root / "run" / "report.md").read_text()
+    assert "V2S diagnostics" in report and "too few encoders" in report
+    assert "<table>" in (root / "run" / "report.html").read_text()
+
+
+def test_rerun_reuses_every_artifact(tiny_run: tuple[Path, dict, Cache]) -> None:
+    root, first, cache = tiny_run
+    registry = load_registry()
+    spec = load_spec(root / "tiny.yaml", registry=registry)
+    again = Cache(cache.root)
+    second = run_spec(spec, registry, root / "run2", cache=again)
+    assert again.builds == 0 and again.hits >= 8  # corpus, vocab, encode, train, gen, 4 scores
+    assert second["runs"] == first["runs"]
+
+
+def test_changing_an_option_rebuilds_only_what_depends_on_it(
+        tiny_run: tuple[Path, dict, Cache]) -> None:
+    root, _, cache = tiny_run
+    registry = load_registry()
+    spec = load_spec(root / "tiny.yaml", ["generation.beam=1"], registry=registry)
+    again = Cache(cache.root)
+    run_spec(spec, registry, root / "run3", cache=again)
+    assert again.builds == 5  # generation + 4 scores; corpus, vocab, encode, train reused
+
+
+def _harness(*args: str, cache: Path, cwd: Path) -> subprocess.Popen:
+    env = {**os.environ, "HARNESS_CACHE": str(cache), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+def test_training_killed_halfway_resumes_to_the_same_result(tmp_path: Path) -> None:
+    spec = _write_spec(tmp_path, epochs=6)
+    # Reference: one uninterrupted run in its own cache.
+    ref = _harness("run", str(spec), "--out", "ref", cache=tmp_path / "c1", cwd=tmp_path)
+    assert ref.wait(timeout=600) == 0, ref.stderr.read()
+    # Interrupted run: killed (SIGKILL, no clean-up) once two epochs are checkpointed.
+    proc = _harness("run", str(spec), "--out", "run", cache=tmp_path / "c2", cwd=tmp_path)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        states = list((tmp_path / "c2" / "train").glob("*.partial/checkpoints/checkpoint.json"))
+        if states and json.loads(states[0].read_text()).get("epoch", 0) >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = [p for p in (tmp_path / "c2" / "train").iterdir() if p.suffix != ".partial"]
+    assert finished == []
+    resumed = _harness("run", str(spec), "--out", "run", cache=tmp_path / "c2", cwd=tmp_path)
+    _, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    assert "encode avg: cached" in err and "train avg -> mos-lstm: resuming" in err
+    first = json.loads((tmp_path / "ref" / "results.json").read_text())["runs"]
+    second = json.loads((tmp_path / "run" / "results.json").read_text())["runs"]
+    for a, b in zip(first, second):
+        assert a["metrics"] == b["metrics"]
+        assert a["train"]["train_loss"] == b["train"]["train_loss"]
+    assert ((tmp_path / "ref" / "samples" / "avg__mos-lstm.jsonl").read_text()
+            == (tmp_path / "run" / "samples" / "avg__mos-lstm.jsonl").read_text())
