@@ -31,22 +31,24 @@ def keep(sentence: str, max_tokens: int) -> bool:
 
 def read_lines(path: Path, max_tokens: int, limit: int | None) -> Iterator[str]:
     """Yield the first `limit` lines of `path` that pass the length filter, whitespace-collapsed."""
-    kept = read = 0
+    kept = 0
     try:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                read += 1
-                if limit is not None and kept >= limit:
-                    return
-                sentence = " ".join(line.split())
-                if keep(sentence, max_tokens):
-                    kept += 1
-                    yield sentence
+        handle = open(path, "rb")  # decoded line by line, so an error can name its line
     except FileNotFoundError:
         raise DataError(f"{path}: corpus file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}:{read + 1}: not UTF-8 text ({exc.reason}); "
-                        "convert the file to UTF-8") from None
+    with handle:
+        for number, raw in enumerate(handle, 1):
+            if limit is not None and kept >= limit:
+                return
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}:{number}: not UTF-8 text ({exc.reason}); "
+                                "convert the file to UTF-8") from None
+            sentence = " ".join(line.split())
+            if keep(sentence, max_tokens):
+                kept += 1
+                yield sentence
 
 
 def load_source(source: Source, max_tokens: int, default_seed: int) -> list[str]:

@@ -51,6 +51,11 @@ class Source(Strict):
         if (self.generate is None) == (self.path is None):
             raise ValueError("give exactly one of `generate: NAME` or `path: FILE`")
         if self.generate is not None:
+            from harness.synthetic import GENERATORS
+
+            if self.generate not in GENERATORS:
+                raise ValueError(f"unknown generator {self.generate!r}; known: "
+                                 + ", ".join(sorted(GENERATORS)))
             if self.sentences is None:
                 raise ValueError("`generate` needs `sentences: N`")
             if self.limit is not None:
