@@ -27,6 +27,7 @@ from harness.registry import RegistrationError, Registry, make_info
 ENTRY_POINT_GROUP = "harness"
 DISABLE_ENV = "HARNESS_DISABLE_PLUGINS"
 ALLOW_ENV = "HARNESS_PLUGINS"
+FIRST_PARTY_PACKAGE = "harness_plugins"
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,11 @@ def _selected(entry_points: Iterable[md.EntryPoint]) -> list[md.EntryPoint]:
     allowed = _names_from_env(ALLOW_ENV)
     chosen = [ep for ep in entry_points
               if ep.name not in disabled and (allowed is None or ep.name in allowed)]
-    # A stable order makes "already registered by" messages reproducible.
-    return sorted(chosen, key=lambda ep: (ep.dist.name if ep.dist else "", ep.name))
+    # First-party plugins load first, so a third-party plugin cannot take a first-party name
+    # (and with it, all-or-nothing, the whole first-party plugin); a stable order after that
+    # makes "already registered by" messages reproducible.
+    return sorted(chosen, key=lambda ep: (ep.module.split(".")[0] != FIRST_PARTY_PACKAGE,
+                                          ep.dist.name if ep.dist else "", ep.name))
 
 
 def _describe(exc: BaseException) -> str:
@@ -98,7 +102,8 @@ def register_plugin(manager: pluggy.PluginManager, registry: Registry, module: A
                                         distribution=distribution, version=version, **metadata))
 
             try:
-                impl.function(register=register)
+                # pluggy lets a hook take fewer arguments than its spec
+                impl.function(**{arg: register for arg in impl.argnames})
             except RegistrationError as exc:
                 return str(exc)
             except BaseException as exc:  # noqa: BLE001

@@ -410,6 +410,10 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
             except HarnessError as exc:
                 raise SpecError(str(exc), file=source, line=line,
                                 field=_dotted(loc + ("name",))) from None
+            status = info.status()
+            if status != "ok":
+                raise SpecError(f"{kind} {component.name!r} is {status}", file=source, line=line,
+                                field=_dotted(loc + ("name",)))
             try:
                 component._settings = info.options.model_validate(component.options)
             except ValidationError as exc:

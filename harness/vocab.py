@@ -11,6 +11,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,6 @@ def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: 
     Pieces rare enough to get no fastText word vector still get one from their character n-grams.
     fastText seeds its own generator with a fixed seed; one thread keeps the vectors reproducible.
     """
-    import fasttext
     import sentencepiece as spm
 
     directory = Path(directory)
@@ -88,9 +88,7 @@ def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: 
             handle.write(" ".join(pieces) + "\n")
         segmented = handle.name
     try:
-        model = fasttext.train_unsupervised(
-            segmented, model="skipgram", dim=dim, epoch=epochs, minCount=1,
-            thread=threads, bucket=100_000, minn=2, maxn=5, verbose=0)
+        model = _train_fasttext(segmented, dim=dim, epochs=epochs, threads=threads)
     finally:
         os.unlink(segmented)
     vectors = np.stack([model.get_word_vector(processor.id_to_piece(i))
@@ -99,3 +97,24 @@ def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: 
     np.save(directory / VECTORS_FILE, vectors)
     (directory / "bpe.vocab").unlink(missing_ok=True)
     return SubwordVocab(model_path, vectors)
+
+
+def _train_fasttext(path: str, *, dim: int, epochs: int, threads: int) -> Any:
+    """Return skip-gram fastText vectors of the segmented corpus at `path`.
+
+    On very small corpora fastText's linearly decaying learning rate occasionally diverges
+    ("Encountered NaN"); each retry halves the starting rate (fastText's default is 0.05).
+    """
+    import fasttext
+
+    lr = 0.05
+    for attempt in range(4):
+        try:
+            return fasttext.train_unsupervised(
+                path, model="skipgram", dim=dim, epoch=epochs, lr=lr, minCount=1,
+                thread=threads, bucket=100_000, minn=2, maxn=5, verbose=0)
+        except RuntimeError as exc:
+            if "NaN" not in str(exc) or attempt == 3:
+                raise
+            lr /= 2
+    raise AssertionError("unreachable")

@@ -133,3 +133,14 @@ def test_run_with_third_party_encoder_and_metric(installed: None, clean_env: dic
         length = run["metrics"]["example-length"]
         assert 0.0 <= length["value"] <= 100.0
         assert length["ci95"][0] <= length["ci95"][1]
+
+
+def test_example_plugin_suite_passes_when_installed(installed: None,
+                                                    clean_env: dict[str, str]) -> None:
+    """The third party's own tests, conformance kit included, with nothing skipped."""
+    suite = Path(__file__).parent / "plugins" / "example-plugin"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(suite)], capture_output=True, text=True, env=clean_env,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "skipped" not in done.stdout and " passed" in done.stdout

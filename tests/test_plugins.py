@@ -174,10 +174,6 @@ def test_duplicate_name_is_refused_naming_both_plugins() -> None:
     assert {winner, refused.name} == {"fake-duplicate", "harness-encoders"}
 
 
-@pytest.mark.xfail(strict=True, reason="core: harness.plugins._selected sorts by distribution "
-                   "name, so a third-party plugin sorting before 'v2s-harness' takes first-party "
-                   "names and the whole first-party plugin is refused; remove this marker once "
-                   "first-party entry points load first")
 def test_first_party_plugin_wins_a_duplicate_name() -> None:
     registry = load_registry(entry_points=[fake("fake-duplicate", "duplicate"),
                                            first_party_encoders()])

@@ -110,4 +110,5 @@ def bleu_from_statistics(totals: np.ndarray, smooth_method: str = "exp") -> np.n
         defined = any_match & np.all(precision > 0, axis=-1)
         geometric_mean = np.exp(np.mean(np.log(np.where(defined[..., None], precision, 1.0)),
                                         axis=-1))
-    return np.where(defined, brevity * geometric_mean, 0.0)
+    # exp(mean(log 100)) can land a hair above 100 in floating point
+    return np.minimum(np.where(defined, brevity * geometric_mean, 0.0), 100.0)
