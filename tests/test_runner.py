@@ -154,3 +154,52 @@ def test_training_killed_halfway_resumes_to_the_same_result(tmp_path: Path) -> N
         assert a["train"]["train_loss"] == b["train"]["train_loss"]
     assert ((tmp_path / "ref" / "samples" / "avg__mos-lstm.jsonl").read_text()
             == (tmp_path / "run" / "samples" / "avg__mos-lstm.jsonl").read_text())
+
+
+class _CountingEncoder:
+    """A trainable encoder: sentence vector = (length, fitted mean length)."""
+
+    fits = 0
+
+    def __init__(self) -> None:
+        self.mean = None
+
+    @property
+    def dim(self) -> int:
+        return 2
+
+    def fingerprint(self) -> str:
+        return "counting/1"
+
+    def fit(self, sentences: list[str]) -> None:
+        type(self).fits += 1
+        self.mean = sum(len(s.split()) for s in sentences) / len(sentences)
+
+    def save(self, directory: Path) -> None:
+        (directory / "mean.json").write_text(json.dumps(self.mean))
+
+    def load(self, directory: Path) -> None:
+        self.mean = json.loads((directory / "mean.json").read_text())
+
+    def encode(self, sentences: list[str], batch_size: int = 256):
+        import numpy as np
+
+        return np.array([[len(s.split()), self.mean] for s in sentences], dtype=np.float32)
+
+
+def test_trainable_encoder_is_fitted_once_and_loaded_from_the_cache(tmp_path: Path) -> None:
+    from harness.protocols import Options
+    from harness.registry import make_info
+
+    registry = load_registry()
+    registry.add(make_info("encoder", "counting", lambda options, context: _CountingEncoder(),
+                           options=Options, trainable=True, plugin="test"))
+    spec_path = _write_spec(tmp_path, epochs=1)
+    spec = load_spec(spec_path, ["encoders=[counting]"], registry=registry)
+    cache = Cache(tmp_path / "cache")
+    first = run_spec(spec, registry, tmp_path / "run", cache=cache)
+    assert _CountingEncoder.fits == 1 and (cache.root / "fit").is_dir()
+    again = Cache(cache.root)
+    second = run_spec(spec, registry, tmp_path / "run2", cache=again)
+    assert _CountingEncoder.fits == 1 and again.builds == 0
+    assert first["runs"] == second["runs"] and first["runs"][0]["dim"] == 2
