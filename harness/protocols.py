@@ -8,7 +8,7 @@ This module imports nothing heavy: numpy and torch appear only in annotations.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -53,7 +53,6 @@ class BuildContext:
     vocab: SubwordVocab | None = None
     workdir: Path | None = None
     input_dim: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

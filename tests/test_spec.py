@@ -200,6 +200,16 @@ def test_encoders_all_without_available_encoders_is_an_error(tmp_path: Path) -> 
     assert "no available encoder" in error.detail
 
 
+
+def test_naming_an_unavailable_encoder_fails_validation_with_what_to_do(tmp_path: Path) -> None:
+    text = ALL_ENCODERS.replace("encoders: all", "encoders: [alpha, needs-weights]")
+    path = write(tmp_path, text)
+    error = spec_error(path, fake_registry({"alpha": None,
+                                            "needs-weights": "set NEEDS_WEIGHTS_PATH"}))
+    assert (error.file, error.field) == (str(path), "encoders.1.name")
+    assert error.line == line_of(text, "encoders:")
+    assert error.detail == "encoder 'needs-weights' is unavailable: set NEEDS_WEIGHTS_PATH"
+
 # --------------------------------------------------------------------------- paths
 
 def test_relative_paths_resolve_against_the_spec_folder(tmp_path: Path, registry: Registry,

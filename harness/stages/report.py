@@ -69,8 +69,8 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
-def _tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """The report's tables as (title, header, rows, note), shared by Markdown and HTML."""
+def _tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The report's tables as (title, header, rows), shared by Markdown and HTML."""
     tables = []
     metrics = sorted({m for run in results["runs"] for m in run["metrics"]})
     rows = []
@@ -82,13 +82,13 @@ def _tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str
                          f"{entry['value']:.1f} [{entry['ci95'][0]:.1f}, {entry['ci95'][1]:.1f}]")
         rows.append(cells)
     tables.append(("V2S diagnostics (0-100, bootstrap 95% interval)",
-                   ["encoder", "decoder", *metrics], rows, ""))
+                   ["encoder", "decoder", *metrics], rows))
     rows = [[r["encoder"], r["decoder"], _fmt(r["train"].get("epochs")),
              _fmt(r["train"].get("train_loss"), 3), _fmt(r["train"].get("tokens_per_s"), 0),
              _fmt(r["generate"].get("sentences_per_s"), 1)] for r in results["runs"]]
     tables.append(("Training and generation",
                    ["encoder", "decoder", "epochs", "train loss", "tokens/s", "sentences/s"],
-                   rows, ""))
+                   rows))
     corr = results.get("correlations") or {}
     if corr.get("matrix"):
         tasks = sorted({t for row in corr["matrix"].values() for t in row})
@@ -98,12 +98,12 @@ def _tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str
                 for diag, row in corr["matrix"].items()]
         tables.append((f"{corr['method'].capitalize()} correlation with downstream tasks "
                        f"(decoder {corr.get('decoder', '')})",
-                       ["diagnostic", *tasks, "mean", "min"], rows, ""))
+                       ["diagnostic", *tasks, "mean", "min"], rows))
     if corr.get("ranks"):
         encoders = sorted({e for ranks in corr["ranks"].values() for e in ranks})
         columns = list(corr["ranks"])
         rows = [[e, *[_fmt(corr["ranks"][c].get(e)) for c in columns]] for e in encoders]
-        tables.append(("Ranks (1 = best)", ["encoder", *columns], rows, ""))
+        tables.append(("Ranks (1 = best)", ["encoder", *columns], rows))
     return tables
 
 
@@ -119,7 +119,7 @@ def render_markdown(results: dict[str, Any]) -> str:
     lines += [f"harness {prov.get('harness_version', '?')}, device {prov.get('device', '?')}, "
               f"seed {prov.get('seed', '?')}, spec sha256 {str(prov.get('spec_sha256', ''))[:12]}",
               ""]
-    for title, header, rows, _ in _tables(results):
+    for title, header, rows in _tables(results):
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |",
                   "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(cells) + " |" for cells in rows]
@@ -143,7 +143,7 @@ def render_html(results: dict[str, Any]) -> str:
     """Return a self-contained HTML report of a run."""
     esc = html.escape
     parts = [f"<h1>V2S report: {esc(str(results.get('spec', {}).get('name', '')))}</h1>"]
-    for title, header, rows, _ in _tables(results):
+    for title, header, rows in _tables(results):
         parts.append(f"<h2>{esc(title)}</h2><table><tr>"
                      + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
         parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
