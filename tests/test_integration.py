@@ -56,8 +56,7 @@ def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Install both plugin packages for the module's tests; uninstall them afterwards."""
-    if _pip("--version").returncode != 0:
-        pytest.skip(f"pip is not available for {sys.executable}")
+    assert _pip("--version").returncode == 0, f"pip is not available for {sys.executable}"
     # Build from copies: setuptools writes build/ and *.egg-info next to setup.py.
     sources = tmp_path_factory.mktemp("plugin-sources")
     copies = [str(shutil.copytree(path, sources / path.name,
