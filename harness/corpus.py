@@ -29,8 +29,11 @@ def keep(sentence: str, max_tokens: int) -> bool:
     return 0 < len(sentence.split()) < max_tokens
 
 
-def read_lines(path: Path, max_tokens: int, limit: int | None) -> Iterator[str]:
-    """Yield the first `limit` lines of `path` that pass the length filter, whitespace-collapsed."""
+def read_lines(path: Path, max_tokens: int | None, limit: int | None) -> Iterator[str]:
+    """Yield the first `limit` lines of `path` that pass the length filter, whitespace-collapsed.
+
+    With `max_tokens=None` every line is kept, blank ones too (they separate documents).
+    """
     kept = 0
     try:
         handle = open(path, "rb")  # decoded line by line, so an error can name its line
@@ -46,17 +49,19 @@ def read_lines(path: Path, max_tokens: int, limit: int | None) -> Iterator[str]:
                 raise DataError(f"{path}:{number}: not UTF-8 text ({exc.reason}); "
                                 "convert the file to UTF-8") from None
             sentence = " ".join(line.split())
-            if keep(sentence, max_tokens):
+            if max_tokens is None or keep(sentence, max_tokens):
                 kept += 1
                 yield sentence
 
 
-def load_source(source: Source, max_tokens: int, default_seed: int) -> list[str]:
-    """Return the raw sentences of one corpus split, filtered by length, in file order."""
+def load_source(source: Source, max_tokens: int | None, default_seed: int) -> list[str]:
+    """Return the raw sentences of one corpus split in file order, filtered by length unless
+    `max_tokens` is None."""
     if source.path is not None:
         sentences = list(read_lines(source.path, max_tokens, source.limit))
-        if not sentences:
-            raise DataError(f"{source.path}: no sentence with fewer than {max_tokens} tokens")
+        if not any(sentences):
+            limit = "" if max_tokens is None else f" with fewer than {max_tokens} tokens"
+            raise DataError(f"{source.path}: no sentence{limit}")
         return sentences
     from harness.synthetic import generate_sentences
 
@@ -66,4 +71,4 @@ def load_source(source: Source, max_tokens: int, default_seed: int) -> list[str]
         generated = generate_sentences(source.generate, source.sentences, seed)
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    return [s for s in generated if keep(s, max_tokens)]
+    return [s for s in generated if max_tokens is None or keep(s, max_tokens)]

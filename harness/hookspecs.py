@@ -31,8 +31,14 @@ def register_metrics(register: Register) -> None:
     """Register metrics: register(name, factory, description=..., options=..., ...)."""
 
 
+@hookspec
+def register_tasks(register: Register) -> None:
+    """Register downstream tasks: register(name, factory, description=..., options=..., ...)."""
+
+
 HOOK_FOR_KIND: dict[str, str] = {
     "encoder": "register_encoders",
     "decoder": "register_decoders",
     "metric": "register_metrics",
+    "task": "register_tasks",
 }

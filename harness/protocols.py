@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from harness.vocab import SubwordVocab
 
-KINDS: tuple[str, ...] = ("encoder", "decoder", "metric")
+KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task")
 """Component kinds, in listing order. A new kind needs a hookspec and an entry here."""
 
 
@@ -117,7 +117,12 @@ class Metric(Protocol):
     """
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
-        """Return an (n, k) float array of per-pair statistics."""
+        """Return an (n, k) float array of per-pair statistics.
+
+        A metric that needs more than the two texts names the sample fields it needs in a
+        `requires` attribute (e.g. `("nll", "tokens")`); the core then passes each field as a
+        keyword argument holding one value per pair.
+        """
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
         """Score(s) on the paper's 0-100 scale from summed statistics (..., k) over `count` pairs."""

@@ -72,8 +72,10 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
     vocab = prepare_vocab(ctx, corpus)
     runs: list[dict[str, Any]] = []
     samples: dict[tuple[str, str], Samples] = {}
-    for encoder in spec.components("encoder"):
-        encoded = encode_corpus(ctx, encoder, corpus, vocab)
+    # Every encoder encodes before any decoder trains, so a broken encoder fails the run early.
+    encodings = [encode_corpus(ctx, encoder, corpus, vocab)
+                 for encoder in spec.components("encoder")]
+    for encoder, encoded in zip(spec.components("encoder"), encodings):
         for decoder in spec.components("decoder"):
             trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
             generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)

@@ -75,6 +75,7 @@ class Normalise(Strict):
 class CorpusSection(Strict):
     train: Source
     test: Source
+    fit: Source | None = None  # text for trainable encoders (e.g. ordered, adjacent sentences)
     max_tokens: int = Field(default=15, gt=1)
     normalise: Normalise = Normalise()
 
@@ -187,6 +188,7 @@ class Spec(Strict):
 
 SECTION_FOR_KIND = {"encoder": "encoders", "decoder": "decoders", "metric": "metrics"}
 PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", "path"),
+                                ("corpus", "fit", "path"),
                                 ("downstream", "reference"))
 
 
@@ -373,8 +375,8 @@ def _resolve_paths(spec: Spec, base: Path, overridden: set[Loc], file: str,
     for loc in PATH_FIELDS:
         section: Any = spec
         for part in loc[:-1]:
-            section = getattr(section, part)
-        value = getattr(section, loc[-1])
+            section = getattr(section, part, None)
+        value = getattr(section, loc[-1], None)
         if value is None:
             continue
         from_set = any(loc[:len(o)] == o for o in overridden)

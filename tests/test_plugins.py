@@ -245,7 +245,8 @@ def test_list_command_json_schema() -> None:
     result = CliRunner().invoke(main, ["list", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"encoders", "decoders", "metrics", "failed_plugins"}
+    # the DESIGN keys, plus "tasks" (downstream tasks) as an extension
+    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "failed_plugins"}
     for kind in ("encoders", "decoders", "metrics"):
         assert data[kind], f"no {kind} listed"
         for entry in data[kind]:

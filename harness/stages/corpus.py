@@ -16,13 +16,18 @@ VERSION = 1
 
 @dataclass(frozen=True)
 class Corpus:
-    """The prepared corpus: normalised train/test sentences and the raw test sentences."""
+    """The prepared corpus: normalised train/test sentences and the raw test sentences.
+
+    `fit` is the text trainable encoders learn from: the `corpus.fit` source when the spec has
+    one (e.g. ordered text with adjacent sentences), else the training split.
+    """
 
     key: str
     directory: Path
     train: list[str]
     test: list[str]
     test_raw: list[str]
+    fit: list[str]
 
 
 def _source_identity(source: Source, seed: int) -> dict[str, Any]:
@@ -48,7 +53,8 @@ def prepare_corpus(ctx: RunContext) -> Corpus:
              "normalise": section.normalise.model_dump(),
              "train": _source_identity(section.train, ctx.spec.seed),
              # the test split's generator defaults to another seed than the training split's
-             "test": _source_identity(section.test, ctx.spec.seed + 1)}
+             "test": _source_identity(section.test, ctx.spec.seed + 1),
+             "fit": None if section.fit is None else _source_identity(section.fit, ctx.spec.seed)}
 
     def build(directory: Path) -> dict[str, Any]:
         train = load_source(section.train, section.max_tokens, ctx.spec.seed)
@@ -56,13 +62,21 @@ def prepare_corpus(ctx: RunContext) -> Corpus:
         files = {"train.txt": [normalise(s, section.normalise) for s in train],
                  "test.txt": [normalise(s, section.normalise) for s in test_raw],
                  "test.raw.txt": test_raw}
+        if section.fit is not None:
+            # Ordered text keeps its blank lines: they separate documents for adjacent-sentence
+            # objectives, so it is not length-filtered here.
+            fit = load_source(section.fit, max_tokens=None, default_seed=ctx.spec.seed)
+            files["fit.txt"] = [normalise(s, section.normalise) for s in fit]
         for name, lines in files.items():
             (directory / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return {"train_sentences": len(train), "test_sentences": len(test_raw)}
 
     directory = ctx.cache.produce("corpus", parts, build)
-    corpus = Corpus(key=directory.name, directory=directory, train=_read(directory / "train.txt"),
-                    test=_read(directory / "test.txt"), test_raw=_read(directory / "test.raw.txt"))
+    train = _read(directory / "train.txt")
+    fit_file = directory / "fit.txt"
+    corpus = Corpus(key=directory.name, directory=directory, train=train,
+                    test=_read(directory / "test.txt"), test_raw=_read(directory / "test.raw.txt"),
+                    fit=_read(fit_file) if fit_file.exists() else train)
     log.debug("corpus: %d train, %d test sentences", len(corpus.train), len(corpus.test))
     ctx.add_time("corpus", time.perf_counter() - started)
     return corpus

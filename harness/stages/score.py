@@ -47,7 +47,13 @@ def score_samples(ctx: RunContext, component: Component, samples: Samples) -> Sc
 
     def build(directory: Path) -> dict[str, Any]:
         refs, hyps = samples.references, samples.hypotheses
-        stats = np.asarray(metric.sentence_statistics(refs, hyps), dtype=np.float64)
+        fields = {}
+        for name in getattr(metric, "requires", ()):
+            if any(name not in record for record in samples.records):
+                raise PluginError(info.plugin, f"metric {component.name!r} requires the sample "
+                                               f"field {name!r}, which the samples lack")
+            fields[name] = [record[name] for record in samples.records]
+        stats = np.asarray(metric.sentence_statistics(refs, hyps, **fields), dtype=np.float64)
         if stats.ndim != 2 or stats.shape[0] != len(refs):
             raise PluginError(info.plugin, f"metric {component.name!r} returned statistics of "
                                            f"shape {stats.shape}; expected ({len(refs)}, k)")
