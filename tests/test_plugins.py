@@ -102,6 +102,13 @@ def test_hook_register_metrics() -> None:
     assert {"id", "perm", "id-perm", "bleu"} <= set(registry.names("metric"))
 
 
+def test_hook_register_tasks() -> None:
+    registry = load_registry(entry_points=[fake("fake-task", "task"), *first_party()])
+    info = registry.get("task", "fake-task")
+    assert (info.kind, info.plugin, info.status()) == ("task", "fake-task", "ok")
+    assert registry.failures == []
+
+
 def hookspec_names() -> list[str]:
     """Every hook declared in harness.hookspecs."""
     return sorted(name for name, value in vars(hookspecs).items()
