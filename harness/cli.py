@@ -105,9 +105,13 @@ def list_command(as_json: bool) -> None:
 def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     """Check a benchmark spec without running anything (exit 2 with file:line on error)."""
     from harness.plugins import load_registry
-    from harness.spec import load_spec
+    from harness.spec import TableSpec, load_spec
 
     parsed = load_spec(spec, overrides, load_registry())
+    if isinstance(parsed, TableSpec):
+        click.echo(f"{spec}: ok (correlates {parsed.diagnostics.reference.name} with "
+                   f"{parsed.downstream.reference.name if parsed.downstream.reference else '-'})")
+        return
     click.echo(f"{spec}: ok ({len(parsed.components('encoder'))} encoders x "
                f"{len(parsed.components('decoder'))} decoders, "
                f"{len(parsed.components('metric'))} metrics)")
@@ -128,14 +132,17 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
     """Run a benchmark spec; finished stages are reused from the cache, killed ones resume."""
     from harness.cache import Cache, default_root
     from harness.plugins import load_registry
-    from harness.runner import run_spec
-    from harness.spec import load_spec
+    from harness.runner import run_spec, run_tables
+    from harness.spec import TableSpec, load_spec
 
     extra = [*overrides, f"device={device}"] if device else list(overrides)
     registry = load_registry()
     parsed = load_spec(spec, extra, registry)
     out = out or Path("runs") / parsed.name
-    run_spec(parsed, registry, out, cache=Cache(cache_dir or default_root()))
+    if isinstance(parsed, TableSpec):
+        run_tables(parsed, registry, out)
+    else:
+        run_spec(parsed, registry, out, cache=Cache(cache_dir or default_root()))
     click.echo(f"results: {out / 'results.json'}")
 
 

@@ -15,11 +15,11 @@ from typing import Any
 from harness import __version__
 from harness.cache import Cache
 from harness.registry import Registry
-from harness.spec import Spec
+from harness.spec import Spec, TableSpec
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.correlate import correlate_diagnostics
-from harness.stages.downstream import downstream_scores
+from harness.stages.downstream import downstream_scores, read_reference_table
 from harness.stages.encode import encode_corpus
 from harness.stages.generate import Samples, generate_samples
 from harness.stages.report import SCHEMA, write_run
@@ -111,9 +111,7 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
         "runs": runs,
         "downstream": downstream.scores,
         "downstream_source": downstream.source,
-        "correlations": {"method": correlations.method, "decoder": correlations.decoder,
-                         "matrix": correlations.matrix, "summary": correlations.summary,
-                         "ranks": correlations.ranks, "notes": correlations.notes},
+        "correlations": _correlations_json(correlations),
         "examples": _examples(samples),
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -121,6 +119,45 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
     log.info("run %s: done in %.1f s (%d artifacts cached, %d built); results in %s",
              spec.name, time.perf_counter() - started, ctx.cache.hits, ctx.cache.builds, out)
     return results
+
+
+def run_tables(spec: TableSpec, registry: Registry, out: Path) -> dict[str, Any]:
+    """Correlate a published diagnostics table with a downstream table; write the run dir."""
+    started = time.perf_counter()
+    source, metrics, table = read_reference_table(spec.diagnostics.reference)
+    encoders = sorted(table)
+    diagnostics = {m: {e: row[m] for e, row in table.items() if m in row} for m in metrics}
+    downstream = downstream_scores(spec.downstream.reference, encoders)
+    correlations = correlate_diagnostics(diagnostics, downstream, method=spec.correlation.method,
+                                         decoder="", rank_by=spec.correlation.rank_by)
+    for note in correlations.notes:
+        log.warning("%s", note)
+    results = {
+        "schema": SCHEMA,
+        "spec": spec.model_dump(mode="json"),
+        "provenance": {"harness_version": __version__, "git_commit": _git_commit(),
+                       "spec_sha256": spec.sha256, "packages": _versions(registry),
+                       "seed": spec.seed, "device": None,
+                       "timings": {"total": round(time.perf_counter() - started, 3)}},
+        "runs": [],
+        "diagnostics": diagnostics,
+        "diagnostics_source": source,
+        "downstream": downstream.scores,
+        "downstream_source": downstream.source,
+        "correlations": _correlations_json(correlations),
+        "examples": [],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    write_run(out, results, {}, spec.report.formats)
+    log.info("run %s: correlated %d encoders from %s; results in %s", spec.name, len(encoders),
+             source, out)
+    return results
+
+
+def _correlations_json(correlations: Any) -> dict[str, Any]:
+    return {"method": correlations.method, "decoder": correlations.decoder,
+            "matrix": correlations.matrix, "summary": correlations.summary,
+            "ranks": correlations.ranks, "notes": correlations.notes}
 
 
 def _examples(samples: dict[tuple[str, str], Samples]) -> list[dict[str, Any]]:

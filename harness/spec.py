@@ -186,10 +186,43 @@ class Spec(Strict):
         return value
 
 
+class DiagnosticsSection(Strict):
+    reference: Path
+
+
+class TableSpec(Strict):
+    """A spec that correlates published tables without training anything.
+
+    `diagnostics.reference` is a table of V2S scores per encoder (e.g. the paper's Table 4) and
+    `downstream.reference` one of downstream scores (Table 5); the run recomputes the
+    correlations (Figure 2) and the ranks (Table 1) from them.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    seed: int = 1
+    diagnostics: DiagnosticsSection
+    downstream: DownstreamSection
+    correlation: CorrelationSection = CorrelationSection()
+    report: ReportSection = ReportSection()
+
+    _source: str = PrivateAttr(default="<spec>")
+    _sha256: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        """The file the spec was read from."""
+        return self._source
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the spec after overrides, as recorded in provenance."""
+        return self._sha256
+
+
 SECTION_FOR_KIND = {"encoder": "encoders", "decoder": "decoders", "metric": "metrics"}
 PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", "path"),
                                 ("corpus", "fit", "path"),
-                                ("downstream", "reference"))
+                                ("downstream", "reference"), ("diagnostics", "reference"))
 
 
 # --------------------------------------------------------------------------- YAML with lines
@@ -370,7 +403,7 @@ def _raise_first(exc: ValidationError, *, file: str, lines: dict[Loc, int], pref
                     line=None if source == "--set" else line, field=_dotted(loc))
 
 
-def _resolve_paths(spec: Spec, base: Path, overridden: set[Loc], file: str,
+def _resolve_paths(spec: Spec | TableSpec, base: Path, overridden: set[Loc], file: str,
                    lines: dict[Loc, int]) -> None:
     for loc in PATH_FIELDS:
         section: Any = spec
@@ -425,18 +458,23 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
 
 
 def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None
-              ) -> Spec:
-    """Read, override, validate and resolve a spec file; raise `SpecError` on any problem."""
+              ) -> Spec | TableSpec:
+    """Read, override, validate and resolve a spec file; raise `SpecError` on any problem.
+
+    A spec with `diagnostics:` is a `TableSpec` (correlate published tables); any other is a
+    `Spec` (train and evaluate decoders).
+    """
     path = Path(path)
     file = str(path)
     data, lines = _read_yaml(path)
     overridden = apply_overrides(data, overrides)
+    model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
     try:
-        spec = Spec.model_validate(data)
+        spec = model.model_validate(data)
     except ValidationError as exc:
-        _raise_first(exc, file=file, lines=lines, prefix=(), model=Spec, overridden=overridden)
+        _raise_first(exc, file=file, lines=lines, prefix=(), model=model, overridden=overridden)
     _resolve_paths(spec, path.resolve().parent, overridden, file, lines)
-    if registry is not None:
+    if registry is not None and isinstance(spec, Spec):
         resolve_components(spec, registry, file=file, lines=lines, overridden=overridden)
     spec._source = file
     spec._sha256 = hashlib.sha256(

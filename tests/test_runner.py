@@ -203,3 +203,32 @@ def test_trainable_encoder_is_fitted_once_and_loaded_from_the_cache(tmp_path: Pa
     second = run_spec(spec, registry, tmp_path / "run2", cache=again)
     assert _CountingEncoder.fits == 1 and again.builds == 0
     assert first["runs"] == second["runs"] and first["runs"][0]["dim"] == 2
+
+
+def test_table_spec_correlates_published_tables_without_training(tmp_path: Path) -> None:
+    from scipy.stats import spearmanr
+
+    from harness.runner import run_tables
+
+    (tmp_path / "diag.yaml").write_text(
+        "source: diag\ntasks: [id, bleu]\nscores:\n"
+        "  a: {id: 15.0, bleu: 33.0}\n  b: {id: 1.0, bleu: 23.0}\n"
+        "  c: {id: 14.0, bleu: 38.0}\n  d: {id: 3.0, bleu: 21.0}\n  e: {id: 20.0}\n")
+    (tmp_path / "down.yaml").write_text(
+        "source: down\ntasks: [MR, CR]\nscores:\n"
+        "  a: {MR: 72.0, CR: 74.0}\n  b: {MR: 63.0, CR: 73.0}\n"
+        "  c: {MR: 68.0, CR: 71.0}\n  d: {MR: 85.0, CR: 91.0}\n")
+    (tmp_path / "pc.yaml").write_text(
+        "name: pc\ndiagnostics: {reference: diag.yaml}\ndownstream: {reference: down.yaml}\n"
+        "correlation: {rank_by: id}\n")
+    registry = load_registry()
+    spec = load_spec(tmp_path / "pc.yaml", registry=registry)
+    results = run_tables(spec, registry, tmp_path / "run")
+    matrix = results["correlations"]["matrix"]
+    expected = spearmanr([15.0, 1.0, 14.0, 3.0], [72.0, 63.0, 68.0, 85.0]).statistic
+    assert matrix["id"]["MR"]["rho"] == pytest.approx(expected)
+    assert matrix["id"]["MR"]["n"] == 4  # `e` has no downstream scores: pairwise deletion
+    assert matrix["bleu"]["CR"]["n"] == 4
+    assert results["correlations"]["ranks"]["id"]["e"] == 1
+    assert any("no downstream scores for: e" in n for n in results["correlations"]["notes"])
+    assert json.loads((tmp_path / "run" / "results.json").read_text()) == results
