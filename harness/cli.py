@@ -108,6 +108,9 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     from harness.spec import TableSpec, load_spec
 
     parsed = load_spec(spec, overrides, load_registry())
+    for problem in parsed.problems:
+        click.echo(f"warning: {problem} (`harness run` refuses to start until this is fixed)",
+                   err=True)
     if isinstance(parsed, TableSpec):
         click.echo(f"{spec}: ok (correlates {parsed.diagnostics.reference.name} with "
                    f"{parsed.downstream.reference.name if parsed.downstream.reference else '-'})")

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness import __version__
 from harness.cache import Cache
+from harness.errors import HarnessError
 from harness.registry import Registry
 from harness.spec import Spec, TableSpec
 from harness.stages.base import RunContext
@@ -61,9 +62,18 @@ def _versions(registry: Registry) -> dict[str, str]:
     return versions
 
 
+def refuse_problems(spec: Spec | TableSpec) -> None:
+    """Raise the first reason the spec cannot run here, before any work is done."""
+    if spec.problems:
+        more = (f" (and {len(spec.problems) - 1} more: see `harness validate`)"
+                if len(spec.problems) > 1 else "")
+        raise HarnessError(f"{spec.problems[0]}{more}")
+
+
 def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None = None,
              device: str | None = None) -> dict[str, Any]:
     """Run every stage of `spec`, write the run directory `out`, and return the results."""
+    refuse_problems(spec)
     started = time.perf_counter()
     ctx = RunContext(spec=spec, registry=registry, cache=cache or Cache(),
                      device=resolve_device(device or spec.device))
@@ -123,6 +133,7 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
 
 def run_tables(spec: TableSpec, registry: Registry, out: Path) -> dict[str, Any]:
     """Correlate a published diagnostics table with a downstream table; write the run dir."""
+    refuse_problems(spec)
     started = time.perf_counter()
     source, metrics, table = read_reference_table(spec.diagnostics.reference)
     encoders = sorted(table)

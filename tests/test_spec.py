@@ -201,14 +201,32 @@ def test_encoders_all_without_available_encoders_is_an_error(tmp_path: Path) -> 
 
 
 
-def test_naming_an_unavailable_encoder_fails_validation_with_what_to_do(tmp_path: Path) -> None:
+def test_an_unavailable_encoder_is_a_problem_that_stops_the_run(tmp_path: Path) -> None:
+    from harness.errors import HarnessError
+    from harness.runner import run_spec
+
     text = ALL_ENCODERS.replace("encoders: all", "encoders: [alpha, needs-weights]")
     path = write(tmp_path, text)
-    error = spec_error(path, fake_registry({"alpha": None,
-                                            "needs-weights": "set NEEDS_WEIGHTS_PATH"}))
-    assert (error.file, error.field) == (str(path), "encoders.1.name")
-    assert error.line == line_of(text, "encoders:")
-    assert error.detail == "encoder 'needs-weights' is unavailable: set NEEDS_WEIGHTS_PATH"
+    spec = load_spec(path, (), fake_registry({"alpha": None,
+                                              "needs-weights": "set NEEDS_WEIGHTS_PATH"}))
+    (problem,) = spec.problems
+    assert (problem.file, problem.field) == (str(path), "encoders.1.name")
+    assert problem.line == line_of(text, "encoders:")
+    assert problem.detail == "encoder 'needs-weights' is unavailable: set NEEDS_WEIGHTS_PATH"
+    with pytest.raises(HarnessError, match="needs-weights' is unavailable"):
+        run_spec(spec, fake_registry({}), tmp_path / "out", cache=None)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_file_with_a_prepare_hint_is_a_problem_not_an_error(tmp_path: Path) -> None:
+    text = BASE.replace("train: {generate: quickstart, sentences: 100}",
+                        "train: {path: data/train.txt, prepare: harness data newscrawl}")
+    path = write(tmp_path, text)
+    spec = load_spec(path, (), load_registry())
+    (problem,) = spec.problems
+    assert problem.field == "corpus.train.path"
+    assert problem.detail.endswith("train.txt; make it with: harness data newscrawl")
+
 
 # --------------------------------------------------------------------------- paths
 
@@ -357,8 +375,8 @@ def test_bad_set_syntax(tmp_path: Path, registry: Registry, override: str) -> No
 def test_set_of_an_unknown_key(tmp_path: Path, registry: Registry) -> None:
     error = spec_error(write(tmp_path, BASE), registry, ("vocab.colour=3",))
     assert (error.file, error.line, error.field) == ("--set", None, "vocab.colour")
-    assert error.detail == "unknown key; expected one of: bpe_size, dim, epochs"
-    assert str(error) == "--set: vocab.colour: unknown key; expected one of: bpe_size, dim, epochs"
+    assert error.detail == "unknown key; expected one of: bpe_size, dim, epochs, model, vectors"
+    assert str(error) == "--set: vocab.colour: unknown key; expected one of: bpe_size, dim, epochs, model, vectors"
 
 
 def test_set_of_an_unknown_top_level_key(tmp_path: Path, registry: Registry) -> None:
