@@ -45,6 +45,7 @@ class Source(Strict):
     seed: int | None = None
     path: Path | None = None
     limit: int | None = Field(default=None, gt=0)
+    prepare: str | None = None  # how to make a missing `path` file (a command to run)
 
     @model_validator(mode="after")
     def _one_kind(self) -> Source:
@@ -81,9 +82,26 @@ class CorpusSection(Strict):
 
 
 class VocabSection(Strict):
+    """Train BPE + fastText vectors on the corpus (`bpe_size`, `dim`, `epochs`), or load existing
+    files: a sentencepiece `model` (e.g. BPEmb's `.model`) with its piece `vectors` (word2vec or
+    fastText text, fastText `.bin`, or a `.npy` aligned with the model's piece ids)."""
+
     bpe_size: int = Field(default=4000, ge=50)
     dim: int = Field(default=100, gt=0)
     epochs: int = Field(default=5, gt=0)
+    model: Path | None = None
+    vectors: Path | None = None
+
+    @model_validator(mode="after")
+    def _train_or_load(self) -> VocabSection:
+        if (self.model is None) != (self.vectors is None):
+            raise ValueError("give both `model:` and `vectors:` to load a vocabulary, or neither "
+                             "to train one on the corpus")
+        training = sorted(self.model_fields_set & {"bpe_size", "dim", "epochs"})
+        if self.model is not None and training:
+            raise ValueError(f"{', '.join(training)} apply to training a vocabulary; remove them "
+                             "or remove `model`/`vectors`")
+        return self
 
 
 class EncodeSection(Strict):
@@ -161,6 +179,7 @@ class Spec(Strict):
 
     _source: str = PrivateAttr(default="<spec>")
     _sha256: str = PrivateAttr(default="")
+    _problems: list[SpecError] = PrivateAttr(default_factory=list)
 
     @field_validator("encoders", mode="before")
     @classmethod
@@ -173,6 +192,12 @@ class Spec(Strict):
     def source(self) -> str:
         """The file the spec was read from."""
         return self._source
+
+    @property
+    def problems(self) -> list[SpecError]:
+        """What keeps this spec from running here (missing prepared files, unavailable
+        components): `validate` reports them as warnings, `run` refuses to start."""
+        return self._problems
 
     @property
     def sha256(self) -> str:
@@ -207,11 +232,18 @@ class TableSpec(Strict):
 
     _source: str = PrivateAttr(default="<spec>")
     _sha256: str = PrivateAttr(default="")
+    _problems: list[SpecError] = PrivateAttr(default_factory=list)
 
     @property
     def source(self) -> str:
         """The file the spec was read from."""
         return self._source
+
+    @property
+    def problems(self) -> list[SpecError]:
+        """What keeps this spec from running here (missing prepared files, unavailable
+        components): `validate` reports them as warnings, `run` refuses to start."""
+        return self._problems
 
     @property
     def sha256(self) -> str:
@@ -222,7 +254,8 @@ class TableSpec(Strict):
 SECTION_FOR_KIND = {"encoder": "encoders", "decoder": "decoders", "metric": "metrics"}
 PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", "path"),
                                 ("corpus", "fit", "path"),
-                                ("downstream", "reference"), ("diagnostics", "reference"))
+                                ("downstream", "reference"), ("diagnostics", "reference"),
+                                ("vocab", "model"), ("vocab", "vectors"))
 
 
 # --------------------------------------------------------------------------- YAML with lines
@@ -418,9 +451,14 @@ def _resolve_paths(spec: Spec | TableSpec, base: Path, overridden: set[Loc], fil
         object.__setattr__(section, loc[-1], path)
         if not path.is_file():
             source = "--set" if from_set else file
-            raise SpecError(f"file not found: {path}", file=source,
-                            line=None if source == "--set" else _line_of(lines, loc),
-                            field=_dotted(loc))
+            prepare = getattr(section, "prepare", None)
+            error = SpecError(f"file not found: {path}"
+                              + (f"; make it with: {prepare}" if prepare else ""),
+                              file=source, line=None if source == "--set" else _line_of(lines, loc),
+                              field=_dotted(loc))
+            if not prepare:
+                raise error
+            spec._problems.append(error)  # declared as prepared by a command: not a typo
 
 
 def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
@@ -447,8 +485,9 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
                                 field=_dotted(loc + ("name",))) from None
             status = info.status()
             if status != "ok":
-                raise SpecError(f"{kind} {component.name!r} is {status}", file=source, line=line,
-                                field=_dotted(loc + ("name",)))
+                spec._problems.append(SpecError(f"{kind} {component.name!r} is {status}",
+                                                file=source, line=line,
+                                                field=_dotted(loc + ("name",))))
             try:
                 component._settings = info.options.model_validate(component.options)
             except ValidationError as exc:
