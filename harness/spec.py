@@ -99,8 +99,9 @@ class VocabSection(Strict):
                              "to train one on the corpus")
         training = sorted(self.model_fields_set & {"bpe_size", "dim", "epochs"})
         if self.model is not None and training:
-            raise ValueError(f"{', '.join(training)} apply to training a vocabulary; remove them "
-                             "or remove `model`/`vectors`")
+            names, them = ", ".join(training), "them" if len(training) > 1 else "it"
+            raise ValueError(f"{names} only {'apply' if len(training) > 1 else 'applies'} to "
+                             f"training a vocabulary; remove {them} or remove `model`/`vectors`")
         return self
 
 
