@@ -20,7 +20,7 @@ from harness.spec import Spec, TableSpec
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.correlate import correlate_diagnostics
-from harness.stages.downstream import downstream_scores, read_reference_table
+from harness.stages.downstream import downstream_scores
 from harness.stages.encode import encode_corpus
 from harness.stages.generate import Samples, generate_samples
 from harness.stages.report import SCHEMA, write_run
@@ -122,7 +122,7 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
         "runs": runs,
         "downstream": downstream.scores,
         "downstream_source": downstream.source,
-        "correlations": _correlations_json(correlations),
+        "correlations": correlations.to_json(),
         "examples": _examples(samples),
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -134,16 +134,21 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
 
 def run_tables(spec: TableSpec, registry: Registry, out: Path) -> dict[str, Any]:
     """Correlate a published diagnostics table with a downstream table; write the run dir."""
+    from harness.stages.correlate import correlations_from_tables
+
     refuse_problems(spec)
     started = time.perf_counter()
-    source, metrics, table = read_reference_table(spec.diagnostics.reference)
-    encoders = sorted(table)
-    diagnostics = {m: {e: row[m] for e, row in table.items() if m in row} for m in metrics}
-    downstream = downstream_scores(spec.downstream.reference, encoders)
-    correlations = correlate_diagnostics(diagnostics, downstream, method=spec.correlation.method,
-                                         decoder="", rank_by=spec.correlation.rank_by)
+    if spec.downstream.reference is None:
+        raise HarnessError(f"{spec.source}: downstream.reference: a table spec needs a "
+                           "downstream table to correlate with")
+    correlations = correlations_from_tables(spec.diagnostics.reference,
+                                            spec.downstream.reference, spec.correlation.method,
+                                            rank_by=spec.correlation.rank_by)
     for note in correlations.notes:
         log.warning("%s", note)
+    downstream = downstream_scores(spec.downstream.reference,
+                                   sorted({e for row in correlations.diagnostics.values()
+                                           for e in row}))
     results = {
         "schema": SCHEMA,
         "spec": spec.model_dump(mode="json"),
@@ -152,24 +157,17 @@ def run_tables(spec: TableSpec, registry: Registry, out: Path) -> dict[str, Any]
                        "seed": spec.seed, "device": None,
                        "timings": {"total": round(time.perf_counter() - started, 3)}},
         "runs": [],
-        "diagnostics": diagnostics,
-        "diagnostics_source": source,
+        "diagnostics": correlations.diagnostics,
+        "diagnostics_source": correlations.sources.get("diagnostics", ""),
         "downstream": downstream.scores,
         "downstream_source": downstream.source,
-        "correlations": _correlations_json(correlations),
+        "correlations": correlations.to_json(),
         "examples": [],
     }
     out.mkdir(parents=True, exist_ok=True)
     write_run(out, results, {}, spec.report.formats)
-    log.info("run %s: correlated %d encoders from %s; results in %s", spec.name, len(encoders),
-             source, out)
+    log.info("run %s: correlated the tables; results in %s", spec.name, out)
     return results
-
-
-def _correlations_json(correlations: Any) -> dict[str, Any]:
-    return {"method": correlations.method, "decoder": correlations.decoder,
-            "matrix": correlations.matrix, "summary": correlations.summary,
-            "ranks": correlations.ranks, "notes": correlations.notes}
 
 
 def _examples(samples: dict[tuple[str, str], Samples]) -> list[dict[str, Any]]:

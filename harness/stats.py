@@ -8,8 +8,11 @@ each SentEval task (Figure 2), their average and minimum over tasks, and ranks o
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +29,15 @@ CORRELATIONS: dict[str, str] = {
 
 _BOOTSTRAP_CELLS = 4_000_000
 """Resample-by-sentence counts held in memory at once (32 MB of int64)."""
+
+EXACT_MAX = 10
+"""Largest number of encoders whose p-value enumerates all n! permutations (10! = 3,628,800)."""
+
+_BLOCK = 8
+"""Permutations are enumerated in blocks over the last 8 positions: 8! = 40,320 rows at once."""
+
+P_EXACT, P_SCIPY = "exact", "scipy"
+"""How a p-value was obtained: full permutation enumeration, or scipy's own p-value."""
 
 
 def corpus_value(metric: Metric, statistics: np.ndarray) -> float:
@@ -67,11 +79,22 @@ def bootstrap_ci(metric: Metric, statistics: np.ndarray, *, resamples: int = 100
 
 @dataclass(frozen=True)
 class Correlation:
-    """A correlation across encoders: rho and its p-value (None when undefined) over n encoders."""
+    """A correlation across encoders: rho, its p-value and how it was got, over n encoders.
+
+    rho and p are None when undefined; `p_method` is "exact" (all n! permutations) or "scipy".
+    """
 
     rho: float | None
     p: float | None
     n: int
+    p_method: str | None = None
+
+    def to_json(self) -> dict[str, float | int | str | None]:
+        """Return {"rho", "p", "p_method", "n"}, the results.json form (no p_method when
+        undefined, so an undefined cell reads {"rho": None, "p": None, "n": n})."""
+        if self.p_method is None:
+            return {"rho": self.rho, "p": self.p, "n": self.n}
+        return {"rho": self.rho, "p": self.p, "p_method": self.p_method, "n": self.n}
 
 
 def _finite(value: object) -> bool:
@@ -86,12 +109,16 @@ def _none_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def correlate(x: dict[str, float], y: dict[str, float], method: str = "spearman") -> Correlation:
+def correlate(x: dict[str, float], y: dict[str, float], method: str = "spearman", *,
+              exact_max: int = EXACT_MAX) -> Correlation:
     """Return the correlation across encoders of two encoder -> value maps (paper section 3).
 
     Pairwise deletion: only encoders with a finite value on both sides count, and `n` says how
     many did. rho and p are None when fewer than 3 remain or a side is constant (undefined).
     The paper uses Spearman's rho; Pearson and Kendall's tau are offered for comparison.
+    With at most `exact_max` encoders p is the exact two-sided permutation p-value
+    (`permutation_pvalue`); with more, scipy's p-value (t approximation for Spearman and
+    Pearson, exact or normal for Kendall), and `p_method` says which.
     """
     if method not in CORRELATIONS:
         raise ValueError(f"unknown correlation method {method!r}; choose one of "
@@ -105,12 +132,91 @@ def correlate(x: dict[str, float], y: dict[str, float], method: str = "spearman"
     from scipy import stats as scipy_stats
 
     result = getattr(scipy_stats, CORRELATIONS[method])(xs, ys)
-    return Correlation(rho=_none_if_nan(result[0]), p=_none_if_nan(result[1]), n=len(common))
+    if len(common) <= exact_max:
+        return Correlation(rho=_none_if_nan(result[0]), p=permutation_pvalue(xs, ys, method),
+                           n=len(common), p_method=P_EXACT)
+    return Correlation(rho=_none_if_nan(result[0]), p=_none_if_nan(result[1]), n=len(common),
+                       p_method=P_SCIPY)
+
+
+def permutation_pvalue(x: np.ndarray, y: np.ndarray, method: str = "spearman") -> float:
+    """Return the exact two-sided permutation p-value of a correlation, over all n! pairings.
+
+    Under the null hypothesis of no association every pairing of the x values with the y values
+    is equally likely (Pitman 1937); p is the fraction of the n! pairings whose statistic is at
+    least as extreme as the observed one, |T(pi)| >= |T_obs|. For Spearman (on ranks, ties
+    averaged) and Pearson, T = sum_i a_i b_pi(i) with centred a and b; for Kendall,
+    T = sum_{i<j} sign(x_i - x_j) sign(y_pi(i) - y_pi(j)). Their normalisations do not depend on
+    the pairing, so ranking the pairings by T ranks them by rho or tau. Feasible up to about 10
+    values; the null distribution is cached, so a matrix of tasks over the same encoders
+    enumerates once per distinct set of (sorted) values.
+    """
+    if method not in CORRELATIONS:
+        raise ValueError(f"unknown correlation method {method!r}; choose one of "
+                         f"{', '.join(CORRELATIONS)}")
+    a, b = _centred_terms(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), method)
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError(f"need two equal-length samples of 2 or more values, got {len(a)} and "
+                         f"{len(b)}")
+    observed = abs(_statistic(a, b, np.arange(len(a))[None, :], method)[0])
+    null = _null_distribution(method, tuple(np.sort(a)), tuple(np.sort(b)))
+    # Statistics tied with the observed one must count as "as extreme" despite rounding.
+    tolerance = 1e-9 * (1.0 + np.abs(a).sum() * np.abs(b).max())
+    extreme = len(null) - np.searchsorted(null, observed - tolerance, side="left")
+    return float(extreme / len(null))
+
+
+def _centred_terms(x: np.ndarray, y: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.stats import rankdata
+
+    if method == "pearson":
+        return x - x.mean(), y - y.mean()
+    # Kendall's T only reads the signs of differences, which ranks keep; ranks also make the
+    # cached null distribution shared by every sample with the same ties.
+    x, y = rankdata(x), rankdata(y)
+    return (x, y) if method == "kendall" else (x - x.mean(), y - y.mean())
+
+
+def _statistic(a: np.ndarray, b: np.ndarray, pairings: np.ndarray, method: str) -> np.ndarray:
+    """T for each row of `pairings` (index arrays pi): b is read as b[pi]."""
+    permuted = b[pairings]
+    if method != "kendall":
+        return permuted @ a
+    first, second = np.triu_indices(len(a), k=1)
+    signs_a = np.sign(a[first] - a[second])
+    return np.sign(permuted[:, first] - permuted[:, second]) @ signs_a
+
+
+@lru_cache(maxsize=4)
+def _null_distribution(method: str, a: tuple[float, ...], b: tuple[float, ...]) -> np.ndarray:
+    """Sorted |T| over all n! pairings of a and b (depends only on the two multisets)."""
+    a_values, b_values = np.array(a), np.array(b)
+    parts = [np.abs(_statistic(a_values, b_values, block, method))
+             for block in _permutation_blocks(len(a))]
+    return np.sort(np.concatenate(parts))
+
+
+@lru_cache(maxsize=2)
+def _all_permutations(m: int) -> np.ndarray:
+    return np.array(list(itertools.permutations(range(m))), dtype=np.intp).reshape(-1, m)
+
+
+def _permutation_blocks(n: int) -> Iterator[np.ndarray]:
+    """Yield every permutation of range(n) exactly once, in blocks of at most 8! rows."""
+    tail = min(n, _BLOCK)
+    base = _all_permutations(tail)
+    for prefix in itertools.permutations(range(n), n - tail):
+        rest = np.array([i for i in range(n) if i not in prefix], dtype=np.intp)
+        block = np.empty((len(base), n), dtype=np.intp)
+        block[:, :n - tail] = prefix
+        block[:, n - tail:] = rest[base]
+        yield block
 
 
 def correlation_matrix(diagnostics: dict[str, dict[str, float]],
                        downstream: dict[str, dict[str, float]],
-                       method: str = "spearman") -> dict[str, dict[str, Correlation]]:
+                       method: str = "spearman", *,
+                       exact_max: int = EXACT_MAX) -> dict[str, dict[str, Correlation]]:
     """Return diagnostic -> task -> correlation across encoders (paper Figure 2).
 
     `diagnostics` maps diagnostic -> encoder -> value; `downstream` maps encoder -> task -> score.
@@ -120,7 +226,8 @@ def correlation_matrix(diagnostics: dict[str, dict[str, float]],
     by_task = {task: {encoder: scores[task] for encoder, scores in downstream.items()
                       if task in scores}
                for task in tasks}
-    return {diagnostic: {task: correlate(values, by_task[task], method) for task in tasks}
+    return {diagnostic: {task: correlate(values, by_task[task], method, exact_max=exact_max)
+                         for task in tasks}
             for diagnostic, values in diagnostics.items()}
 
 

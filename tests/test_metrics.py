@@ -11,7 +11,8 @@ import sacrebleu
 from pydantic import ValidationError
 
 from harness.protocols import BuildContext, Metric, Options
-from harness_plugins.metrics import BleuOptions, register_metrics
+from harness.testing import check_metric, check_registration
+from harness_plugins.metrics import BleuOptions, ExactMatchOptions, register_metrics
 from harness_plugins.metrics.bleu import BleuMetric, bleu_from_statistics
 from harness_plugins.metrics.overlap import (
     IdentityMetric,
@@ -39,26 +40,39 @@ def registered() -> dict[str, dict]:
 
 def test_registers_the_paper_metrics_with_options_classes():
     calls = registered()
-    assert set(calls) == {"id", "perm", "id-perm", "bleu"}
+    assert set(calls) == {"id", "perm", "id-perm", "id:raw", "perm:raw", "id-perm:raw", "bleu",
+                          "mover", "bertscore"}
     for call in calls.values():
         assert issubclass(call["options"], Options)
         assert call["description"]
     assert calls["bleu"]["options"] is BleuOptions
-    assert calls["bleu"]["availability"]() is None
+    for name in ("id", "perm", "id-perm"):
+        assert calls[name]["options"] is ExactMatchOptions
+    for name in ("bleu", "mover", "bertscore"):
+        assert calls[name]["availability"]() is None
 
 
-@pytest.mark.parametrize("name", ["id", "perm", "id-perm", "bleu"])
+def test_registration_passes_the_conformance_kit():
+    import harness_plugins.metrics as module
+
+    check_registration(module)
+
+
+@pytest.mark.parametrize("name", ["id", "perm", "id-perm", "id:raw", "perm:raw", "id-perm:raw",
+                                  "bleu"])
 def test_factories_build_protocol_metrics(name):
     call = registered()[name]
     metric = call["factory"](call["options"](), BuildContext())
     assert isinstance(metric, Metric)
+    assert getattr(metric, "requires", ()) == (("reference_raw",) if ":raw" in name else ())
 
 
-def test_registration_imports_neither_sacrebleu_nor_numpy():
+def test_registration_imports_nothing_heavy():
+    heavy = ["sacrebleu", "numpy", "torch", "transformers", "ot", "bert_score", "matplotlib"]
     code = ("import sys, harness_plugins.metrics as m; m.register_metrics(lambda *a, **k: None); "
-            "print('sacrebleu' in sys.modules, 'numpy' in sys.modules)")
+            f"print(*[name in sys.modules for name in {heavy!r}])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False"] * len(heavy)
 
 
 def test_metrics_without_options_refuse_unknown_keys():
@@ -135,6 +149,54 @@ def test_overlap_metrics_refuse_mismatched_lengths(metric):
                                     IdentityPerPermutationMetric(), BleuMetric()])
 def test_metrics_satisfy_the_protocol(metric):
     assert isinstance(metric, Metric)
+    check_metric(metric)
+
+
+# --- raw text ---------------------------------------------------------------------------------
+
+# What the samples hold: the normalised input (lower case, digits -> 0), the raw input, and a
+# decoder output, which is always normalised.
+NORMALISED = ["the cat sat .", "anna paid 000 euros", "he left", "b a"]
+RAW = ["The cat sat .", "Anna paid 120 euros", "he left", "b a"]
+OUTPUTS = ["the cat sat .", "anna paid 000 euros", "left he", "a b"]
+# normalised: identical 1 1 0 0, permutation 1 1 1 1 -> Id 50, PERM 100, Id/PERM 50
+# raw:        identical 0 0 0 0, permutation 0 0 1 1 -> Id 0,  PERM 50,  Id/PERM 0
+
+
+@pytest.mark.parametrize("metric_class, normalised, raw", [
+    (IdentityMetric, 50.0, 0.0),
+    (PermutationMetric, 100.0, 50.0),
+    (IdentityPerPermutationMetric, 50.0, 0.0),
+])
+def test_raw_text_compares_with_the_raw_input(metric_class, normalised, raw):
+    assert corpus(metric_class(), NORMALISED, OUTPUTS) == pytest.approx(normalised)
+    metric = metric_class(text="raw")
+    assert metric.requires == ("reference_raw",)
+    stats = metric.sentence_statistics(NORMALISED, OUTPUTS, reference_raw=RAW)
+    assert float(metric.corpus_score(stats.sum(0), len(stats))) == pytest.approx(raw)
+
+
+def test_raw_text_needs_the_raw_references():
+    metric = IdentityMetric(text="raw")
+    with pytest.raises(ValueError, match="reference_raw"):
+        metric.sentence_statistics(NORMALISED, OUTPUTS)
+    with pytest.raises(ValueError):
+        metric.sentence_statistics(NORMALISED, OUTPUTS, reference_raw=RAW[:2])
+    with pytest.raises(ValueError):
+        IdentityMetric(text="lowercase")
+    with pytest.raises(ValidationError):
+        ExactMatchOptions(text="lowercase")
+
+
+def test_the_score_stage_passes_reference_raw_to_raw_metrics():
+    # harness.stages.score passes each name in `requires` as a keyword list of sample fields.
+    records = [{"reference": n, "reference_raw": r, "hypothesis": h}
+               for n, r, h in zip(NORMALISED, RAW, OUTPUTS)]
+    metric = PermutationMetric(text="raw")
+    fields = {name: [record[name] for record in records] for name in metric.requires}
+    stats = metric.sentence_statistics([r["reference"] for r in records],
+                                       [r["hypothesis"] for r in records], **fields)
+    assert stats[:, 0].tolist() == [0, 0, 1, 1]
 
 
 # --- BLEU ---------------------------------------------------------------------------------------

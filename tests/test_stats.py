@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from scipy import stats as scipy_stats
 
+from harness.stages.correlate import correlations_from_tables
+from harness.stages.downstream import read_reference_table
 from harness.stats import (
     Correlation,
+    _permutation_blocks,
     bootstrap_ci,
     corpus_value,
     correlate,
     correlation_matrix,
     downstream_rank,
+    permutation_pvalue,
     rank,
     summarise,
 )
@@ -99,18 +107,33 @@ X = {"avg": 15.2, "gem": 1.2, "hier": 15.0, "laser": 40.1, "sbert": 3.3, "qt": 2
 Y = {"avg": 72.1, "gem": 70.0, "hier": 74.3, "laser": 80.2, "sbert": 85.5, "qt": 81.0}
 
 
-@pytest.mark.parametrize("method, reference", [
-    ("spearman", scipy_stats.spearmanr),
-    ("pearson", scipy_stats.pearsonr),
-    ("kendall", scipy_stats.kendalltau),
-])
-def test_correlate_equals_scipy(method, reference):
+SCIPY = {"spearman": scipy_stats.spearmanr, "pearson": scipy_stats.pearsonr,
+         "kendall": scipy_stats.kendalltau}
+
+
+def brute_force_p(x: list[float], y: list[float], method: str) -> float:
+    """Two-sided permutation p-value by scoring every pairing with scipy itself."""
+    function = SCIPY[method]
+    observed = abs(function(x, y)[0])
+    values = [abs(function(x, list(pairing))[0]) for pairing in itertools.permutations(y)]
+    return sum(v >= observed - 1e-12 for v in values) / len(values)
+
+
+@pytest.mark.parametrize("method", ["spearman", "pearson", "kendall"])
+def test_correlate_equals_scipy_with_exact_p(method):
     keys = sorted(X)
-    expected_rho, expected_p = reference([X[k] for k in keys], [Y[k] for k in keys])
+    xs, ys = [X[k] for k in keys], [Y[k] for k in keys]
+    expected_rho, expected_p = SCIPY[method](xs, ys)
     result = correlate(X, Y, method)
     assert result.n == 6
     assert result.rho == pytest.approx(expected_rho)
-    assert result.p == pytest.approx(expected_p)
+    assert result.p_method == "exact"
+    assert result.p == pytest.approx(brute_force_p(xs, ys, method))
+    # beyond exact_max, scipy's own p-value
+    approximate = correlate(X, Y, method, exact_max=5)
+    assert approximate.p_method == "scipy"
+    assert approximate.rho == pytest.approx(expected_rho)
+    assert approximate.p == pytest.approx(expected_p)
 
 
 def test_correlate_uses_pairwise_deletion():
@@ -119,10 +142,67 @@ def test_correlate_uses_pairwise_deletion():
     del y["qt"]
     result = correlate(x, y)
     keys = ["avg", "gem", "hier", "laser", "sbert"]
-    expected = scipy_stats.spearmanr([X[k] for k in keys], [Y[k] for k in keys])
+    xs, ys = [X[k] for k in keys], [Y[k] for k in keys]
     assert result.n == 5
-    assert result.rho == pytest.approx(expected[0])
-    assert result.p == pytest.approx(expected[1])
+    assert result.rho == pytest.approx(scipy_stats.spearmanr(xs, ys)[0])
+    assert result.p == pytest.approx(brute_force_p(xs, ys, "spearman"))
+
+
+@pytest.mark.parametrize("method", ["spearman", "pearson", "kendall"])
+def test_exact_p_equals_brute_force_with_ties_and_blocked_enumeration(method, monkeypatch):
+    # 6 values with ties on both sides; blocks of 4! rows force the prefix enumeration.
+    monkeypatch.setattr("harness.stats._BLOCK", 4)
+    x = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0]
+    y = [2.0, 7.0, 1.0, 8.0, 2.0, 8.0]
+    assert permutation_pvalue(np.array(x), np.array(y), method) == pytest.approx(
+        brute_force_p(x, y, method))
+
+
+def test_exact_p_agrees_with_scipy_exact_tests():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=6)
+    y = x + rng.normal(size=6)
+    # Kendall without ties: scipy's exact null distribution.
+    assert permutation_pvalue(x, y, "kendall") == pytest.approx(
+        scipy_stats.kendalltau(x, y, method="exact").pvalue)
+    # Spearman: scipy's permutation test over all 6! pairings (symmetric null: same two sides).
+    reference = scipy_stats.permutation_test(
+        (y,), lambda yy: scipy_stats.spearmanr(x, yy)[0], permutation_type="pairings",
+        n_resamples=np.inf, alternative="two-sided")
+    assert permutation_pvalue(x, y, "spearman") == pytest.approx(reference.pvalue)
+
+
+@pytest.mark.parametrize("method", ["spearman", pytest.param("kendall", marks=pytest.mark.slow)])
+def test_exact_p_for_ten_perfectly_ordered_encoders(method):
+    # Only the identity and the reversal reach |rho| = 1: p = 2 / 10!.
+    x = np.arange(10.0)
+    assert permutation_pvalue(x, x * 3 + 1, method) == pytest.approx(2 / math.factorial(10))
+    result = correlate(dict(enumerate(x)), dict(enumerate(-x)), method)
+    assert (result.rho, result.p_method) == (pytest.approx(-1.0), "exact")
+
+
+def test_permutation_blocks_enumerate_each_permutation_once(monkeypatch):
+    monkeypatch.setattr("harness.stats._BLOCK", 5)
+    rows = np.concatenate(list(_permutation_blocks(7)))
+    codes = rows @ (7 ** np.arange(7))
+    assert len(rows) == math.factorial(7) == len(np.unique(codes))
+    assert (np.sort(rows, axis=1) == np.arange(7)).all()
+
+
+def test_eleven_encoders_fall_back_to_scipy():
+    rng = np.random.default_rng(0)
+    x = dict(enumerate(rng.normal(size=11)))
+    y = dict(enumerate(rng.normal(size=11)))
+    result = correlate(x, y)
+    expected = scipy_stats.spearmanr(list(x.values()), list(y.values()))
+    assert (result.n, result.p_method) == (11, "scipy")
+    assert result.p == pytest.approx(expected.pvalue)
+
+
+def test_correlation_to_json():
+    assert Correlation(0.5, 0.2, 7, "exact").to_json() == {
+        "rho": 0.5, "p": 0.2, "p_method": "exact", "n": 7}
+    assert Correlation(None, None, 2).to_json() == {"rho": None, "p": None, "n": 2}
 
 
 def test_correlate_is_undefined_for_fewer_than_three_or_constant():
@@ -185,3 +265,80 @@ def test_downstream_rank_averages_over_the_tasks_an_encoder_has():
                   "b": {"MR": 85.0, "CR": 70.0},
                   "c": {"MR": 60.0}}
     assert downstream_rank(downstream) == {"a": 1, "b": 1, "c": 3}
+
+
+# --- the paper's tables -------------------------------------------------------------------------
+
+PAPER = Path(__file__).resolve().parents[1] / "benchmarks" / "paper"
+
+
+def read_table(name: str) -> dict:
+    return yaml.safe_load((PAPER / name).read_text(encoding="utf-8"))
+
+
+def test_correlations_from_the_paper_tables_equal_scipy():
+    table4, table5 = read_table("v2s-table4.yaml"), read_table("senteval-table5.yaml")
+    result = correlations_from_tables(PAPER / "v2s-table4.yaml", PAPER / "senteval-table5.yaml")
+    encoders = list(table5["scores"])          # LASER has no SentEval scores in Table 5
+    assert "laser" not in encoders and len(encoders) == 8
+    assert list(result.matrix) == ["bleu", "mover", "perm", "id", "id-perm"]
+    for diagnostic in table4["tasks"]:
+        x = [table4["scores"][e][diagnostic] for e in encoders]
+        rhos = []
+        for task in table5["tasks"]:
+            y = [table5["scores"][e][task] for e in encoders]
+            rho, _ = scipy_stats.spearmanr(x, y)
+            cell = result.matrix[diagnostic][task]
+            assert cell["rho"] == pytest.approx(rho) and cell["n"] == 8
+            assert cell["p_method"] == "exact"
+            rhos.append(rho)
+        assert result.summary[diagnostic]["mean"] == pytest.approx(np.mean(rhos))
+        assert result.summary[diagnostic]["min"] == pytest.approx(min(rhos))
+    assert result.notes == ["no downstream scores for: laser (not in Kerscher & Eger 2020, "
+                            "Table 5)"]
+
+
+def test_paper_figure_2_summary_where_the_text_states_it():
+    # Section 3.1: Id mean 0.59, min 0.38; Id/PERM mean 0.69, min 0.58 (Figure 2 used LASER's
+    # SentEval scores too, which Table 5 does not print). From the printed tables (8 encoders):
+    summary = correlations_from_tables(PAPER / "v2s-table4.yaml",
+                                       PAPER / "senteval-table5.yaml").summary
+    assert summary["id"]["min"] == pytest.approx(0.38, abs=0.01)       # matches the text
+    assert summary["id-perm"]["mean"] == pytest.approx(0.69, abs=0.015)  # matches the text
+    assert summary["id"]["mean"] == pytest.approx(0.54, abs=0.005)     # text: 0.59
+    assert summary["id-perm"]["min"] == pytest.approx(0.52, abs=0.005)  # text: 0.58
+    # The paper's ordering of the diagnostics by mean: Id/PERM > Id > Mover > BLEU > PERM.
+    means = {d: s["mean"] for d, s in summary.items()}
+    assert sorted(means, key=means.get, reverse=True) == ["id-perm", "id", "mover", "bleu", "perm"]
+
+
+def test_paper_table_1_ranks_from_the_tables():
+    table1 = read_table("ranks-table1.yaml")["scores"]
+    result = correlations_from_tables(PAPER / "v2s-table4.yaml", PAPER / "senteval-table5.yaml",
+                                      rank_by="id")
+    # V2S rank by Id over all nine encoders: exactly Table 1's column.
+    assert result.ranks["id"] == {e: row["rank-v2s"] for e, row in table1.items()}
+    # Downstream rank over the eight encoders of Table 5: Table 1's order with LASER left out.
+    printed = sorted((row["rank-ds"], e) for e, row in table1.items() if e != "laser")
+    assert result.ranks["downstream"] == {e: i for i, (_, e) in enumerate(printed, start=1)}
+
+
+def test_correlations_to_json_round_trip():
+    result = correlations_from_tables(PAPER / "v2s-table4.yaml", PAPER / "senteval-table5.yaml",
+                                      method="kendall")
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["method"] == "kendall" and data["rank_by"] == "id"
+    assert data["sources"] == {"diagnostics": "Kerscher & Eger 2020, Table 4",
+                               "downstream": "Kerscher & Eger 2020, Table 5"}
+    assert data["diagnostics"]["id"]["laser"] == 18.52
+    assert data["matrix"]["id"]["MR"]["rho"] == pytest.approx(scipy_stats.kendalltau(
+        [read_table("v2s-table4.yaml")["scores"][e]["id"] for e in read_table(
+            "senteval-table5.yaml")["scores"]],
+        [v["MR"] for v in read_table("senteval-table5.yaml")["scores"].values()])[0])
+
+
+def test_the_shipped_tables_are_read_by_the_reference_reader():
+    for name in ("v2s-table4.yaml", "senteval-table5.yaml", "ranks-table1.yaml"):
+        source, tasks, scores = read_reference_table(PAPER / name)
+        assert source.startswith("Kerscher & Eger 2020, Table")
+        assert all(set(row) == set(tasks) for row in scores.values())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ class RunContext:
     cache: Cache
     device: str = "cpu"
     timings: dict[str, float] = field(default_factory=dict)
+    # Built components reused across jobs (a metric's backbone loads once per run).
+    built: dict[str, Any] = field(default_factory=dict)
 
     def build_context(self, **extra: Any) -> BuildContext:
         """Return the context handed to component factories."""
@@ -34,6 +37,14 @@ class RunContext:
         """Return name, validated options and plugin version: a component's part of a cache key."""
         info: ComponentInfo = self.registry.get(kind, component.name)
         return {**component.identity(), "plugin": info.plugin, "version": info.version}
+
+    def build_once(self, kind: str, component: Component, **context: Any) -> Any:
+        """Return the component built with these options, building it on first use only."""
+        key = json.dumps([kind, component.identity()], sort_keys=True, default=str)
+        if key not in self.built:
+            self.built[key] = self.registry.create(kind, component.name, component.settings,
+                                                   self.build_context(**context))
+        return self.built[key]
 
     def add_time(self, stage: str, seconds: float) -> None:
         """Accumulate wall time per stage for provenance."""

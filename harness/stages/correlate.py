@@ -2,22 +2,29 @@
 
 Kerscher & Eger (2020), section 3: Spearman's rho between each diagnostic and each downstream
 task over the encoders, summarised per diagnostic by its mean and minimum over tasks (Figure 2),
-and encoders ranked by downstream performance and by a diagnostic (Table 1).
+and encoders ranked by downstream performance and by a diagnostic (Table 1). The same analysis
+runs on a run's own scores or, without training, on published tables
+(`correlations_from_tables`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
-from harness.stages.downstream import Downstream
+from harness.stages.downstream import Downstream, read_reference_table
 
 MIN_ENCODERS = 3
 
 
 @dataclass(frozen=True)
 class Correlations:
-    """The correlation matrix, its summary, the rank tables, and notes on what was missing."""
+    """The correlation matrix, its summary, the rank tables, and notes on what was missing.
+
+    `matrix` is diagnostic -> task -> {"rho", "p", "p_method", "n"}; `diagnostics` holds the
+    values correlated (diagnostic -> encoder -> value) and `sources` where they came from.
+    """
 
     method: str
     decoder: str
@@ -25,12 +32,32 @@ class Correlations:
     summary: dict[str, dict[str, float | None]]
     ranks: dict[str, dict[str, int]]
     notes: list[str] = field(default_factory=list)
+    rank_by: str = ""
+    diagnostics: dict[str, dict[str, float]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the results.json form of the correlations (DESIGN.md's `correlations`)."""
+        return {"method": self.method, "decoder": self.decoder, "matrix": self.matrix,
+                "summary": self.summary, "ranks": self.ranks, "rank_by": self.rank_by,
+                "notes": self.notes, "diagnostics": self.diagnostics, "sources": self.sources}
 
 
 def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: Downstream, *,
-                          method: str, decoder: str, rank_by: str) -> Correlations:
-    """Return the correlations of each diagnostic (metric -> encoder -> value) with each task."""
-    from harness.stats import correlation_matrix, downstream_rank, rank, summarise
+                          method: str, decoder: str, rank_by: str,
+                          exact_max: int | None = None) -> Correlations:
+    """Return the correlations of each diagnostic (metric -> encoder -> value) with each task.
+
+    p-values are exact permutation p-values up to `exact_max` encoders (default
+    `harness.stats.EXACT_MAX`), scipy's beyond; each cell says which in `p_method`.
+    """
+    from harness.stats import (
+        EXACT_MAX,
+        correlation_matrix,
+        downstream_rank,
+        rank,
+        summarise,
+    )
 
     notes: list[str] = []
     if downstream.missing:
@@ -41,8 +68,9 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: 
     if len(scored) < MIN_ENCODERS:
         notes.append(f"too few encoders for a correlation: {len(scored)} with downstream scores "
                      f"({', '.join(scored) or 'none'}); at least {MIN_ENCODERS} are needed")
-    matrix = correlation_matrix(diagnostics, downstream.scores, method=method)
-    json_matrix = {diag: {task: {"rho": c.rho, "p": c.p, "n": c.n} for task, c in row.items()}
+    matrix = correlation_matrix(diagnostics, downstream.scores, method=method,
+                                exact_max=EXACT_MAX if exact_max is None else exact_max)
+    json_matrix = {diag: {task: c.to_json() for task, c in row.items()}
                    for diag, row in matrix.items()}
     ranks: dict[str, dict[str, int]] = {}
     if downstream.scores:
@@ -51,5 +79,33 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: 
         ranks[rank_by] = rank(diagnostics[rank_by])
     elif diagnostics:
         notes.append(f"rank_by {rank_by!r} is not among the run's metrics")
+    sources = {"downstream": downstream.source} if downstream.source else {}
     return Correlations(method=method, decoder=decoder, matrix=json_matrix,
-                        summary=summarise(matrix), ranks=ranks, notes=notes)
+                        summary=summarise(matrix), ranks=ranks, notes=notes, rank_by=rank_by,
+                        diagnostics=diagnostics, sources=sources)
+
+
+def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
+                             method: str = "spearman", *, rank_by: str = "id",
+                             exact_max: int | None = None) -> Correlations:
+    """Return the correlations between two published tables, without training anything.
+
+    Both files are reference tables (`source:`, `tasks:`, `scores:` encoder -> column -> value):
+    the diagnostics table's columns are diagnostics (e.g. benchmarks/paper/v2s-table4.yaml,
+    Kerscher & Eger 2020, Table 4), the downstream table's are tasks (Table 5). This recomputes
+    Figure 2 (rho per diagnostic x task, mean and min) and Table 1's ranks (by `rank_by`; the
+    paper ranks by Id) from the printed numbers.
+    """
+    diagnostics_source, columns, by_encoder = read_reference_table(diagnostics_table)
+    diagnostics = {column: {encoder: row[column] for encoder, row in by_encoder.items()
+                            if column in row}
+                   for column in columns}
+    downstream_source, tasks, table = read_reference_table(downstream_table)
+    downstream = Downstream(source=downstream_source, tasks=tasks,
+                            scores={encoder: table[encoder] for encoder in table},
+                            missing=[encoder for encoder in by_encoder if encoder not in table])
+    result = correlate_diagnostics(diagnostics, downstream, method=method,
+                                   decoder="",
+                                   rank_by=rank_by, exact_max=exact_max)
+    return replace(result, sources={"diagnostics": diagnostics_source,
+                                    "downstream": downstream_source})

@@ -1,11 +1,20 @@
-"""Stage 10: write the run directory: results.json, samples/*.jsonl, report.md, report.html."""
+"""Stage 10: write the run directory: results.json, samples/*.jsonl, figures, report.md/.html.
+
+The reports show what Kerscher & Eger (2020) show: the diagnostics with their intervals
+(Table 4), the correlation heatmap of diagnostics x downstream tasks with mean and min (Figure 2),
+downstream rank against V2S rank (Table 1), one input decoded from every encoder (Table 2, left),
+and the decoders' training curves. report.html is self-contained (figures embedded as base64
+PNG); report.md links the same figures under figures/.
+"""
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +22,19 @@ from harness.errors import DataError
 
 RESULTS_FILE = "results.json"
 SCHEMA = "v2s-harness/results/1"
+FIGURES_DIR = "figures"
+HEATMAP_FILE = "heatmap.png"
+CURVES_FILE = "training-curves.png"
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _write_bytes(path, text.encode("utf-8"))
 
 
 def sample_file_name(encoder: str, decoder: str) -> str:
@@ -28,7 +44,7 @@ def sample_file_name(encoder: str, decoder: str) -> str:
 
 def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str], Path],
               formats: list[str]) -> None:
-    """Write results, samples and the reports into `out`, each file atomically."""
+    """Write results, samples, figures and the reports into `out`, each file atomically."""
     (out / "samples").mkdir(parents=True, exist_ok=True)
     for (encoder, decoder), path in samples.items():
         target = out / "samples" / sample_file_name(encoder, decoder)
@@ -40,11 +56,18 @@ def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str],
 
 
 def write_reports(out: Path, results: dict[str, Any], formats: list[str]) -> None:
-    """Write report.md and/or report.html from a results dictionary."""
+    """Write figures/*.png and report.md and/or report.html from a results dictionary."""
+    if not {"md", "html"} & set(formats):
+        return
+    figures = report_figures(results)
+    if figures:
+        (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
+        for name, data in figures.items():
+            _write_bytes(out / FIGURES_DIR / name, data)
     if "md" in formats:
-        _write_text(out / "report.md", render_markdown(results))
+        _write_text(out / "report.md", render_markdown(results, figures))
     if "html" in formats:
-        _write_text(out / "report.html", render_html(results))
+        _write_text(out / "report.html", render_html(results, figures))
 
 
 def load_results(run_dir: Path) -> dict[str, Any]:
@@ -61,6 +84,19 @@ def load_results(run_dir: Path) -> dict[str, Any]:
     return results
 
 
+# ------------------------------------------------------------------------------- content
+
+
+@dataclass
+class Section:
+    """A part of the report: a heading, lines of text, an optional figure and tables."""
+
+    title: str
+    text: list[str] = field(default_factory=list)
+    figure: str | None = None          # file name under figures/
+    tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
+
+
 def _fmt(value: Any, digits: int = 1) -> str:
     if value is None:
         return "–"
@@ -69,91 +105,258 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
-def _tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """The report's tables as (title, header, rows), shared by Markdown and HTML."""
-    tables = []
-    metrics = sorted({m for run in results["runs"] for m in run["metrics"]})
-    rows = []
-    for run in results["runs"]:
-        cells = [run["encoder"], run["decoder"]]
-        for m in metrics:
-            entry = run["metrics"].get(m)
-            cells.append("–" if entry is None else
-                         f"{entry['value']:.1f} [{entry['ci95'][0]:.1f}, {entry['ci95'][1]:.1f}]")
-        rows.append(cells)
-    tables.append(("V2S diagnostics (0-100, bootstrap 95% interval)",
-                   ["encoder", "decoder", *metrics], rows))
-    rows = [[r["encoder"], r["decoder"], _fmt(r["train"].get("epochs")),
-             _fmt(r["train"].get("train_loss"), 3), _fmt(r["train"].get("tokens_per_s"), 0),
-             _fmt(r["generate"].get("sentences_per_s"), 1)] for r in results["runs"]]
-    tables.append(("Training and generation",
-                   ["encoder", "decoder", "epochs", "train loss", "tokens/s", "sentences/s"],
-                   rows))
+def _p(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _span(counts: list[int]) -> str:
+    if not counts:
+        return "–"
+    return str(counts[0]) if counts[0] == counts[-1] else f"{counts[0]}–{counts[-1]}"
+
+
+def _defined(matrix: dict[str, dict[str, dict[str, Any]]]) -> bool:
+    return any(cell.get("rho") is not None for row in matrix.values() for cell in row.values())
+
+
+def report_figures(results: dict[str, Any]) -> dict[str, bytes]:
+    """Return the report's figures as file name -> PNG bytes (only those with something to show)."""
+    from harness.figures import heatmap_png, training_curves_png
+
+    figures: dict[str, bytes] = {}
     corr = results.get("correlations") or {}
-    if corr.get("matrix"):
-        tasks = sorted({t for row in corr["matrix"].values() for t in row})
-        rows = [[diag, *[_fmt(row.get(t, {}).get("rho"), 2) for t in tasks],
-                 _fmt(corr["summary"].get(diag, {}).get("mean"), 2),
-                 _fmt(corr["summary"].get(diag, {}).get("min"), 2)]
-                for diag, row in corr["matrix"].items()]
-        tables.append((f"{corr['method'].capitalize()} correlation with downstream tasks "
-                       f"(decoder {corr.get('decoder', '')})",
-                       ["diagnostic", *tasks, "mean", "min"], rows))
-    if corr.get("ranks"):
-        encoders = sorted({e for ranks in corr["ranks"].values() for e in ranks})
-        columns = list(corr["ranks"])
-        rows = [[e, *[_fmt(corr["ranks"][c].get(e)) for c in columns]] for e in encoders]
-        tables.append(("Ranks (1 = best)", ["encoder", *columns], rows))
-    return tables
+    if corr.get("matrix") and _defined(corr["matrix"]):
+        figures[HEATMAP_FILE] = heatmap_png(corr["matrix"], corr.get("summary"),
+                                            method=corr.get("method", "spearman"))
+    curves = training_curves_png(results.get("runs", []))
+    if curves is not None:
+        figures[CURVES_FILE] = curves
+    return figures
 
 
-def _notes(results: dict[str, Any]) -> list[str]:
-    return list((results.get("correlations") or {}).get("notes", []))
+def _diagnostics_section(results: dict[str, Any]) -> Section | None:
+    runs = results.get("runs", [])
+    if runs:
+        metrics = list(dict.fromkeys(m for run in runs for m in run["metrics"]))
+        rows = []
+        for run in runs:
+            cells = [run["encoder"], run["decoder"]]
+            for m in metrics:
+                entry = run["metrics"].get(m)
+                if entry is None:
+                    cells.append("–")
+                elif entry.get("ci95"):
+                    cells.append(f"{entry['value']:.1f} [{entry['ci95'][0]:.1f}, "
+                                 f"{entry['ci95'][1]:.1f}]")
+                else:
+                    cells.append(f"{entry['value']:.1f}")
+            rows.append(cells)
+        return Section("V2S diagnostics", ["Corpus scores on the 0-100 scale with percentile-"
+                                           "bootstrap 95% intervals over test sentences."],
+                       tables=[("", ["encoder", "decoder", *metrics], rows)])
+    values = _published_diagnostics(results)
+    if not values:
+        return None
+    encoders = list(dict.fromkeys(e for column in values.values() for e in column))
+    rows = [[e, *[_fmt(values[d].get(e), 2) for d in values]] for e in encoders]
+    source = _diagnostics_source(results)
+    return Section("V2S diagnostics", [f"As published{f' ({source})' if source else ''}; no "
+                                       "intervals."], tables=[("", ["encoder", *values], rows)])
 
 
-def render_markdown(results: dict[str, Any]) -> str:
-    """Return the Markdown report of a run."""
-    spec = results.get("spec", {})
-    lines = [f"# V2S report: {spec.get('name', '')}", ""]
+def _published_diagnostics(results: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Diagnostic -> encoder -> value of a run made from published tables (no runs)."""
+    return (results.get("diagnostics")
+            or (results.get("correlations") or {}).get("diagnostics") or {})
+
+
+def _diagnostics_source(results: dict[str, Any]) -> str:
+    sources = (results.get("correlations") or {}).get("sources") or {}
+    return str(results.get("diagnostics_source") or sources.get("diagnostics") or "")
+
+
+def _correlation_section(results: dict[str, Any], figures: dict[str, bytes]) -> Section | None:
+    corr = results.get("correlations") or {}
+    matrix = corr.get("matrix") or {}
+    if not matrix:
+        return None
+    method = corr.get("method", "spearman")
+    tasks = list(dict.fromkeys(t for row in matrix.values() for t in row))
+    summary = corr.get("summary") or {}
+    rho_rows, p_rows = [], []
+    for diag, row in matrix.items():
+        ns = sorted({row[t]["n"] for t in row})
+        rho_rows.append([diag, *[_fmt(row.get(t, {}).get("rho"), 2) for t in tasks],
+                         _fmt(summary.get(diag, {}).get("mean"), 2),
+                         _fmt(summary.get(diag, {}).get("min"), 2),
+                         _span(ns)])
+        p_rows.append([diag, *[_p(row.get(t, {}).get("p")) for t in tasks]])
+    methods = sorted({c.get("p_method") for row in matrix.values() for c in row.values()
+                      if c.get("p_method")})
+    how = {"exact": "exact two-sided permutation p-values (all n! pairings)",
+           "scipy": "scipy's p-values"}
+    sources = corr.get("sources") or {}
+    downstream = sources.get("downstream") or results.get("downstream_source")
+    origin = (f"diagnostics: {_diagnostics_source(results)}" if _diagnostics_source(results)
+              else f"decoder {corr.get('decoder', '')}")
+    text = [f"{method.capitalize()} correlation across encoders between each diagnostic and each "
+            f"downstream task (Kerscher & Eger 2020, Figure 2); {origin}"
+            + (f"; downstream scores: {downstream}" if downstream else "") + ". Mean and min are "
+            "over tasks; n is the number of encoders with both values (pairwise deletion)."]
+    if methods:
+        text.append("p: " + "; ".join(how.get(m, m) for m in methods) + ".")
+    return Section(f"Correlation with downstream tasks ({method})", text,
+                   figure=HEATMAP_FILE if HEATMAP_FILE in figures else None,
+                   tables=[("rho", ["diagnostic", *tasks, "mean", "min", "n"], rho_rows),
+                           ("p-values", ["diagnostic", *tasks], p_rows)])
+
+
+def _rank_section(results: dict[str, Any]) -> Section | None:
+    corr = results.get("correlations") or {}
+    ranks = corr.get("ranks") or {}
+    if not ranks:
+        return None
+    wanted = corr.get("rank_by") or ((results.get("spec") or {}).get("correlation") or {}).get(
+        "rank_by")
+    by = wanted if wanted in ranks else next((k for k in ranks if k != "downstream"), "")
+    downstream, v2s = ranks.get("downstream", {}), ranks.get(by, {})
+    encoders = sorted(set(downstream) | set(v2s),
+                      key=lambda e: (downstream.get(e, 10**6), v2s.get(e, 10**6), e))
+    rows = [[e, _fmt(downstream.get(e)), _fmt(v2s.get(e)),
+             _fmt(v2s[e] - downstream[e]) if e in v2s and e in downstream else "–"]
+            for e in encoders]
+    text = ["Rank 1 is best. Downstream rank: encoders ranked within each task, ranks averaged "
+            f"over tasks, the averages ranked; V2S rank by {by or 'a diagnostic'} "
+            "(Kerscher & Eger 2020, Table 1)."]
+    common = [e for e in encoders if e in downstream and e in v2s]
+    if len(common) >= 3 and by:
+        from harness.stats import correlate
+
+        agreement = correlate({e: -downstream[e] for e in common}, {e: -v2s[e] for e in common})
+        if agreement.rho is not None:
+            text.append(f"Spearman correlation of the two rankings over {agreement.n} encoders: "
+                        f"{agreement.rho:.2f} (p {_p(agreement.p)}).")
+    return Section("Ranks", text, tables=[("", ["encoder", "downstream rank",
+                                                f"V2S rank ({by})", "V2S - DS"], rows)])
+
+
+def _samples_section(results: dict[str, Any]) -> Section | None:
+    examples = results.get("examples") or []
+    if not examples:
+        return None
+    tables = []
+    for number, example in enumerate(examples, start=1):
+        rows = [["input", "", example["reference"]]]
+        rows += [[o["encoder"], o["decoder"], o["hypothesis"]] for o in example["outputs"]]
+        tables.append((f"Sample {number}", ["encoder", "decoder", "sentence"], rows))
+    return Section("Samples", ["One test input and what the decoder regenerated from each "
+                               "encoder's vector (Kerscher & Eger 2020, Table 2, left)."],
+                   tables=tables)
+
+
+def _training_section(results: dict[str, Any], figures: dict[str, bytes]) -> Section | None:
+    runs = results.get("runs", [])
+    if not runs:
+        return None
+    rows = [[r["encoder"], r["decoder"], _fmt(r.get("train", {}).get("epochs")),
+             _fmt(r.get("train", {}).get("train_loss"), 3),
+             _fmt(r.get("train", {}).get("val_loss"), 3),
+             _fmt(r.get("train", {}).get("tokens_per_s"), 0),
+             _fmt(r.get("generate", {}).get("sentences_per_s"), 1)] for r in runs]
+    text = [] if CURVES_FILE in figures else ["No training curves were recorded."]
+    return Section("Training and generation", text,
+                   figure=CURVES_FILE if CURVES_FILE in figures else None,
+                   tables=[("", ["encoder", "decoder", "epochs", "train loss", "val loss",
+                                 "tokens/s", "sentences/s"], rows)])
+
+
+def report_sections(results: dict[str, Any], figures: dict[str, bytes]) -> list[Section]:
+    """Return the report's sections in order, shared by the Markdown and HTML renderings."""
+    notes = list((results.get("correlations") or {}).get("notes", []))
+    sections = [Section("Notes", [f"- {note}" for note in notes])] if notes else []
+    for section in (_diagnostics_section(results), _correlation_section(results, figures),
+                    _rank_section(results), _samples_section(results),
+                    _training_section(results, figures)):
+        if section is not None:
+            sections.append(section)
+    return sections
+
+
+def _provenance(results: dict[str, Any]) -> str:
     prov = results.get("provenance", {})
-    lines += [f"harness {prov.get('harness_version', '?')}, device {prov.get('device', '?')}, "
-              f"seed {prov.get('seed', '?')}, spec sha256 {str(prov.get('spec_sha256', ''))[:12]}",
-              ""]
-    for title, header, rows in _tables(results):
-        lines += [f"## {title}", "", "| " + " | ".join(header) + " |",
-                  "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(cells) + " |" for cells in rows]
-        lines.append("")
-    notes = _notes(results)
-    if notes:
-        lines += ["## Notes", ""] + [f"- {note}" for note in notes] + [""]
-    examples = results.get("examples", [])
-    if examples:
-        lines += ["## Samples", ""]
-        for example in examples:
-            lines.append(f"- input: `{example['reference']}`")
-            for output in example["outputs"]:
-                lines.append(f"  - {output['encoder']} / {output['decoder']}: "
-                             f"`{output['hypothesis']}`")
-        lines.append("")
+    return (f"harness {prov.get('harness_version', '?')}, device {prov.get('device', '?')}, "
+            f"seed {prov.get('seed', '?')}, spec sha256 {str(prov.get('spec_sha256', ''))[:12]}")
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(results: dict[str, Any], figures: dict[str, bytes] | None = None) -> str:
+    """Return the Markdown report of a run; figures are linked from figures/."""
+    figures = report_figures(results) if figures is None else figures
+    lines = [f"# V2S report: {results.get('spec', {}).get('name', '')}", "",
+             _provenance(results), ""]
+    for section in report_sections(results, figures):
+        lines += [f"## {section.title}", ""]
+        for line in section.text:
+            # notes form one list; other lines are paragraphs of their own
+            lines += [line] if line.startswith("- ") else [line, ""]
+        if section.text and section.text[-1].startswith("- "):
+            lines.append("")
+        if section.figure:
+            lines += [f"![{section.title}]({FIGURES_DIR}/{section.figure})", ""]
+        for caption, header, rows in section.tables:
+            if caption:
+                lines += [f"**{caption}**", ""]
+            lines += ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+                      "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(_md_cell(c) for c in cells) + " |" for cells in rows]
+            lines.append("")
     return "\n".join(lines)
 
 
-def render_html(results: dict[str, Any]) -> str:
-    """Return a self-contained HTML report of a run."""
+_STYLE = ("body{font-family:sans-serif;margin:2em;max-width:1400px}"
+          "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
+          "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+          "td:first-child,th:first-child{text-align:left}"
+          "table.samples td:last-child{text-align:left;font-family:monospace}"
+          "img{max-width:100%;height:auto;display:block;margin:0.5em 0}"
+          "caption{text-align:left;font-weight:bold;padding:0.3em 0}"
+          ".scroll{overflow-x:auto}")
+
+
+def render_html(results: dict[str, Any], figures: dict[str, bytes] | None = None) -> str:
+    """Return a self-contained HTML report of a run: figures embedded as base64 PNG."""
+    figures = report_figures(results) if figures is None else figures
     esc = html.escape
-    parts = [f"<h1>V2S report: {esc(str(results.get('spec', {}).get('name', '')))}</h1>"]
-    for title, header, rows in _tables(results):
-        parts.append(f"<h2>{esc(title)}</h2><table><tr>"
-                     + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
-                  for cells in rows]
-        parts.append("</table>")
-    notes = _notes(results)
-    if notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes)
-                     + "</ul>")
-    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>V2S report</title>"
-            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+    parts = [f"<h1>V2S report: {esc(str(results.get('spec', {}).get('name', '')))}</h1>",
+             f"<p>{esc(_provenance(results))}</p>"]
+    for section in report_sections(results, figures):
+        parts.append(f"<section><h2>{esc(section.title)}</h2>")
+        if section.title == "Notes":
+            parts.append("<ul>" + "".join(f"<li>{esc(line[2:])}</li>" for line in section.text)
+                         + "</ul>")
+        else:
+            parts += [f"<p>{esc(line)}</p>" for line in section.text]
+        if section.figure:
+            data = base64.b64encode(figures[section.figure]).decode("ascii")
+            parts.append(f"<img id='{esc(section.figure.split('.')[0])}' "
+                         f"alt='{esc(section.title)}' src='data:image/png;base64,{data}'>")
+        for caption, header, rows in section.tables:
+            kind = " class='samples'" if section.title == "Samples" else ""
+            parts.append(f"<div class='scroll'><table{kind}>"
+                         + (f"<caption>{esc(caption)}</caption>" if caption else "")
+                         + "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
+            parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
+                      for cells in rows]
+            parts.append("</table></div>")
+        parts.append("</section>")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>V2S report: "
+            f"{esc(str(results.get('spec', {}).get('name', '')))}</title>"
+            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")

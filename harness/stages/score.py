@@ -37,8 +37,7 @@ def score_samples(ctx: RunContext, component: Component, samples: Samples) -> Sc
 
     started = time.perf_counter()
     info = ctx.registry.get("metric", component.name)
-    metric = ctx.registry.create("metric", component.name, component.settings,
-                                 ctx.build_context())
+    metric = ctx.build_once("metric", component)
     if not isinstance(metric, Metric):
         raise PluginError(info.plugin, f"metric {component.name!r} lacks "
                                        "sentence_statistics/corpus_score")

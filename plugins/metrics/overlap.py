@@ -1,9 +1,15 @@
 """Exact-match diagnostics of Vec2Sent: Id, PERM and Id/PERM (Kerscher & Eger 2020, section 2).
 
 Each metric reduces a (reference, hypothesis) pair to 0/1 indicators whose column sums give the
-corpus score, so the core can bootstrap them like any other metric. Strings are compared as the
-core passes them (normalised or raw); only surrounding whitespace and runs of whitespace are
-ignored, because a decoder's spacing is not what these tests probe.
+corpus score, so the core can bootstrap them like any other metric. Only surrounding whitespace
+and runs of whitespace are ignored, because a decoder's spacing is not what these tests probe.
+
+Two views of the input exist. `text="normalised"` (the default) compares the hypothesis with the
+normalised input the decoder was trained to regenerate (the sample field `reference`): this is
+the paper's test. `text="raw"` compares it with the input as read from the corpus (the sample
+field `reference_raw`, requested through `requires`). The decoder only ever produces normalised
+text, so raw scores are at most the normalised ones whenever normalisation changes a sentence
+(case, digits): the gap shows how much of Id and PERM normalisation hides.
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
+
+TEXTS = ("normalised", "raw")
+"""Which input the hypothesis is compared with: the decoder's target, or the corpus text."""
 
 
 def _tokens(sentence: str) -> list[str]:
@@ -45,22 +54,46 @@ def _percent_of(count: int, totals: np.ndarray) -> np.ndarray:
     return 100.0 * np.asarray(totals, dtype=np.float64)[..., 0] / count
 
 
-class IdentityMetric:
+class _ExactMatchMetric:
+    """Shared input handling: which reference text the indicators are computed against."""
+
+    def __init__(self, text: str = "normalised") -> None:
+        if text not in TEXTS:
+            raise ValueError(f"unknown text {text!r}; choose one of {', '.join(TEXTS)}")
+        self.text = text
+        # The core passes each field named here as a keyword list (harness.protocols.Metric).
+        self.requires: tuple[str, ...] = ("reference_raw",) if text == "raw" else ()
+
+    def _indicators(self, references: Sequence[str], hypotheses: Sequence[str],
+                    reference_raw: Sequence[str] | None) -> np.ndarray:
+        if self.text == "raw":
+            if reference_raw is None:
+                raise ValueError("text='raw' compares with the raw inputs: pass reference_raw=[...] "
+                                 "(the core does, from the samples' `reference_raw` field)")
+            if len(reference_raw) != len(references):
+                raise ValueError(f"got {len(references)} references but {len(reference_raw)} "
+                                 "raw references")
+            references = reference_raw
+        return pair_indicators(references, hypotheses)
+
+
+class IdentityMetric(_ExactMatchMetric):
     """Id: the percentage of outputs identical to their input (paper section 2, Id(x, y)).
 
     Statistics per pair: [identical].
     """
 
-    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str],
+                            reference_raw: Sequence[str] | None = None) -> np.ndarray:
         """Return an (n, 1) array: 1 where the hypothesis is identical to the reference."""
-        return pair_indicators(references, hypotheses)[:, :1]
+        return self._indicators(references, hypotheses, reference_raw)[:, :1]
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
         """Return 100 * #identical / count for totals (..., 1), over any leading batch dims."""
         return _percent_of(count, totals)
 
 
-class PermutationMetric:
+class PermutationMetric(_ExactMatchMetric):
     """PERM: the percentage of outputs that are a permutation of their input (paper section 2).
 
     A permutation has the same multiset of whitespace tokens as the input; an identical output
@@ -68,16 +101,17 @@ class PermutationMetric:
     different length never do. Statistics per pair: [permutation].
     """
 
-    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str],
+                            reference_raw: Sequence[str] | None = None) -> np.ndarray:
         """Return an (n, 1) array: 1 where the hypothesis permutes the reference's tokens."""
-        return pair_indicators(references, hypotheses)[:, 1:]
+        return self._indicators(references, hypotheses, reference_raw)[:, 1:]
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
         """Return 100 * #permutations / count for totals (..., 1), over any leading batch dims."""
         return _percent_of(count, totals)
 
 
-class IdentityPerPermutationMetric:
+class IdentityPerPermutationMetric(_ExactMatchMetric):
     """Id/PERM: the percentage of permutations that are exact (paper section 2, Id divided by PERM).
 
     Equals 100 * #identical / #permutations, i.e. 100 * Id / PERM, since identical outputs are
@@ -86,9 +120,10 @@ class IdentityPerPermutationMetric:
     [identical, permutation].
     """
 
-    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str],
+                            reference_raw: Sequence[str] | None = None) -> np.ndarray:
         """Return an (n, 2) array of [identical, permutation] indicators."""
-        return pair_indicators(references, hypotheses)
+        return self._indicators(references, hypotheses, reference_raw)
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
         """Return 100 * #identical / #permutations (0 without permutations) for totals (..., 2)."""

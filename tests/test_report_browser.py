@@ -1,0 +1,71 @@
+"""report.html opened in headless Chromium shows the heatmap (a screenshot check).
+
+Needs a Chromium binary (`apt-get install chromium`). Without one the test is skipped, unless
+HARNESS_BROWSER_TESTS=1 asks for it, in which case it fails saying what to install.
+The same check by hand is documented in docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.stages.correlate import correlations_from_tables
+from harness.stages.report import SCHEMA, write_reports
+
+PAPER = Path(__file__).resolve().parents[1] / "benchmarks" / "paper"
+pytestmark = pytest.mark.integration
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None and Path("/usr/bin/chromium").exists():
+        found = "/usr/bin/chromium"
+    if found is None:
+        message = "no chromium binary on PATH: apt-get install -y chromium"
+        if os.environ.get("HARNESS_BROWSER_TESTS") == "1":
+            pytest.fail(f"HARNESS_BROWSER_TESTS=1 but {message}")
+        pytest.skip(f"{message} (or set HARNESS_BROWSER_TESTS=1 to make this a failure)")
+    return found
+
+
+def screenshot(browser: str, page: Path, out: Path, profile: Path) -> np.ndarray:
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
+               f"--screenshot={out}", "--window-size=1200,2000", page.resolve().as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert out.exists(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"
+    from matplotlib.image import imread
+
+    return imread(io.BytesIO(out.read_bytes()), format="png")[..., :3]
+
+
+def test_report_html_shows_the_heatmap_in_chromium(tmp_path: Path):
+    browser = chromium()
+    correlations = correlations_from_tables(PAPER / "v2s-table4.yaml",
+                                            PAPER / "senteval-table5.yaml")
+    results = {"schema": SCHEMA, "spec": {"name": "paper-correlations"}, "runs": [],
+               "correlations": correlations.to_json()}
+    write_reports(tmp_path, results, ["html"])
+    rgb = screenshot(browser, tmp_path / "report.html", tmp_path / "shot.png", tmp_path / "profile")
+
+    assert rgb.shape[:2] == (2000, 1200)
+    # not blank: text and tables drew something, and the page is not one colour
+    assert (rgb.min(axis=-1) < 0.9).mean() > 0.01 and rgb.std() > 0.05
+    # the heatmap's reds (Id/PERM and Id rho up to 0.83) and the colour bar's blues
+    red = (rgb[..., 0] - rgb[..., 2] > 0.3) & (rgb[..., 0] - rgb[..., 1] > 0.3)
+    blue = (rgb[..., 2] - rgb[..., 0] > 0.3)
+    assert red.sum() > 5000, "no red heatmap cells in the screenshot"
+    assert blue.sum() > 200, "no blue (negative end of the colour bar) in the screenshot"
+    rows, columns = np.nonzero(red)
+    # one block of cells, several cells wide and high, not scattered pixels
+    assert columns.max() - columns.min() > 300 and rows.max() - rows.min() > 100
+    block = red[rows.min():rows.max() + 1, columns.min():columns.max() + 1]
+    assert block.mean() > 0.2
