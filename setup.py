@@ -57,6 +57,7 @@ setup(
             "harness-encoders = harness_plugins.encoders",
             "harness-decoders = harness_plugins.decoders",
             "harness-metrics = harness_plugins.metrics",
+            "harness-model-encoders = harness_plugins.encoders.models",
         ],
     },
     classifiers=[

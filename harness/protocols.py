@@ -148,15 +148,31 @@ class ComponentInfo:
     distribution: str = ""
     version: str = ""
 
-    def status(self) -> str:
-        """"ok", or "unavailable: <what to do>"."""
+    def status(self, options: Options | None = None) -> str:
+        """"ok", or "unavailable: <what to do>".
+
+        An `availability` callable with a parameter named `options` is given the component's
+        validated options (e.g. a weights path set in the spec); `harness list` passes None.
+        """
         if self.availability is None:
             return "ok"
         try:
-            reason = self.availability()
+            if _takes_options(self.availability):
+                reason = self.availability(options=options)
+            else:
+                reason = self.availability()
         except Exception as exc:  # a broken availability check must not break `harness list`
             reason = f"availability check failed: {exc}"
         return "ok" if reason is None else f"unavailable: {reason}"
+
+
+def _takes_options(function: Callable[..., Any]) -> bool:
+    import inspect
+
+    try:
+        return "options" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ class Registry:
     def create(self, kind: str, name: str, options: Options, context: BuildContext) -> Any:
         """Build the component with validated options; refuses an unavailable one."""
         info = self.get(kind, name)
-        status = info.status()
+        status = info.status(options)
         if status != "ok":
             raise UnavailableComponentError(kind, name, status.removeprefix("unavailable: "))
         return info.factory(options, context)

@@ -484,17 +484,17 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
             except HarnessError as exc:
                 raise SpecError(str(exc), file=source, line=line,
                                 field=_dotted(loc + ("name",))) from None
-            status = info.status()
-            if status != "ok":
-                spec._problems.append(SpecError(f"{kind} {component.name!r} is {status}",
-                                                file=source, line=line,
-                                                field=_dotted(loc + ("name",))))
             try:
                 component._settings = info.options.model_validate(component.options)
             except ValidationError as exc:
                 # Options sit beside `name` in YAML: drop the `options` level from the path.
                 _raise_first(exc, file=file, lines=lines, prefix=loc, model=info.options,
                              overridden=overridden)
+            status = info.status(component._settings)
+            if status != "ok":
+                spec._problems.append(SpecError(f"{kind} {component.name!r} is {status}",
+                                                file=source, line=line,
+                                                field=_dotted(loc + ("name",))))
 
 
 def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None

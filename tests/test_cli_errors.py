@@ -217,7 +217,8 @@ def test_run_missing_corpus_file_given_with_set(tmp_path: Path, cache: Path) -> 
 
 @pytest.mark.parametrize(("args", "needle"), [
     (("--set", "encoders=[avg, no-such-encoder]"), "encoders.1.name: unknown encoder 'no-such-encoder'"),
-    (("--set", "decoders.0.name=mos-lstmm"), "unknown decoder 'mos-lstmm': did you mean 'mos-lstm'?"),
+    (("--set", "decoders.0.name=mos-lstmm"),
+     "unknown decoder 'mos-lstmm': did you mean 'mos-lstm' or 'simple-lstm'?"),
     (("--set", "metrics=[idd]"), "metrics.0.name: unknown metric 'idd'"),
 ])
 def test_run_unknown_component_name(tmp_path: Path, cache: Path, args: tuple[str, ...],

@@ -376,7 +376,8 @@ def test_set_of_an_unknown_key(tmp_path: Path, registry: Registry) -> None:
     error = spec_error(write(tmp_path, BASE), registry, ("vocab.colour=3",))
     assert (error.file, error.line, error.field) == ("--set", None, "vocab.colour")
     assert error.detail == "unknown key; expected one of: bpe_size, dim, epochs, model, vectors"
-    assert str(error) == "--set: vocab.colour: unknown key; expected one of: bpe_size, dim, epochs, model, vectors"
+    assert str(error) == ("--set: vocab.colour: unknown key; expected one of: "
+                          "bpe_size, dim, epochs, model, vectors")
 
 
 def test_set_of_an_unknown_top_level_key(tmp_path: Path, registry: Registry) -> None:
