@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+
+from harness.training.options import TrainingOptions
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,13 +32,9 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class DecoderOptions(Options):
-    """Options every decoder family has: the core's trainer reads these."""
-
-    epochs: int = Field(5, ge=1, description="training epochs")
-    batch_size: int = Field(64, ge=1, description="sentences per training batch")
-    lr: float = Field(2e-3, gt=0.0, description="Adam learning rate")
-    clip: float = Field(0.25, ge=0.0, description="gradient-norm clipping threshold (0 = off)")
+class DecoderOptions(TrainingOptions, Options):
+    """Options every decoder family has: the core's trainer reads the `TrainingOptions` fields
+    (epochs, batch size, optimiser, schedule, validation, checkpoints)."""
 
 
 @dataclass(frozen=True)

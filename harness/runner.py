@@ -87,6 +87,8 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
                  for encoder in spec.components("encoder")]
     for encoder, encoded in zip(spec.components("encoder"), encodings):
         for decoder in spec.components("decoder"):
+            if decoder.encoders is not None and encoder.name not in decoder.encoders:
+                continue
             trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
             generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
             samples[(encoder.name, decoder.name)] = generated

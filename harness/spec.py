@@ -114,7 +114,10 @@ class GenerationSection(Strict):
     beam: int = Field(default=5, gt=0)
     max_len: int = Field(default=30, gt=0)
     batch_size: int = Field(default=256, gt=0)
-    length_normalise: bool = False
+    # Rank hypotheses by summed log-probability (none), by its mean per token (mean), or as the
+    # paper's released code does (paper); see docs/decoders.md.
+    length_penalty: Literal["none", "mean", "paper"] = "none"
+    stop_after: int | None = Field(default=None, ge=1)  # ended hypotheses before a sentence stops
 
 
 class DownstreamSection(Strict):
@@ -135,6 +138,8 @@ class Component(Strict):
 
     name: str
     options: dict[str, Any] = {}
+    # Decoders only: the encoders this decoder is trained for (default: every encoder).
+    encoders: list[str] | None = None
     _settings: Options | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
@@ -143,8 +148,8 @@ class Component(Strict):
         if isinstance(value, str):
             return {"name": value}
         if isinstance(value, dict) and "name" in value and "options" not in value:
-            return {"name": value["name"],
-                    "options": {k: v for k, v in value.items() if k != "name"}}
+            core = {k: value[k] for k in ("name", "encoders") if k in value}
+            return {**core, "options": {k: v for k, v in value.items() if k not in core}}
         if not isinstance(value, (dict, Component)):
             raise ValueError("expected a component name or a mapping with `name:` and options")
         return value
@@ -490,6 +495,17 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
                 # Options sit beside `name` in YAML: drop the `options` level from the path.
                 _raise_first(exc, file=file, lines=lines, prefix=loc, model=info.options,
                              overridden=overridden)
+            if component.encoders is not None:
+                where = dict(file=source, line=None if source == "--set" else
+                             _line_of(lines, loc + ("encoders",)),
+                             field=_dotted(loc + ("encoders",)))
+                if kind != "decoder":
+                    raise SpecError("only decoders take `encoders:`", **where)
+                known = [e.name for e in spec.components("encoder")]
+                unknown = [name for name in component.encoders if name not in known]
+                if unknown:
+                    raise SpecError(f"{', '.join(unknown)} not among the spec's encoders "
+                                    f"({', '.join(known)})", **where)
             status = info.status(component._settings)
             if status != "ok":
                 spec._problems.append(SpecError(f"{kind} {component.name!r} is {status}",

@@ -41,9 +41,9 @@ def registered() -> dict[str, dict]:
 def test_registers_the_paper_metrics_with_options_classes():
     calls = registered()
     assert set(calls) == {"id", "perm", "id-perm", "id:raw", "perm:raw", "id-perm:raw", "bleu",
-                          "mover", "bertscore"}
+                          "mover", "bertscore", "ppl"}
     for call in calls.values():
-        assert issubclass(call["options"], Options)
+        assert issubclass(call.get("options", Options), Options)
         assert call["description"]
     assert calls["bleu"]["options"] is BleuOptions
     for name in ("id", "perm", "id-perm"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -29,7 +30,7 @@ vocab: {{bpe_size: 200, dim: 16, epochs: 2}}
 encoders: [avg]
 decoders: [{{name: mos-lstm, hidden: 32, epochs: {epochs}, batch_size: 32}}]
 generation: {{beam: 2, max_len: 20}}
-metrics: [id, perm, id-perm, bleu]
+metrics: [id, perm, id-perm, bleu, ppl]
 downstream: {{reference: table.yaml}}
 report: {{formats: [md, html]}}
 """
@@ -76,6 +77,12 @@ def test_results_follow_the_design_schema(tiny_run: tuple[Path, dict, Cache]) ->
         low, high = entry["ci95"]
         assert low <= entry["value"] + 1e-9 and entry["value"] <= high + 1e-9
     assert run["metrics"]["bleu"]["signature"].startswith("nrefs:1")
+    # perplexity of the inputs under the decoder: above 1, and consistent with the records
+    records = [json.loads(line) for line in
+               (root / "run" / "samples" / "avg__mos-lstm.jsonl").read_text().splitlines()]
+    expected_ppl = math.exp(sum(r["nll"] for r in records) / sum(r["tokens"] for r in records))
+    assert run["metrics"]["ppl"]["value"] == pytest.approx(expected_ppl)
+    assert 1.0 < run["metrics"]["ppl"]["value"]
     assert {"epochs", "val_loss", "tokens_per_s"} <= set(run["train"])
     assert run["train"]["epochs"] == 2
     assert run["generate"]["sentences_per_s"] > 0
@@ -115,13 +122,24 @@ def test_changing_an_option_rebuilds_only_what_depends_on_it(
     spec = load_spec(root / "tiny.yaml", ["generation.beam=1"], registry=registry)
     again = Cache(cache.root)
     run_spec(spec, registry, root / "run3", cache=again)
-    assert again.builds == 5  # generation + 4 scores; corpus, vocab, encode, train reused
+    assert again.builds == 6  # generation + 5 scores; corpus, vocab, encode, train reused
 
 
 def _harness(*args: str, cache: Path, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "HARNESS_CACHE": str(cache), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _epochs_checkpointed(cache: Path) -> int:
+    """Epochs completed by the newest checkpoint of a training in progress (0 if none yet)."""
+    best = 0
+    for path in (cache / "train").glob("*.partial/checkpoints/step-*.json"):
+        try:
+            best = max(best, len(json.loads(path.read_text())["position"]["history"]))
+        except (OSError, ValueError, KeyError):
+            continue  # pruned or half-written while we looked
+    return best
 
 
 @pytest.mark.slow
@@ -134,8 +152,7 @@ def test_training_killed_halfway_resumes_to_the_same_result(tmp_path: Path) -> N
     proc = _harness("run", str(spec), "--out", "run", cache=tmp_path / "c2", cwd=tmp_path)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
-        states = list((tmp_path / "c2" / "train").glob("*.partial/checkpoints/checkpoint.json"))
-        if states and json.loads(states[0].read_text()).get("epoch", 0) >= 2:
+        if _epochs_checkpointed(tmp_path / "c2") >= 2:
             break
         time.sleep(0.05)
     assert proc.poll() is None, "the run finished before it could be killed"

@@ -154,7 +154,7 @@ def test_defaults(tmp_path: Path, registry: Registry) -> None:
     assert (spec.encode.dtype, spec.encode.batch_size) == ("float32", 256)
     generation = spec.generation
     assert (generation.beam, generation.max_len, generation.batch_size) == (5, 30, 256)
-    assert generation.length_normalise is False
+    assert generation.length_penalty == "none" and generation.stop_after is None
     assert spec.downstream.reference is None
     assert (spec.correlation.method, spec.correlation.rank_by) == ("spearman", "id-perm")
     assert spec.report.formats == ["md"]
@@ -304,7 +304,7 @@ def test_spec_file_not_found(tmp_path: Path, registry: Registry) -> None:
 @pytest.mark.parametrize(("override", "loc", "value"), [
     ("seed=3", ("seed",), 3),
     ("decoders.0.lr=0.5", ("decoders", 0, "lr"), 0.5),
-    ("generation.length_normalise=true", ("generation", "length_normalise"), True),
+    ("generation.length_penalty=mean", ("generation", "length_penalty"), "mean"),
     ("corpus.normalise.lowercase=no", ("corpus", "normalise", "lowercase"), False),
     ("report.formats=[md, html]", ("report", "formats"), ["md", "html"]),
     ("corpus.train={path: a.txt}", ("corpus", "train"), {"path": "a.txt"}),
@@ -346,12 +346,12 @@ def test_set_overrides_reach_the_typed_spec(tmp_path: Path, registry: Registry) 
     path = write(tmp_path, text)
     plain = load_spec(path, (), registry)
     spec = load_spec(path, ("seed=5", "vocab.dim=8", "decoders.0.hidden=64", "decoders.0.lr=0.01",
-                            "generation.length_normalise=true", "report.formats=[md, html]",
+                            "generation.length_penalty=paper", "report.formats=[md, html]",
                             "device=cuda:0", "corpus.normalise={lowercase: false}"), registry)
     assert (spec.seed, spec.vocab.dim, spec.device) == (5, 8, "cuda:0")
     decoder = spec.components("decoder")[0]
     assert (decoder.settings.hidden, decoder.settings.lr) == (64, 0.01)
-    assert spec.generation.length_normalise is True
+    assert spec.generation.length_penalty == "paper"
     assert spec.report.formats == ["md", "html"]
     assert spec.corpus.normalise == Normalise(lowercase=False, digits="keep")
     assert spec.sha256 != plain.sha256
@@ -651,3 +651,22 @@ def test_the_first_error_by_line_is_reported_with_a_count(tmp_path: Path, regist
     error = spec_error(path, registry)
     assert (error.line, error.field) == (line_of(text, "seed: x"), "seed")
     assert error.detail.endswith("(and 1 more)")
+
+
+def test_a_decoder_can_be_restricted_to_some_encoders(tmp_path: Path, registry: Registry) -> None:
+    text = BASE.replace("encoders: [avg]", "encoders: [avg, hier]").replace(
+        "  - {name: mos-lstm, hidden: 32, epochs: 1}\n",
+        "  - {name: mos-lstm, hidden: 32, epochs: 1}\n"
+        "  - {name: simple-lstm, hidden: 16, encoders: [hier]}\n")
+    spec = load_spec(write(tmp_path, text), (), registry)
+    first, second = spec.components("decoder")
+    assert first.encoders is None and second.encoders == ["hier"]
+    assert second.settings.hidden == 16 and "encoders" not in second.identity()["options"]
+    bad = text.replace("encoders: [hier]}", "encoders: [gem]}")
+    path = write(tmp_path, bad, "bad.yaml")
+    error = spec_error(path, registry)
+    assert (error.field, error.line) == ("decoders.1.encoders", line_of(bad, "simple-lstm"))
+    assert error.detail == "gem not among the spec's encoders (avg, hier)"
+    misplaced = text.replace("encoders: [avg, hier]", "encoders: [{name: avg, encoders: [avg]}]")
+    error = spec_error(write(tmp_path, misplaced, "m.yaml"), registry)
+    assert error.detail == "only decoders take `encoders:`"

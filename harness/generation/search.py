@@ -1,8 +1,11 @@
 """Greedy and beam search over any `ConditionalLanguageModel`, batched over many sentences.
 
 Both searches generate at most `max_len` tokens per sentence, the end-of-sentence token included;
-a hypothesis that has not ended by then is returned as it stands. Rows whose sentences are done
-are dropped from the batch (`reorder_state`), so long outliers do not keep a whole batch busy.
+a sentence with no hypothesis ended by then gets its best one as it stands. Rows whose sentences
+are done are dropped from the batch (`reorder_state`), so long outliers do not keep a whole batch
+busy. Beam search ranks ended hypotheses with the length penalties of
+`harness.generation.ranking`; `harness.generation.reference` holds the one-sentence-at-a-time
+searches it is checked and benchmarked against.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
+
+from harness.generation.ranking import best_reachable, rank
 
 
 @dataclass(frozen=True)
@@ -43,21 +48,32 @@ def greedy_search(model: nn.Module, vectors: Any, *, bos_id: int, eos_id: int, m
 
 def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_id: int,
                 max_len: int, batch_size: int, device: str | torch.device,
+                length_penalty: str | None = None, stop_after: int | None = None,
                 length_normalise: bool = False, progress: bool = False) -> list[Hypothesis]:
-    """Return the best of `beam` hypotheses found by beam search for each vector (N, D).
+    """Return the best hypothesis found by beam search of width `beam` for each vector (N, D).
 
-    Hypotheses are ranked by summed log-probability, or by its mean per token (eos included)
-    when `length_normalise`. A sentence stops when it has `beam` ended hypotheses that no live
-    one can beat any more; live ones at `max_len` compete with the ended ones.
+    At every step each live hypothesis proposes its `beam` most likely next tokens; the
+    candidates are taken best first, those ending in eos set aside as ended, until `beam` live
+    ones are kept (the released Vec2Sent search, maruker/vec2sent lstm/beam_search.py, pops its
+    priority queue the same way). The result is the ended hypothesis ranked highest by
+    `length_penalty` (`harness.generation.ranking`: none | mean | paper); a sentence with none
+    ended by `max_len` tokens gets its best live one. A sentence stops when no live hypothesis
+    can outrank its best ended one any more, or, with `stop_after`, once that many hypotheses
+    have ended (the released code stops at 5). `length_normalise=True` means
+    `length_penalty="mean"` (kept for older callers). With `beam=1` this is greedy search.
     """
     if beam < 1:
         raise ValueError(f"beam must be at least 1, got {beam}")
+    if stop_after is not None and stop_after < 1:
+        raise ValueError(f"stop_after must be at least 1, got {stop_after}")
+    penalty = length_penalty or ("mean" if length_normalise else "none")
+    rank(0.0, 1, penalty)  # rejects an unknown penalty before any work
     results: list[Hypothesis] = []
     with _generating(model, device) as (dev, autocast):
         for chunk in _chunks(vectors, batch_size, dev, progress, f"beam {beam}"):
             with autocast():
                 results.extend(_beam_batch(model, chunk, beam, bos_id, eos_id, max_len,
-                                           length_normalise))
+                                           penalty, stop_after))
     return results
 
 
@@ -121,83 +137,108 @@ def _greedy_batch(model: nn.Module, vectors: torch.Tensor, bos_id: int, eos_id: 
 
 
 def _beam_batch(model: nn.Module, vectors: torch.Tensor, beam: int, bos_id: int, eos_id: int,
-                max_len: int, length_normalise: bool) -> list[Hypothesis]:
+                max_len: int, penalty: str, stop_after: int | None) -> list[Hypothesis]:
+    """Beam search for a batch of sentences at once: `beam` rows per live sentence ("group").
+
+    Per group the search keeps the best ended hypothesis only (rank, score, ids), which is all
+    the result needs; rows of finished groups leave the batch.
+    """
     n, device = vectors.size(0), vectors.device
-
-    def rank(score: float, length: int) -> float:
-        return score / max(length, 1) if length_normalise else score
-
-    ended: list[list[tuple[float, float, tuple[int, ...]]]] = [[] for _ in range(n)]
-    groups = torch.arange(n)  # sentence of each live group of `beam` rows
+    out: list[Hypothesis | None] = [None] * n
+    neg_inf = float("-inf")
+    groups = torch.arange(n, device=device)  # sentence of each live group
     rows_vectors = vectors.repeat_interleave(beam, dim=0)
     state = model.initial_state(rows_vectors)
     tokens = torch.full((n * beam,), bos_id, dtype=torch.long, device=device)
     seqs = torch.empty((n * beam, 0), dtype=torch.long, device=device)
-    # Only the first row of each group is live at the start, so the beam starts from one prefix.
-    scores = torch.full((n, beam), float("-inf"), device=device)
+    # Only the first row of each group is live at the start, so the beam grows from one prefix.
+    scores = torch.full((n, beam), neg_inf, device=device)
     scores[:, 0] = 0.0
+    best_rank = torch.full((n,), neg_inf, device=device)
+    best_score = torch.full((n,), neg_inf, device=device)
+    best_seq = torch.zeros((n, max_len), dtype=torch.long, device=device)
+    best_len = torch.zeros((n,), dtype=torch.long, device=device)
+    ended = torch.zeros((n,), dtype=torch.long, device=device)
     for step in range(1, max_len + 1):
         log_probs, state = model.step(tokens, rows_vectors, state)
-        m, vocab_size = scores.size(0), log_probs.size(-1)
-        candidates = (scores.unsqueeze(-1) + log_probs.float().view(m, beam, vocab_size))
-        # 2*beam candidates always hold `beam` that do not end: each row has one eos token.
-        top_scores, top_index = candidates.view(m, -1).topk(min(2 * beam, beam * vocab_size))
-        from_row, token = top_index // vocab_size, top_index % vocab_size
-        is_eos = token == eos_id
-        # An ending candidate counts only when it ranks among the best `beam`, so beam=1 is greedy.
-        in_top = torch.arange(top_scores.size(1), device=device) < beam
-        final = (is_eos & in_top & torch.isfinite(top_scores)).nonzero().tolist()
-        for g, c in final:
-            row = g * beam + int(from_row[g, c])
-            words = tuple(seqs[row].tolist())
-            score = float(top_scores[g, c])
-            ended[int(groups[g])].append((rank(score, len(words) + 1), score, words))
-        live = ~is_eos & (torch.cumsum((~is_eos).long(), dim=1) <= beam)
-        scores = top_scores[live].view(m, beam)
-        rows = (torch.arange(m, device=device).unsqueeze(1) * beam
-                + from_row[live].view(m, beam)).view(-1)
-        tokens = token[live].view(-1)
+        m = scores.size(0)
+        k = min(beam, log_probs.size(-1))
+        top_log_probs, top_tokens = log_probs.float().topk(k, dim=-1)  # each row's k best
+        candidates, order = (scores.view(-1, 1) + top_log_probs).view(m, beam * k).sort(
+            dim=1, descending=True, stable=True)
+        cand_tokens = top_tokens.view(m, beam * k).gather(1, order)
+        cand_slot = torch.div(order, k, rounding_mode="floor")  # the parent's beam slot
+        finite = torch.isfinite(candidates)
+        is_eos = (cand_tokens == eos_id) & finite
+        is_live = (cand_tokens != eos_id) & finite
+        live_count = is_live.cumsum(dim=1)  # live candidates up to and including each one
+        keep_live = is_live & (live_count <= beam)
+        keep_eos = is_eos & (live_count < beam)  # ended before the beam-th live one was taken
+
+        # Ended hypotheses: keep the best per group (the earliest among equals).
+        ended += keep_eos.sum(dim=1)
+        eos_rank = torch.where(keep_eos, rank(candidates, step, penalty),
+                               torch.full_like(candidates, neg_inf))
+        step_best, at = eos_rank.max(dim=1)
+        better = (step_best > best_rank).nonzero().squeeze(1)
+        if better.numel():
+            parents = better * beam + cand_slot[better, at[better]]
+            best_rank[better] = step_best[better]
+            best_score[better] = candidates[better, at[better]]
+            best_len[better] = step - 1
+            best_seq[better, :step - 1] = seqs[parents]
+
+        # Live hypotheses: the first `beam` non-ending candidates, in rank order, into slots.
+        slot = torch.where(keep_live, live_count - 1, torch.full_like(live_count, beam))
+        scores = torch.full((m, beam + 1), neg_inf, device=device).scatter_(
+            1, slot, torch.where(keep_live, candidates, neg_inf))[:, :beam].contiguous()
+        new_tokens = torch.full((m, beam + 1), eos_id, dtype=torch.long, device=device).scatter_(
+            1, slot, cand_tokens)[:, :beam]
+        parent_slot = torch.zeros((m, beam + 1), dtype=torch.long, device=device).scatter_(
+            1, slot, cand_slot)[:, :beam]
+        rows = (torch.arange(m, device=device).unsqueeze(1) * beam + parent_slot).view(-1)
+        tokens = new_tokens.reshape(-1)
         seqs = torch.cat([seqs.index_select(0, rows), tokens.unsqueeze(1)], dim=1)
         state = model.reorder_state(state, rows)
+
+        best_live = scores[:, 0]
+        done = ~torch.isfinite(best_live) | (best_rank >= best_reachable(best_live, max_len,
+                                                                         penalty))
+        if stop_after is not None:
+            done |= ended >= stop_after
         if step == max_len:
+            done = torch.ones_like(done)
+        finished = done.nonzero().squeeze(1)
+        if not finished.numel():
+            continue
+        _collect(out, finished, groups, best_rank, best_score, best_seq, best_len, scores, seqs,
+                 beam)
+        if finished.numel() == m:
             break
-        # A live score only falls; normalised, it can rise at most to score / max_len.
-        best_live = scores[:, 0].cpu()
-        bound = best_live / max_len if length_normalise else best_live
-        done = [_has_beam_better(ended[int(s)], beam, float(b)) for s, b in zip(groups, bound)]
-        if all(done):
-            return _best(ended)
-        if any(done):
-            keep = torch.tensor([g for g, d in enumerate(done) if not d], dtype=torch.long)
-            keep_dev = keep.to(device)
-            keep_rows = (keep_dev.unsqueeze(1) * beam + torch.arange(beam, device=device)).view(-1)
-            groups, scores = groups[keep], scores[keep_dev]
-            tokens, seqs = tokens[keep_rows], seqs[keep_rows]
-            rows_vectors = rows_vectors[keep_rows]
-            state = model.reorder_state(state, keep_rows)
-    # max_len reached: unended live hypotheses are candidates too.
-    finite = torch.isfinite(scores).cpu()
-    for g, sentence in enumerate(groups.tolist()):
-        for b in range(beam):
-            if finite[g, b]:
-                words = tuple(seqs[g * beam + b].tolist())
-                score = float(scores[g, b])
-                ended[sentence].append((rank(score, len(words)), score, words))
-    return _best(ended)
+        keep = (~done).nonzero().squeeze(1)
+        keep_rows = (keep.unsqueeze(1) * beam + torch.arange(beam, device=device)).view(-1)
+        groups, scores, ended = groups[keep], scores[keep], ended[keep]
+        best_rank, best_score = best_rank[keep], best_score[keep]
+        best_seq, best_len = best_seq[keep], best_len[keep]
+        tokens, seqs, rows_vectors = tokens[keep_rows], seqs[keep_rows], rows_vectors[keep_rows]
+        state = model.reorder_state(state, keep_rows)
+    return [h if h is not None else Hypothesis((), float("-inf")) for h in out]
 
 
-def _has_beam_better(ended: list[tuple[float, float, tuple[int, ...]]], beam: int,
-                     bound: float) -> bool:
-    """Whether `beam` ended hypotheses rank at least as high as any live one can."""
-    if len(ended) < beam:
-        return False
-    return sorted((r for r, _, _ in ended), reverse=True)[beam - 1] >= bound
-
-
-def _best(ended: list[list[tuple[float, float, tuple[int, ...]]]]) -> list[Hypothesis]:
-    """The highest-ranked hypothesis of each sentence (the earliest found among equals)."""
-    best = []
-    for candidates in ended:
-        _, score, words = max(candidates, key=lambda c: c[0])
-        best.append(Hypothesis(words, score))
-    return best
+def _collect(out: list[Hypothesis | None], finished: torch.Tensor, groups: torch.Tensor,
+             best_rank: torch.Tensor, best_score: torch.Tensor, best_seq: torch.Tensor,
+             best_len: torch.Tensor, scores: torch.Tensor, seqs: torch.Tensor,
+             beam: int) -> None:
+    """Store the result of each finished group: its best ended hypothesis, else its best live
+    one (a sentence that did not end within `max_len` tokens)."""
+    has_ended = torch.isfinite(best_rank[finished]).tolist()
+    ended_seqs = best_seq[finished].tolist()
+    ended_lens = best_len[finished].tolist()
+    ended_scores = best_score[finished].tolist()
+    live_seqs = seqs[finished * beam].tolist()
+    live_scores = scores[finished, 0].tolist()
+    for i, sentence in enumerate(groups[finished].tolist()):
+        if has_ended[i]:
+            out[sentence] = Hypothesis(tuple(ended_seqs[i][:ended_lens[i]]), ended_scores[i])
+        else:
+            out[sentence] = Hypothesis(tuple(live_seqs[i]), live_scores[i])

@@ -16,7 +16,7 @@ from harness.stages.encode import Encoded
 from harness.stages.train import TrainedDecoder, build_decoder
 from harness.stages.vocab import Vocab
 
-VERSION = 1
+VERSION = 2
 SAMPLES_FILE = "samples.jsonl"
 
 
@@ -45,6 +45,7 @@ class Samples:
 def generate_samples(ctx: RunContext, component: Component, trained: TrainedDecoder,
                      encoded: Encoded, corpus: Corpus, vocab: Vocab) -> Samples:
     """Return the decoded test sentences, generating what the cache lacks."""
+    from harness.generation.perplexity import reference_nll
     from harness.generation.search import beam_search, greedy_search
     from harness.training.trainer import load_decoder_state
 
@@ -65,13 +66,18 @@ def generate_samples(ctx: RunContext, component: Component, trained: TrainedDeco
         else:
             hypotheses = beam_search(model, encoded.vectors("test"), beam=section.beam,
                                      max_len=section.max_len, batch_size=section.batch_size,
-                                     device=ctx.device, length_normalise=section.length_normalise,
+                                     device=ctx.device, length_penalty=section.length_penalty,
+                                     stop_after=section.stop_after,
                                      progress=True, **ids)
         seconds = time.perf_counter() - begun
+        # Teacher-forced NLL of every input, for the `ppl` metric.
+        nll = reference_nll(model, encoded.vectors("test"), vocab.vocab.encode(corpus.test),
+                            batch_size=section.batch_size, device=ctx.device, **ids)
         with open(directory / SAMPLES_FILE, "w", encoding="utf-8") as handle:
             for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test, corpus.test_raw)):
                 record = {"index": index, "reference": ref, "reference_raw": raw,
-                          "hypothesis": vocab.vocab.decode(hyp.ids), "score": hyp.score}
+                          "hypothesis": vocab.vocab.decode(hyp.ids), "score": hyp.score,
+                          "nll": nll[index][0], "tokens": nll[index][1]}
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         return {"sentences": len(hypotheses),
                 "sentences_per_s": len(hypotheses) / max(seconds, 1e-9)}

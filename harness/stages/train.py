@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,7 @@ from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
 from harness.stages.vocab import Vocab
 
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -68,13 +70,16 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
         model = build_decoder(ctx, component, encoded, vocab)
         summary = train_decoder(
             model, vocab.vocab, encoded.vectors("train"), vocab.vocab.encode(corpus.train),
-            epochs=settings.epochs, batch_size=settings.batch_size, lr=settings.lr,
-            clip=settings.clip, seed=ctx.spec.seed, device=ctx.device,
+            settings, seed=ctx.spec.seed, device=ctx.device,
             checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
-            progress=True)
+            progress=True, label=f"decoder {component.name!r} for encoder {encoded.encoder!r}")
         save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})
+        # The final weights are saved; at the paper's size the checkpoints are ~1 GB each.
+        shutil.rmtree(directory / "checkpoints", ignore_errors=True)
         return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
-                "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s}
+                "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s,
+                "best_epoch": summary.best_epoch, "stopped_early": summary.stopped_early,
+                "curve": _curve(directory / "train.jsonl")}
 
     directory = ctx.cache.produce("train", parts, build, label=label)
     ctx.add_time("train", time.perf_counter() - started)
@@ -82,3 +87,14 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
 
     return TrainedDecoder(encoder=encoded.encoder, decoder=component.name, key=directory.name,
                           directory=directory, summary=read_meta(directory)["summary"])
+
+
+def _curve(log_path: Path) -> list[dict[str, Any]]:
+    """The per-epoch losses from the training log, for the report's training curves."""
+    curve = []
+    if log_path.exists():
+        for line in log_path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("event", "epoch") == "epoch" and "epoch" in record:
+                curve.append({key: record.get(key) for key in ("epoch", "train_loss", "val_loss")})
+    return curve

@@ -1,284 +1,357 @@
-"""Teacher-forced training of any conditional decoder, with per-epoch resumable checkpoints.
+"""Teacher-forced training of any conditional decoder, resumable at any step.
 
 The decoder learns to regenerate each training sentence from its vector (Kerscher & Eger 2020,
 section 2): the loss is the token-level negative log-likelihood of `ids + [eos]` given
-`[bos] + ids` and the sentence vector.
+`[bos] + ids` and the sentence vector. Checkpoints hold the weights, the optimiser, the random
+generators and the position in the epoch's batch order, so on a CPU a run killed at any moment
+and rerun ends with the same weights as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import logging
+import math
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm.auto import tqdm
 
-from harness.errors import DataError
+from harness.errors import DataError, HarnessError
+from harness.training import state
+from harness.training.batches import (
+    IGNORE,
+    Batch,
+    bucketed_batches,
+    padded_batches,
+    sorted_batches,
+    split_validation,
+)
+from harness.training.checkpoint import (  # noqa: F401 - re-exported for the train stage
+    MODEL_FILE,
+    MODEL_JSON,
+    discard_newer,
+    load_decoder_state,
+    read_checkpoints,
+    save_decoder,
+    write_checkpoint,
+)
+from harness.training.log import TrainingLog
+from harness.training.options import RESULT_FIELDS, TrainingOptions, training_options
 
-CHECKPOINT_JSON = "checkpoint.json"
-MODEL_FILE = "model.safetensors"
-MODEL_JSON = "model.json"
-_IGNORE = -100  # target id of padding positions, skipped by the loss
-_POSTFIX_EVERY = 20  # progress-bar updates read the loss from the device this often
+log = logging.getLogger(__name__)
+
+_SYNC_EVERY = 20  # on a GPU, read the loss back (progress, NaN check) this often
+
+
+class DivergedError(HarnessError):
+    """Training produced a non-finite loss; the last good checkpoint is kept."""
+
+    def __init__(self, message: str, *, step: int, checkpoint: Path | None) -> None:
+        self.step, self.checkpoint = step, checkpoint
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
 class TrainingSummary:
-    """What a training run did: epochs completed, optimiser steps, last losses, throughput."""
+    """What a training run did: epochs completed, optimiser steps, losses, throughput.
+
+    `val_loss` is the validation loss (nats per token) of the returned weights, which are those
+    of the epoch with the lowest validation loss (`best_epoch`) when there is validation.
+    """
 
     epochs: int
     steps: int
     val_loss: float | None
     train_loss: float
     tokens_per_s: float
+    best_epoch: int | None = None
+    stopped_early: bool = False
 
 
-@dataclass(frozen=True)
-class _Batch:
-    inputs: torch.Tensor   # (B, T) [bos] + ids, padded
-    targets: torch.Tensor  # (B, T) ids + [eos], _IGNORE where padded
-    vectors: torch.Tensor  # (B, D) float32
-    tokens: int            # number of predicted (non-padding) tokens
+@dataclass
+class _Position:
+    """Where training stands; saved in every checkpoint (JSON)."""
+
+    epoch: int = 1              # epoch in progress
+    batch: int = 0              # batches of that epoch already trained on
+    steps: int = 0              # optimiser steps in total
+    history: list[dict[str, Any]] = field(default_factory=list)  # one record per epoch
+    epoch_loss: float = 0.0     # summed NLL of the epoch so far (float32 value)
+    epoch_tokens: int = 0
+    epoch_seconds: float = 0.0
+    log_loss: float = 0.0       # the same since the last step record
+    log_tokens: int = 0
+    log_seconds: float = 0.0
+    best_loss: float | None = None   # lowest monitored loss (validation, else training)
+    best_epoch: int | None = None
+    bad_epochs: int = 0              # epochs since best_loss fell (early stopping)
+    plateau_loss: float | None = None
+    plateau_epochs: int = 0          # epochs since plateau_loss fell (lr schedule)
+    stopped_early: bool = False
 
 
-def train_decoder(model: nn.Module, vocab: Any, train_vectors: np.ndarray,
-                  train_ids: Sequence[Sequence[int]], *, epochs: int, batch_size: int, lr: float,
-                  clip: float, seed: int, device: str | torch.device, checkpoint_dir: Path,
-                  log_path: Path, progress: bool = True) -> TrainingSummary:
+def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
+                  train_ids: Sequence[Sequence[int]], options: Any = None, *, seed: int,
+                  device: str | torch.device, checkpoint_dir: Path, log_path: Path,
+                  progress: bool = True, label: str | None = None,
+                  **overrides: Any) -> TrainingSummary:
     """Return the summary of training `model` to regenerate `train_ids` from `train_vectors`.
 
-    `train_vectors` (N, D) may be a memory map: only one batch of rows is read at a time.
-    `train_ids` are subword ids without bos/eos; `vocab` gives `bos_id` and `eos_id`.
-    A checkpoint is written to `checkpoint_dir` after every epoch; when one exists, training
-    continues after its epoch and the final weights equal those of an uninterrupted run (CPU).
-    The caller seeds torch before building the model; `seed` fixes the batch order.
+    `options` is any object with `TrainingOptions` fields (a decoder's `DecoderOptions`);
+    keyword `overrides` (epochs=..., lr=...) replace its values. `train_vectors` (N, D) may be a
+    memory map: only one batch of rows is read at a time. `train_ids` are subword ids without
+    bos/eos; `vocab` gives `pad_id`, `bos_id` and `eos_id`. `label` names the encoder/decoder
+    pair in messages. When `checkpoint_dir` holds a checkpoint, training continues from the
+    newest intact one. The caller seeds torch before building the model; `seed` fixes the
+    validation split and the batch order.
     """
-    if len(train_vectors) != len(train_ids):
-        raise DataError(f"{len(train_vectors)} training vectors but {len(train_ids)} sentences")
-    if len(train_ids) == 0:
-        raise DataError("no training sentences")
-    if epochs < 1 or batch_size < 1:
-        raise DataError(f"epochs and batch_size must be at least 1, got {epochs} and {batch_size}")
+    opts = training_options(options, **overrides)
+    who = label or "decoder"
+    _check_data(model, train_vectors, train_ids, who)
+    trainer = _Trainer(model, vocab, train_vectors, train_ids, opts, seed=seed,
+                       device=torch.device(device), directory=Path(checkpoint_dir),
+                       training_log=TrainingLog(log_path), progress=progress,
+                       who=who)
+    return trainer.run()
+
+
+def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]], who: str) -> None:
+    if len(vectors) != len(ids):
+        raise DataError(f"{who}: {len(vectors)} training vectors but {len(ids)} sentences")
+    if len(ids) == 0:
+        raise DataError(f"{who}: no training sentences")
     input_dim = getattr(model, "input_dim", None)
-    if train_vectors.ndim != 2 or (input_dim is not None and train_vectors.shape[1] != input_dim):
-        raise DataError(f"decoder expects sentence vectors of dimension {input_dim}, "
-                        f"got training vectors of shape {tuple(train_vectors.shape)}")
-    device = torch.device(device)
-    checkpoint_dir, log_path = Path(checkpoint_dir), Path(log_path)
-    checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    model.to(device)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.Adam(params, lr=lr)
-    config = {"batch_size": batch_size, "lr": lr, "clip": clip, "seed": seed,
-              "sentences": len(train_ids)}
+    if vectors.ndim != 2 or (input_dim is not None and vectors.shape[1] != input_dim):
+        raise DataError(f"{who}: decoder expects sentence vectors of dimension {input_dim}, "
+                        f"got training vectors of shape {tuple(vectors.shape)}")
 
-    history: list[dict[str, Any]] = []
-    steps = 0
-    saved = _read_checkpoint_json(checkpoint_dir)
-    if saved is not None:
-        if saved["config"] != config:
-            raise DataError(f"checkpoint in {checkpoint_dir} was written with {saved['config']}, "
-                            f"not {config}: delete the directory to start over")
-        _load_checkpoint(checkpoint_dir / saved["file"], model, optimizer, saved, device)
-        history, steps = saved["history"], saved["steps"]
-        # Keep the log equal to the checkpointed epochs (a kill may fall between the two writes).
-        _write_atomic(log_path, "".join(json.dumps(h) + "\n" for h in history))
 
-    lengths = np.fromiter((len(s) for s in train_ids), dtype=np.int64, count=len(train_ids))
-    model.train()
-    for epoch in range(len(history) + 1, epochs + 1):
-        order = _bucketed_batches(lengths, batch_size, seed, epoch)
-        started, total_tokens = time.perf_counter(), 0
-        total_loss = torch.zeros((), device=device)  # summed on the device: no sync per step
-        bar = tqdm(order, desc=f"epoch {epoch}/{epochs}", unit="batch", disable=None if progress else True,
-                   leave=False)
-        for batch in _batches(bar, vocab, train_vectors, train_ids, device):
-            total_loss += _train_step(model, optimizer, params, batch, clip, device)
-            steps += 1
-            total_tokens += batch.tokens
-            if progress and steps % _POSTFIX_EVERY == 0:
-                elapsed = max(time.perf_counter() - started, 1e-9)
-                bar.set_postfix(loss=f"{float(total_loss) / total_tokens:.3f}",
-                                tok_s=f"{total_tokens / elapsed:,.0f}", refresh=False)
+def _optimizer(opts: TrainingOptions, params: list[nn.Parameter]) -> torch.optim.Optimizer:
+    if opts.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=opts.lr, weight_decay=opts.weight_decay)
+    return torch.optim.Adam(params, lr=opts.lr, weight_decay=opts.weight_decay)
+
+
+class _Trainer:
+    """One training run: the loop, validation, schedule, early stopping and checkpoints."""
+
+    def __init__(self, model: nn.Module, vocab: Any, vectors: Any, ids: Sequence[Sequence[int]],
+                 opts: TrainingOptions, *, seed: int, device: torch.device, directory: Path,
+                 training_log: TrainingLog, progress: bool, who: str) -> None:
+        self.model, self.vocab, self.vectors, self.ids = model, vocab, vectors, ids
+        self.opts, self.seed, self.device, self.directory = opts, seed, device, directory
+        self.log, self.progress, self.who = training_log, progress, who
+        model.to(device)
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = _optimizer(opts, self.params)
+        self.lengths = np.fromiter((len(s) for s in ids), dtype=np.int64, count=len(ids))
+        self.train_index, self.val_index = split_validation(len(ids), opts.val_fraction, seed)
+        self.config = {**{name: getattr(opts, name) for name in RESULT_FIELDS},
+                       "seed": seed, "sentences": len(ids)}
+        self.position = _Position()
+        self.best: dict[str, torch.Tensor] | None = None
+        self.last_checkpoint: Path | None = None
+        # bf16 autocast only on CUDA: CPU autocast is slow for LSTMs and would change results.
+        self.autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16))
+                         if device.type == "cuda" else nullcontext)
+
+    # --- the run --------------------------------------------------------------------------
+
+    def run(self) -> TrainingSummary:
+        self._resume()
+        self.log.path.parent.mkdir(parents=True, exist_ok=True)
+        self.log.rewind(self.position.steps)
+        p = self.position
+        while p.epoch <= self.opts.epochs and not p.stopped_early:
+            self._train_epoch()
+            self._end_epoch()
+        if self.best is not None and self.val_index.size:
+            self.model.load_state_dict({k: v.to(self.device) for k, v in self.best.items()})
+        return self._summary()
+
+    def _train_epoch(self) -> None:
+        p, opts = self.position, self.opts
+        order = bucketed_batches(self.train_index, self.lengths, opts.batch_size, self.seed,
+                                 p.epoch)
+        epoch_loss = torch.tensor(p.epoch_loss, dtype=torch.float32, device=self.device)
+        log_loss = torch.tensor(p.log_loss, dtype=torch.float32, device=self.device)
+        bar = tqdm(total=len(order), initial=p.batch, desc=f"{self.who} epoch {p.epoch}",
+                   unit="batch", disable=None if self.progress else True, leave=False)
+        self.model.train()
+        since = time.perf_counter()
+        batches = padded_batches(order[p.batch:], self.vocab, self.vectors, self.ids, self.device)
+        for batch in batches:
+            loss = self._step(batch)
+            epoch_loss += loss
+            log_loss += loss
+            p.steps += 1
+            p.batch += 1
+            p.epoch_tokens += batch.tokens
+            p.log_tokens += batch.tokens
+            bar.update()
+            now = time.perf_counter()
+            p.epoch_seconds += now - since
+            p.log_seconds += now - since
+            since = now
+            if self.device.type == "cpu" or p.steps % _SYNC_EVERY == 0:
+                self._check_finite(epoch_loss)
+                if self.progress:
+                    bar.set_postfix(loss=f"{float(epoch_loss) / p.epoch_tokens:.3f}",
+                                    tok_s=f"{p.epoch_tokens / max(p.epoch_seconds, 1e-9):,.0f}",
+                                    refresh=False)
+            if opts.log_every and p.steps % opts.log_every == 0:
+                self._check_finite(epoch_loss)
+                self.log.write({"event": "step", "epoch": p.epoch, "step": p.steps,
+                                "loss": float(log_loss) / max(p.log_tokens, 1),
+                                "tokens_per_s": p.log_tokens / max(p.log_seconds, 1e-9),
+                                "lr": self._lr()})
+                log_loss.zero_()
+                p.log_tokens, p.log_seconds = 0, 0.0
+            if (opts.checkpoint_every and p.steps % opts.checkpoint_every == 0
+                    and p.batch < len(order)):
+                self._check_finite(epoch_loss)
+                p.epoch_loss, p.log_loss = float(epoch_loss), float(log_loss)
+                self._checkpoint()
         bar.close()
-        seconds = time.perf_counter() - started
-        record = {"epoch": epoch, "train_loss": float(total_loss) / max(total_tokens, 1),
-                  "tokens_per_s": total_tokens / max(seconds, 1e-9), "seconds": seconds}
-        history.append(record)
-        _save_checkpoint(checkpoint_dir, model, optimizer, config, history, steps)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with log_path.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(record) + "\n")
+        self._check_finite(epoch_loss)
+        p.epoch_loss, p.log_loss = float(epoch_loss), float(log_loss)
 
-    seconds = sum(h["seconds"] for h in history)
-    tokens = sum(h["tokens_per_s"] * h["seconds"] for h in history)
-    return TrainingSummary(epochs=len(history), steps=steps, val_loss=None,
-                           train_loss=history[-1]["train_loss"],
-                           tokens_per_s=tokens / max(seconds, 1e-9))
+    def _step(self, batch: Batch) -> torch.Tensor:
+        """Return the summed NLL of the batch (a detached scalar) after one step on its mean."""
+        with self.autocast():
+            log_probs = self.model(batch.inputs, batch.vectors)
+        loss_sum = nn.functional.nll_loss(log_probs.float().flatten(0, 1),
+                                          batch.targets.flatten(), ignore_index=IGNORE,
+                                          reduction="sum")
+        if self.device.type == "cpu" and not torch.isfinite(loss_sum.detach()):
+            # Caught before the update, so the weights in memory stay finite too.
+            self._diverged(loss_sum.item(), self.position.steps + 1)
+        self.optimizer.zero_grad(set_to_none=True)
+        (loss_sum / batch.tokens).backward()
+        if self.opts.clip > 0:
+            nn.utils.clip_grad_norm_(self.params, self.opts.clip)
+        self.optimizer.step()
+        return loss_sum.detach()
 
-
-def _train_step(model: nn.Module, optimizer: torch.optim.Optimizer, params: list[nn.Parameter],
-                batch: _Batch, clip: float, device: torch.device) -> torch.Tensor:
-    """Return the summed NLL of the batch (a detached scalar) after one Adam step on its mean."""
-    # bf16 autocast only on CUDA: CPU autocast is slow for LSTMs and would change CPU results.
-    autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda"
-                else nullcontext())
-    with autocast:
-        log_probs = model(batch.inputs, batch.vectors)
-    loss_sum = nn.functional.nll_loss(log_probs.float().flatten(0, 1), batch.targets.flatten(),
-                                      ignore_index=_IGNORE, reduction="sum")
-    optimizer.zero_grad(set_to_none=True)
-    (loss_sum / batch.tokens).backward()
-    if clip > 0:
-        nn.utils.clip_grad_norm_(params, clip)
-    optimizer.step()
-    return loss_sum.detach()
-
-
-def _bucketed_batches(lengths: np.ndarray, batch_size: int, seed: int,
-                      epoch: int) -> list[np.ndarray]:
-    """Return this epoch's batches of sentence indices: similar lengths together, random order.
-
-    The generator is seeded from (seed, epoch), so a resumed run sees the same batches.
-    """
-    generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
-    shuffled = torch.randperm(len(lengths), generator=generator).numpy()
-    # A stable sort of a random permutation: buckets by length, random within a length.
-    by_length = shuffled[np.argsort(lengths[shuffled], kind="stable")]
-    batches = [by_length[i:i + batch_size] for i in range(0, len(by_length), batch_size)]
-    batch_order = torch.randperm(len(batches), generator=generator).tolist()
-    return [np.sort(batches[i]) for i in batch_order]
-
-
-def _batches(order: Iterable[np.ndarray], vocab: Any, vectors: np.ndarray,
-             ids: Sequence[Sequence[int]], device: torch.device) -> Iterator[_Batch]:
-    """Yield padded (inputs, targets, vectors) batches, reading only the rows each one needs."""
-    pin = device.type == "cuda"
-    for index in order:
-        sentences = [ids[i] for i in index]
-        width = max(len(s) for s in sentences) + 1
-        inputs = torch.full((len(index), width), int(vocab.pad_id), dtype=torch.long)
-        targets = torch.full((len(index), width), _IGNORE, dtype=torch.long)
-        for row, sentence in enumerate(sentences):
-            tokens = torch.as_tensor(list(sentence), dtype=torch.long)
-            inputs[row, 0] = int(vocab.bos_id)
-            inputs[row, 1:len(sentence) + 1] = tokens
-            targets[row, :len(sentence)] = tokens
-            targets[row, len(sentence)] = int(vocab.eos_id)
-        rows = torch.from_numpy(np.asarray(vectors[index], dtype=np.float32))
-        if pin:
-            inputs, targets, rows = inputs.pin_memory(), targets.pin_memory(), rows.pin_memory()
-        yield _Batch(inputs.to(device, non_blocking=pin), targets.to(device, non_blocking=pin),
-                     rows.to(device, non_blocking=pin), sum(len(s) + 1 for s in sentences))
-
-
-# --- checkpoints -------------------------------------------------------------------------------
-
-def _save_checkpoint(directory: Path, model: nn.Module, optimizer: torch.optim.Optimizer,
-                     config: dict[str, Any], history: list[dict[str, Any]], steps: int) -> None:
-    """Write the state after epoch len(history); the JSON, replaced last, commits it."""
-    epoch = len(history)
-    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
-    optim_tensors, optim_rest = _flatten_optimizer(optimizer.state_dict())
-    tensors.update(optim_tensors)
-    tensors["rng.cpu"] = torch.get_rng_state()
-    if torch.cuda.is_available():
-        for i, state in enumerate(torch.cuda.get_rng_state_all()):
-            tensors[f"rng.cuda.{i}"] = state
-    name = f"epoch-{epoch:04d}.safetensors"
-    tmp = directory / (name + ".tmp")
-    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp))
-    os.replace(tmp, directory / name)
-    meta = {"epoch": epoch, "file": name, "steps": steps, "config": config, "history": history,
-            "optimizer": optim_rest, "train_loss": history[-1]["train_loss"]}
-    _write_atomic(directory / CHECKPOINT_JSON, json.dumps(meta, indent=1))
-    for old in directory.glob("epoch-*.safetensors"):
-        if old.name != name:
-            old.unlink(missing_ok=True)
-
-
-def _read_checkpoint_json(directory: Path) -> dict[str, Any] | None:
-    path = directory / CHECKPOINT_JSON
-    if not path.exists():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _load_checkpoint(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer,
-                     meta: dict[str, Any], device: torch.device) -> None:
-    tensors = load_file(str(path))
-    model.load_state_dict({k[len("model."):]: v for k, v in tensors.items()
-                           if k.startswith("model.")})
-    optimizer.load_state_dict(_unflatten_optimizer(tensors, meta["optimizer"]))
-    torch.set_rng_state(tensors["rng.cpu"])
-    cuda_states = [tensors[k] for k in sorted(tensors) if k.startswith("rng.cuda.")]
-    if device.type == "cuda" and cuda_states:
-        torch.cuda.set_rng_state_all(cuda_states[:torch.cuda.device_count()])
-
-
-def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """Split an optimizer state_dict into tensors (for safetensors) and the JSON-able rest."""
-    tensors: dict[str, torch.Tensor] = {}
-    scalars: dict[str, dict[str, Any]] = {}
-    for param_id, param_state in state["state"].items():
-        for key, value in param_state.items():
-            if isinstance(value, torch.Tensor):
-                tensors[f"optim.{param_id}.{key}"] = value
+    def _end_epoch(self) -> None:
+        """Validate, adjust the learning rate, decide on early stopping, log and checkpoint."""
+        p, opts = self.position, self.opts
+        train_loss = p.epoch_loss / max(p.epoch_tokens, 1)
+        val_loss = self._validation_loss() if self.val_index.size else None
+        monitored = train_loss if val_loss is None else val_loss
+        record = {"event": "epoch", "epoch": p.epoch, "step": p.steps, "train_loss": train_loss,
+                  "val_loss": val_loss, "lr": self._lr(),
+                  "tokens_per_s": p.epoch_tokens / max(p.epoch_seconds, 1e-9),
+                  "seconds": p.epoch_seconds}
+        if p.best_loss is None or monitored < p.best_loss:
+            p.best_loss, p.best_epoch, p.bad_epochs = monitored, p.epoch, 0
+            if val_loss is not None:
+                self.best = state.copy_weights(self.model)
+        else:
+            p.bad_epochs += 1
+        if opts.schedule == "plateau":
+            if p.plateau_loss is None or monitored < p.plateau_loss:
+                p.plateau_loss, p.plateau_epochs = monitored, 0
             else:
-                scalars.setdefault(str(param_id), {})[key] = value
-    return tensors, {"param_groups": state["param_groups"], "scalars": scalars}
+                p.plateau_epochs += 1
+                if p.plateau_epochs > opts.lr_patience:
+                    for group in self.optimizer.param_groups:
+                        group["lr"] *= opts.lr_factor
+                    p.plateau_epochs = 0
+        p.stopped_early = bool(opts.patience) and p.bad_epochs >= opts.patience
+        p.history.append(record)
+        self.log.write(record)
+        p.epoch, p.batch = p.epoch + 1, 0
+        p.epoch_loss, p.epoch_tokens, p.epoch_seconds = 0.0, 0, 0.0
+        self._checkpoint()
 
+    def _validation_loss(self) -> float:
+        """Return the mean NLL per token (nats) of the held-out sentences (no RNG drawn)."""
+        order = sorted_batches(self.val_index, self.lengths, self.opts.batch_size)
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        tokens = 0
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                for batch in padded_batches(order, self.vocab, self.vectors, self.ids,
+                                            self.device):
+                    with self.autocast():
+                        log_probs = self.model(batch.inputs, batch.vectors)
+                    total += nn.functional.nll_loss(
+                        log_probs.float().flatten(0, 1), batch.targets.flatten(),
+                        ignore_index=IGNORE, reduction="sum").double()
+                    tokens += batch.tokens
+        finally:
+            self.model.train()
+        value = float(total) / max(tokens, 1)
+        if not math.isfinite(value):
+            self._diverged(value, self.position.steps)
+        return value
 
-def _unflatten_optimizer(tensors: dict[str, torch.Tensor], rest: dict[str, Any]) -> dict[str, Any]:
-    state: dict[int, dict[str, Any]] = {}
-    for name, value in tensors.items():
-        if name.startswith("optim."):
-            _, param_id, key = name.split(".", 2)
-            state.setdefault(int(param_id), {})[key] = value
-    for param_id, values in rest["scalars"].items():
-        state.setdefault(int(param_id), {}).update(values)
-    return {"state": state, "param_groups": rest["param_groups"]}
+    def _lr(self) -> float:
+        return float(self.optimizer.param_groups[0]["lr"])
 
+    # --- faults -----------------------------------------------------------------------------
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    def _check_finite(self, loss: torch.Tensor) -> None:
+        if not torch.isfinite(loss):
+            self._diverged(float(loss), self.position.steps)
 
+    def _diverged(self, value: float, step: int) -> None:
+        kept = (f"the last good checkpoint ({self.last_checkpoint}) is kept"
+                if self.last_checkpoint else "no checkpoint was written yet")
+        raise DivergedError(
+            f"{self.who}: training diverged (loss {value} at or before step {step}, epoch "
+            f"{self.position.epoch}); {kept}; lower lr or clip and rerun",
+            step=step, checkpoint=self.last_checkpoint)
 
-# --- final model -------------------------------------------------------------------------------
+    # --- checkpoints ------------------------------------------------------------------------
 
-def save_decoder(model: nn.Module, directory: Path, info: dict[str, Any] | None = None) -> Path:
-    """Return the weights file written for `model` in `directory` (safetensors + a JSON note)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    tmp = directory / (MODEL_FILE + ".tmp")
-    save_file(state, str(tmp))
-    os.replace(tmp, directory / MODEL_FILE)
-    note = {"class": type(model).__qualname__, "module": type(model).__module__,
-            "parameters": sum(v.numel() for v in state.values()), **(info or {})}
-    _write_atomic(directory / MODEL_JSON, json.dumps(note, indent=1))
-    return directory / MODEL_FILE
+    def _checkpoint(self) -> None:
+        tensors, rest = state.capture(self.model, self.optimizer, self.best)
+        meta = {"config": self.config, "position": asdict(self.position), "who": self.who,
+                **rest}
+        self.last_checkpoint = write_checkpoint(self.directory, self.position.steps, tensors,
+                                                meta)
 
+    def _resume(self) -> None:
+        """Continue from the newest intact checkpoint, if any."""
+        for checkpoint in read_checkpoints(self.directory):
+            saved = checkpoint.meta.get("config")
+            if saved != self.config:
+                raise DataError(f"{self.who}: checkpoint {checkpoint.path} was written with "
+                                f"{saved}, not {self.config}: delete {self.directory} to start "
+                                "over")
+            self.best = state.restore(checkpoint.tensors, checkpoint.meta, self.model,
+                                      self.optimizer, self.device)
+            self.position = _Position(**checkpoint.meta["position"])
+            self.last_checkpoint = checkpoint.path
+            discard_newer(self.directory, self.position.steps)
+            log.info("%s: resuming from %s (step %d)", self.who, checkpoint.path,
+                     self.position.steps)
+            return
+        if any(self.directory.glob("step-*.json")):
+            log.warning("%s: no intact checkpoint in %s; training starts over", self.who,
+                        self.directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
 
-def load_decoder_state(model: nn.Module, directory: Path) -> dict[str, Any]:
-    """Return the JSON note saved with the weights, after loading the weights into `model`."""
-    directory = Path(directory)
-    path = directory / MODEL_FILE
-    if not path.exists():
-        raise DataError(f"no trained decoder in {directory} (missing {MODEL_FILE})")
-    device = next(iter(model.state_dict().values())).device
-    model.load_state_dict(load_file(str(path), device=str(device)))
-    note = directory / MODEL_JSON
-    return json.loads(note.read_text(encoding="utf-8")) if note.exists() else {}
+    def _summary(self) -> TrainingSummary:
+        history = self.position.history
+        seconds = sum(h["seconds"] for h in history)
+        tokens = sum(h["tokens_per_s"] * h["seconds"] for h in history)
+        best = self.position.best_epoch
+        val_loss = None
+        if self.val_index.size and best is not None:
+            val_loss = history[best - 1]["val_loss"]
+        return TrainingSummary(
+            epochs=len(history), steps=self.position.steps, val_loss=val_loss,
+            train_loss=history[-1]["train_loss"] if history else float("nan"),
+            tokens_per_s=tokens / max(seconds, 1e-9),
+            best_epoch=best, stopped_early=self.position.stopped_early)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .bleu import BleuMetric
     from .mover import MoverScoreMetric
     from .overlap import IdentityMetric, IdentityPerPermutationMetric, PermutationMetric
+    from .ppl import PerplexityMetric
 
 
 class ExactMatchOptions(Options):
@@ -197,6 +198,13 @@ def _bertscore_missing(options: Any = None) -> str | None:
             or _backbone_missing(options))
 
 
+def _build_ppl(options: Options, context: BuildContext) -> PerplexityMetric:
+    """A new perplexity metric."""
+    from .ppl import PerplexityMetric
+
+    return PerplexityMetric()
+
+
 @hookimpl
 def register_metrics(register: Register) -> None:
     """Register the diagnostic tests of Vec2Sent (Kerscher & Eger 2020, section 2) and BERTScore."""
@@ -224,3 +232,6 @@ def register_metrics(register: Register) -> None:
     register("bertscore", _build_bertscore, options=BertScoreOptions,
              availability=_bertscore_missing,
              description="BERTScore F1 (or P/R) through the bert-score package")
+    register("ppl", _build_ppl,
+             description="perplexity of the test inputs under the decoder, exp(sum NLL / sum "
+                         "subwords); lower is better, not on the 0-100 scale")

@@ -1,0 +1,231 @@
+"""Side-by-side generation benchmark: batched beam search vs one sentence at a time.
+
+Trains (or loads from --workdir) a decoder on sentence vectors (the average of each sentence's
+subword vectors), then decodes the test sentences with
+
+- ours: `harness.generation.search.beam_search`, all sentences batched;
+- baseline: `harness.generation.reference.priority_queue_beam_search`, one sentence at a time
+  with a priority queue of nodes that each hold their own state slice, as the released Vec2Sent
+  code does (maruker/vec2sent lstm/beam_search.py), searching for the same hypotheses;
+- released (on --released-sentences only): `released_beam_search`, the released algorithm
+  itself (best-first queue, probability sums, stops after 5 ended hypotheses), for its speed and
+  for how often it agrees with beam search.
+
+Prints one JSON object: sentences/s of each, the speed-up, and how many best hypotheses are
+identical (mismatches whose scores differ by at most 1e-4 are counted as ties).
+
+    python benchmarks/perf/generation.py                      # synthetic corpus, CPU
+    python benchmarks/perf/generation.py --corpus ../shared/data/newstest-en/train.txt
+    python benchmarks/perf/generation.py --device cuda --paper --epochs 0   # paper-size model
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from harness.generation.reference import priority_queue_beam_search, released_beam_search
+from harness.generation.search import Hypothesis, beam_search
+from harness.protocols import BuildContext
+from harness.synthetic import generate_sentences
+from harness.training.trainer import load_decoder_state, save_decoder, train_decoder
+from harness.vocab import SubwordVocab, train_subword_vocab
+from harness_plugins.decoders.lstm import build_mos_lstm
+from harness_plugins.decoders.options import PAPER_MOS_LSTM, MosLstmOptions
+
+TIE = 1e-4  # best hypotheses whose scores differ by no more than this are ties
+
+
+@dataclass(frozen=True)
+class Data:
+    """Subword vocabulary, training and test sentences as ids, and their sentence vectors."""
+
+    vocab: SubwordVocab
+    train_ids: list[list[int]]
+    train_vectors: np.ndarray
+    test_ids: list[list[int]]
+    test_vectors: np.ndarray
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments both benchmarks share: data, model size, device."""
+    parser.add_argument("--corpus", type=Path, help="text file, one sentence per line (default: "
+                        "a synthetic corpus from harness.synthetic)")
+    parser.add_argument("--train-sentences", type=int, default=20_000)
+    parser.add_argument("--sentences", type=int, default=1_000, help="test sentences")
+    parser.add_argument("--max-tokens", type=int, default=15,
+                        help="keep corpus sentences with fewer whitespace tokens (paper: 15)")
+    parser.add_argument("--workdir", type=Path, help="keep (and reuse) vocabulary and model here")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--bpe-size", type=int, default=1_000)
+    parser.add_argument("--dim", type=int, default=100, help="subword vector dimension")
+    parser.add_argument("--layers", type=int, default=1)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--last-hidden", type=int)
+    parser.add_argument("--experts", type=int, default=1)
+    parser.add_argument("--paper", action="store_true",
+                        help="the paper's decoder: 3 layers of 1024 (last 650), 5 experts, "
+                             "its dropouts and weight drop")
+    parser.add_argument("--batch-size", type=int, default=64, help="training batch size")
+
+
+def decoder_options(args: argparse.Namespace) -> MosLstmOptions:
+    """The decoder architecture the arguments ask for (the quickstart's, or the paper's)."""
+    if args.paper:
+        return MosLstmOptions(**PAPER_MOS_LSTM)
+    return MosLstmOptions(layers=args.layers, hidden=args.hidden, last_hidden=args.last_hidden,
+                          experts=args.experts, freeze_embeddings=False, standardise=True)
+
+
+def read_corpus(path: Path, max_tokens: int) -> list[str]:
+    """Lower-cased lines of `path` with fewer than `max_tokens` whitespace tokens."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip().lower() for line in lines
+            if line.strip() and len(line.split()) < max_tokens]
+
+
+def sentences(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """(train, test) sentences: from --corpus (test = its last --sentences lines after a seeded
+    shuffle) or generated."""
+    if args.corpus is None:
+        train = generate_sentences("quickstart", args.train_sentences, seed=args.seed)
+        test = generate_sentences("quickstart", args.sentences, seed=args.seed + 1)
+        return [s.lower() for s in train], [s.lower() for s in test]
+    lines = read_corpus(args.corpus, args.max_tokens)
+    random.Random(args.seed).shuffle(lines)
+    if len(lines) <= args.sentences:
+        sys.exit(f"{args.corpus}: {len(lines)} usable lines, need more than {args.sentences}")
+    test = lines[-args.sentences:]
+    return lines[:-args.sentences][:args.train_sentences], test
+
+
+def average_vectors(vocab: SubwordVocab, ids: list[list[int]]) -> np.ndarray:
+    """Sentence vectors: the mean of each sentence's subword vectors (an `avg`-like encoder)."""
+    return np.stack([vocab.vectors[s].mean(axis=0) if s else np.zeros(vocab.dim, np.float32)
+                     for s in ids]).astype(np.float32)
+
+
+def prepare_data(args: argparse.Namespace, workdir: Path) -> Data:
+    """Return the benchmark's data, training the vocabulary unless `workdir` has one."""
+    train, test = sentences(args)
+    vocab_dir = workdir / "vocab"
+    if (vocab_dir / "vectors.npy").exists():
+        vocab = SubwordVocab.load(vocab_dir)
+    else:
+        vocab = train_subword_vocab(train, vocab_dir, bpe_size=args.bpe_size, dim=args.dim,
+                                    epochs=5)
+    train_ids, test_ids = vocab.encode(train), vocab.encode(test)
+    return Data(vocab, train_ids, average_vectors(vocab, train_ids), test_ids,
+                average_vectors(vocab, test_ids))
+
+
+def trained_model(args: argparse.Namespace, data: Data, workdir: Path) -> torch.nn.Module:
+    """The decoder, loaded from `workdir/model` or trained for --epochs there."""
+    torch.manual_seed(args.seed)
+    model = build_mos_lstm(decoder_options(args), BuildContext(
+        vocab=data.vocab, input_dim=data.train_vectors.shape[1]))
+    model_dir = workdir / "model"
+    if (model_dir / "model.safetensors").exists():
+        load_decoder_state(model, model_dir)
+    elif args.epochs > 0:
+        train_decoder(model, data.vocab, data.train_vectors, data.train_ids, epochs=args.epochs,
+                      batch_size=args.batch_size, lr=3e-3, val_fraction=0.0, seed=args.seed,
+                      device=args.device, checkpoint_dir=model_dir / "ckpt",
+                      log_path=model_dir / "train.jsonl", progress=True)
+        save_decoder(model, model_dir)
+    return model.to(args.device).eval()
+
+
+def agreement(ours: list[Hypothesis], theirs: list[Hypothesis]) -> dict[str, int]:
+    """Counts of identical best hypotheses, ties (different, equal scores) and mismatches."""
+    identical = sum(a.ids == b.ids for a, b in zip(ours, theirs, strict=True))
+    ties = sum(a.ids != b.ids and abs(a.score - b.score) <= TIE
+               for a, b in zip(ours, theirs, strict=True))
+    return {"identical": identical, "ties": ties,
+            "mismatches": len(ours) - identical - ties}
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    started = time.perf_counter()
+    result = fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return result, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_common_arguments(parser)
+    parser.add_argument("--epochs", type=int, default=3,
+                        help="training epochs when no model is stored (0: random weights)")
+    parser.add_argument("--beam", type=int, default=10)
+    parser.add_argument("--max-len", type=int, default=100,
+                        help="most tokens per sentence, eos included (released code: 100)")
+    parser.add_argument("--length-penalty", default="none", choices=["none", "mean", "paper"])
+    parser.add_argument("--stop-after", type=int, help="stop a sentence after this many ended "
+                        "hypotheses (released code: 5; default: when its best is certain)")
+    parser.add_argument("--generate-batch", type=int, default=1_000,
+                        help="sentences per batch of our search")
+    parser.add_argument("--released-sentences", type=int, default=100,
+                        help="sentences for the released algorithm (0 = skip)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = args.workdir or Path(scratch)
+        data = prepare_data(args, workdir)
+        model = trained_model(args, data, workdir)
+        search = {"beam": args.beam, "bos_id": data.vocab.bos_id, "eos_id": data.vocab.eos_id,
+                  "max_len": args.max_len, "length_penalty": args.length_penalty,
+                  "stop_after": args.stop_after}
+        vectors = data.test_vectors
+        beam_search(model, vectors[:8], batch_size=8, device=args.device, **search)  # warm-up
+        ours, ours_s = timed(lambda: beam_search(model, vectors, batch_size=args.generate_batch,
+                                                 device=args.device, **search))
+        baseline, baseline_s = timed(lambda: [priority_queue_beam_search(
+            model, v, device=args.device, **search) for v in vectors])
+        report: dict[str, Any] = {
+            "benchmark": "generation", "date": time.strftime("%Y-%m-%d"),
+            "machine": platform.platform(), "device": args.device,
+            "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "corpus": str(args.corpus or "synthetic:quickstart"), "sentences": len(vectors),
+            "search": {k: v for k, v in search.items() if not k.endswith("_id")},
+            "model": {"parameters": sum(p.numel() for p in model.parameters()),
+                      "vocab": len(data.vocab), "input_dim": int(vectors.shape[1]),
+                      **decoder_options(args).model_dump(include={
+                          "layers", "hidden", "last_hidden", "experts"})},
+            "ours": {"seconds": ours_s, "sentences_per_s": len(vectors) / ours_s},
+            "baseline": {"seconds": baseline_s, "sentences_per_s": len(vectors) / baseline_s},
+            "speedup": baseline_s / ours_s,
+            **agreement(ours, baseline),
+            "mean_output_subwords": float(np.mean([len(h.ids) for h in ours])),
+        }
+        if args.released_sentences:
+            subset = vectors[:args.released_sentences]
+            released, released_s = timed(lambda: [released_beam_search(
+                model, v, beam=args.beam, bos_id=data.vocab.bos_id, eos_id=data.vocab.eos_id,
+                max_len=args.max_len, device=args.device) for v in subset])
+            report["released"] = {
+                "sentences": len(subset), "seconds": released_s,
+                "sentences_per_s": len(subset) / released_s,
+                "speedup_of_ours": (len(vectors) / ours_s) / (len(subset) / released_s),
+                "agreement_with_ours": agreement(ours[:len(subset)], released)}
+    print(json.dumps(report, indent=1))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""Side-by-side training benchmark: tokens/s of the core trainer vs a paper-style loop.
+
+Both train the same `mos-lstm` configuration from the same initial weights on the same batches
+(sentence vectors: the mean of each sentence's subword vectors):
+
+- ours: `harness.training.trainer.train_decoder` (padded length-bucketed batches, batch-first
+  LSTMs, mixture of softmaxes in log space, bf16 autocast on CUDA);
+- paper-style: the released Vec2Sent forward pass (maruker/vec2sent,
+  lstm/contextual_mos_lstm.py): per-sentence input tensors, each concatenated with its context
+  vector, packed into a `PackedSequence`, run through one `nn.LSTM` per layer (weight drop as
+  in the MoS code), the mixture computed in probability space and `log(p + 1e-8)`, in fp32.
+  Unlike the released code, its dropouts really drop (the released `LockedDropout1d` returns
+  padded inputs unchanged), so both loops do the same regularisation work.
+
+Prints one JSON object with the tokens/s of each and their ratio.
+
+    python benchmarks/perf/training.py                    # synthetic corpus, CPU
+    python benchmarks/perf/training.py --device cuda --paper --batch-size 128 --steps 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call
+
+from harness.protocols import BuildContext
+from harness.training.batches import bucketed_batches
+from harness.training.trainer import train_decoder
+from harness_plugins.decoders.lstm import MixtureOfSoftmaxesLSTM, build_mos_lstm
+
+# The data preparation and model arguments are the generation benchmark's (same directory).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generation import add_common_arguments, decoder_options, prepare_data  # noqa: E402
+
+ARCHITECTURE = {"layers", "hidden", "last_hidden", "experts", "dropout", "dropout_input",
+                "dropout_layers", "dropout_embedding", "dropout_latent", "weight_drop"}
+
+
+def locked_dropout_packed(x: nn.utils.rnn.PackedSequence, p: float) -> nn.utils.rnn.PackedSequence:
+    """The released LockedDropout1d on a packed sequence: unpack, one mask per sequence, repack."""
+    if p == 0.0:
+        return x
+    padded, lengths = nn.utils.rnn.pad_packed_sequence(x)
+    mask = padded.new_empty(1, padded.size(1), padded.size(2)).bernoulli_(1 - p) / (1 - p)
+    return nn.utils.rnn.pack_padded_sequence(padded * mask, lengths, enforce_sorted=False)
+
+
+class PaperStyleMoS(nn.Module):
+    """The released training forward pass, on a copy of a `MixtureOfSoftmaxesLSTM`'s weights."""
+
+    def __init__(self, model: MixtureOfSoftmaxesLSTM) -> None:
+        super().__init__()
+        source = copy.deepcopy(model)
+        self.embedding, self.vector_norm = source.embedding, source.vector_norm
+        self.latent = getattr(source, "latent", None)
+        self.prior = getattr(source, "prior", None)
+        self.projection, self.output_bias = source.projection, source.output_bias
+        self.experts = source.experts
+        self.p = {"input": model.dropout_input, "layers": model.dropout_layers,
+                  "output": model.dropout, "embedding": model.dropout_embedding,
+                  "latent": model.dropout_latent}
+        self.weight_drop = [rnn.weight_drop for rnn in model.rnns]
+        # Sequence-first, one layer each, as in the released code.
+        self.rnns = nn.ModuleList()
+        for rnn in source.rnns:
+            plain = nn.LSTM(rnn.input_size, rnn.hidden_size)
+            plain.load_state_dict(rnn.state_dict())
+            self.rnns.append(plain)
+
+    def forward(self, inputs: list[torch.Tensor], contexts: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities (T, B, V), padded, for per-sentence inputs and contexts (B, D)."""
+        if self.vector_norm is not None:
+            contexts = F.batch_norm(contexts, self.vector_norm.running_mean,
+                                    self.vector_norm.running_var, training=True)
+        embs = []
+        for i, tokens in enumerate(inputs):  # one sentence at a time, as the released code
+            weight = self.embedding.weight
+            if self.p["embedding"]:
+                keep = weight.new_empty(weight.size(0), 1).bernoulli_(1 - self.p["embedding"])
+                weight = weight * keep / (1 - self.p["embedding"])
+            emb = F.embedding(tokens, weight)
+            emb = torch.cat([emb, torch.stack([contexts[i]] * emb.size(0))], 1)
+            if self.p["input"]:
+                mask = emb.new_empty(1, emb.size(1)).bernoulli_(1 - self.p["input"])
+                emb = emb * mask / (1 - self.p["input"])
+            embs.append(emb)
+        x = nn.utils.rnn.pack_sequence(embs, enforce_sorted=False)
+        batch = len(inputs)
+        for layer, rnn in enumerate(self.rnns):
+            zeros = x.data.new_zeros(1, batch, rnn.hidden_size)
+            weights = {}
+            if self.weight_drop[layer]:
+                weights["weight_hh_l0"] = F.dropout(rnn.weight_hh_l0, self.weight_drop[layer])
+            x, _ = functional_call(rnn, weights, (x, (zeros, zeros)))
+            if layer < len(self.rnns) - 1:
+                x = locked_dropout_packed(x, self.p["layers"])
+        output, _ = nn.utils.rnn.pad_packed_sequence(x)  # (T, B, H)
+        output = _locked(output, self.p["output"])
+        weight = self.embedding.weight
+        if self.experts == 1:
+            prob = F.softmax(F.linear(self.projection(output), weight, self.output_bias), -1)
+        else:
+            latent = _locked(torch.tanh(self.latent(output)), self.p["latent"])
+            logits = F.linear(latent.view(-1, weight.size(1)), weight, self.output_bias)
+            prior = F.softmax(self.prior(output).view(-1, self.experts), -1)
+            prob = F.softmax(logits, -1).view(-1, self.experts, weight.size(0))
+            prob = (prob * prior.unsqueeze(2)).sum(1).view(*output.shape[:2], -1)
+        return torch.log(prob + 1e-8)
+
+
+def _locked(x: torch.Tensor, p: float) -> torch.Tensor:
+    """Dropout with one mask per sequence on a (T, B, F) tensor."""
+    if p == 0.0:
+        return x
+    return x * (x.new_empty(1, x.size(1), x.size(2)).bernoulli_(1 - p) / (1 - p))
+
+
+def paper_style_tokens_per_s(module: PaperStyleMoS, batches: list[np.ndarray], data: Any,
+                             *, lr: float, clip: float, warmup: int, device: str) -> float:
+    """Train on `batches` (after `warmup` untimed ones) and return tokens per second."""
+    module.to(device).train()
+    params = [p for p in module.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=lr)
+    bos, eos = data.vocab.bos_id, data.vocab.eos_id
+    tokens, started = 0, 0.0
+    for n, index in enumerate(batches):
+        if n == warmup:
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            tokens, started = 0, time.perf_counter()
+        sentences = [data.train_ids[i] for i in index]
+        inputs = [torch.tensor([bos, *s], device=device) for s in sentences]
+        labels = nn.utils.rnn.pad_sequence(
+            [torch.tensor([*s, eos], device=device) for s in sentences], padding_value=-100)
+        contexts = torch.from_numpy(data.train_vectors[index]).to(device)
+        log_probs = module(inputs, contexts)
+        loss = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=-100)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip > 0:
+            nn.utils.clip_grad_norm_(params, clip)
+        optimizer.step()
+        tokens += sum(len(s) + 1 for s in sentences)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return tokens / (time.perf_counter() - started)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_common_arguments(parser)
+    parser.add_argument("--steps", type=int, default=30, help="timed optimiser steps of each")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps before timing")
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--clip", type=float, default=0.25)
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = args.workdir or Path(scratch)
+        data = prepare_data(args, workdir)
+        torch.manual_seed(args.seed)
+        model = build_mos_lstm(decoder_options(args), BuildContext(
+            vocab=data.vocab, input_dim=data.train_vectors.shape[1]))
+        needed = (args.steps + args.warmup) * args.batch_size
+        if len(data.train_ids) < needed:
+            sys.exit(f"{len(data.train_ids)} training sentences; --steps/--warmup/--batch-size "
+                     f"need {needed}")
+        subset = np.arange(needed)
+        lengths = np.array([len(data.train_ids[i]) for i in subset])
+        # Both loops see these batches; the trainer's order for this seed and epoch 1.
+        batches = bucketed_batches(subset, lengths, args.batch_size, args.seed, epoch=1)
+
+        paper_model = PaperStyleMoS(model)
+        paper = paper_style_tokens_per_s(paper_model, batches, data, lr=args.lr,
+                                         clip=args.clip, warmup=args.warmup, device=args.device)
+
+        warm = copy.deepcopy(model)
+        common = {"batch_size": args.batch_size, "lr": args.lr, "clip": args.clip,
+                  "val_fraction": 0.0, "checkpoint_every": 0, "log_every": 0,
+                  "seed": args.seed, "device": args.device, "progress": False}
+        warm_n = args.warmup * args.batch_size
+        for stale in ("warm", "ours"):  # a reused --workdir must not resume old runs
+            shutil.rmtree(workdir / stale, ignore_errors=True)
+        train_decoder(warm, data.vocab, data.train_vectors[:warm_n], data.train_ids[:warm_n],
+                      epochs=1, checkpoint_dir=workdir / "warm",
+                      log_path=workdir / "warm" / "log.jsonl", **common)
+        summary = train_decoder(model, data.vocab, data.train_vectors[:needed],
+                                data.train_ids[:needed], epochs=1,
+                                checkpoint_dir=workdir / "ours",
+                                log_path=workdir / "ours" / "log.jsonl", **common)
+    report = {
+        "benchmark": "training", "date": time.strftime("%Y-%m-%d"),
+        "machine": platform.platform(), "device": args.device,
+        "threads": torch.get_num_threads(), "torch": torch.__version__,
+        "corpus": str(args.corpus or "synthetic:quickstart"),
+        "batch_size": args.batch_size, "steps": len(batches) - args.warmup,
+        "model": {"parameters": sum(p.numel() for p in model.parameters()),
+                  "vocab": len(data.vocab), "input_dim": int(data.train_vectors.shape[1]),
+                  **decoder_options(args).model_dump(include=ARCHITECTURE)},
+        "ours": {"tokens_per_s": summary.tokens_per_s,
+                 "precision": "bf16 autocast" if args.device.startswith("cuda") else "fp32"},
+        "paper_style": {"tokens_per_s": paper, "precision": "fp32"},
+        "ratio": summary.tokens_per_s / paper,
+    }
+    print(json.dumps(report, indent=1))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Teacher-forced negative log-likelihood of reference sentences under a decoder (for `ppl`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from harness.training.batches import IGNORE, padded_batches, sorted_batches
+
+
+def reference_nll(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]], *, bos_id: int,
+                  eos_id: int, batch_size: int,
+                  device: str | torch.device) -> list[tuple[float, int]]:
+    """Return (summed NLL in nats, token count) of each sentence given its vector.
+
+    Sentence i is scored as -sum_t log P(y_t | y_<t, x_i) over `ids[i] + [eos]` after `[bos]`,
+    with teacher forcing, in eval mode and float32; the count includes eos. Perplexity over a
+    corpus is exp(sum of NLL / sum of counts). `vectors` (N, D) may be a memory map; sentences
+    are batched by length, and the results come back in input order.
+    """
+    if len(vectors) != len(ids):
+        raise ValueError(f"{len(vectors)} vectors but {len(ids)} sentences")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    device = torch.device(device)
+    # Inputs are padded with eos: any valid id will do, the model is causal and padded
+    # positions are not scored.
+    vocab = SimpleNamespace(pad_id=eos_id, bos_id=bos_id, eos_id=eos_id)
+    lengths = np.fromiter((len(s) for s in ids), dtype=np.int64, count=len(ids))
+    order = sorted_batches(np.arange(len(ids)), lengths, batch_size)
+    results: list[tuple[float, int]] = [(0.0, 0)] * len(ids)
+    was_training = model.training
+    model.to(device).eval()
+    try:
+        with torch.inference_mode():
+            for index, batch in zip(order, padded_batches(order, vocab, vectors, ids, device),
+                                    strict=True):
+                log_probs = model(batch.inputs, batch.vectors).float()
+                scored = batch.targets != IGNORE
+                picked = log_probs.gather(-1, batch.targets.clamp(min=0).unsqueeze(-1))
+                nll = -(picked.squeeze(-1).double() * scored).sum(dim=1)
+                for i, value, count in zip(index.tolist(), nll.tolist(),
+                                           scored.sum(dim=1).tolist(), strict=True):
+                    results[i] = (value, count)
+    finally:
+        model.train(was_training)
+    return results

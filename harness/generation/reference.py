@@ -1,0 +1,222 @@
+"""One-sentence-at-a-time priority-queue beam search, shaped like the released Vec2Sent code.
+
+The released search (maruker/vec2sent, lstm/beam_search.py `beam_decode`, called with beam 10
+from lstm/model_utils.py `generate`) keeps one node per hypothesis, each holding its own slice
+of the LSTM state and a pointer to its parent, in a `queue.PriorityQueue`; every round it pops
+the best nodes, sets aside those ending in eos, runs the model once on up to `beam` popped nodes
+stacked into a batch, and pushes each node's `beam` most likely continuations.
+
+Two searches follow that shape:
+
+- `priority_queue_beam_search`: the same search as the batched `beam_search` (the queue holds
+  one step's candidates, a sentence stops when no live hypothesis can beat its best ended one),
+  so the two must return the same hypotheses: the baseline of benchmarks/perf/generation.py
+  and of the equality tests.
+- `released_beam_search`: the released algorithm itself, quirks included: nodes that were not
+  expanded stay in the queue and compete with later, longer ones (a best-first search), the
+  queue is ordered by the sum of the tokens' *probabilities* divided by (len + 5/6), and the
+  search stops once 5 hypotheses have ended. Its results differ from beam search's.
+
+Both are slow on purpose: they exist to be compared with, never to be used in a run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from queue import PriorityQueue
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from harness.generation.ranking import best_reachable, rank
+from harness.generation.search import Hypothesis
+
+
+@dataclass(eq=False)
+class _Node:
+    """A hypothesis: its last token, the model state after its parent's step, its parent."""
+
+    state: Any
+    parent: _Node | None
+    token: int
+    score: float            # summed log-probability
+    tokens: int             # generated tokens, eos included
+    value: float            # what the queue orders by, highest first
+    probability_sum: float = 0.0  # the released code's score
+
+    def __lt__(self, other: _Node) -> bool:
+        # PriorityQueue pops the smallest item: "smaller" here means more promising.
+        return self.value > other.value
+
+    def ids(self, eos_id: int) -> tuple[int, ...]:
+        """The generated ids of this hypothesis, without bos and eos."""
+        out = []
+        node: _Node | None = self
+        while node is not None and node.parent is not None:
+            out.append(node.token)
+            node = node.parent
+        out.reverse()
+        if out and out[-1] == eos_id:
+            out.pop()
+        return tuple(out)
+
+
+class _States:
+    """Per-node model states: one row sliced out of a batch, and rows stacked into a batch.
+
+    The batch dimension of each state tensor is found once by comparing the initial states
+    of one and two rows, so any model's `initial_state`/`reorder_state` works.
+    """
+
+    def __init__(self, model: nn.Module, vector: torch.Tensor) -> None:
+        self.model = model
+        one = model.initial_state(vector)
+        two = model.initial_state(vector.expand(2, -1))
+        self.dims = _map2(lambda a, b: next(d for d in range(a.dim()) if a.size(d) != b.size(d)),
+                          one, two)
+
+    def row(self, state: Any, index: int, device: torch.device) -> Any:
+        return self.model.reorder_state(state, torch.tensor([index], device=device))
+
+    def stack(self, states: list[Any]) -> Any:
+        return _stack(states, self.dims)
+
+
+def _rebuild(like: Any, items: list[Any]) -> Any:
+    """A container of `like`'s type (tuple, list or named tuple) holding `items`."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+
+
+def _map2(fn: Any, a: Any, b: Any) -> Any:
+    if isinstance(a, torch.Tensor):
+        return fn(a, b)
+    return _rebuild(a, [_map2(fn, x, y) for x, y in zip(a, b, strict=True)])
+
+
+def _stack(states: list[Any], dims: Any) -> Any:
+    if isinstance(dims, int):
+        return torch.cat(states, dim=dims)
+    return _rebuild(states[0], [_stack([s[i] for s in states], d) for i, d in enumerate(dims)])
+
+
+def _as_row(vector: Any, device: torch.device) -> torch.Tensor:
+    row = vector if isinstance(vector, torch.Tensor) else torch.from_numpy(
+        np.array(vector, dtype=np.float32))
+    return row.to(device=device, dtype=torch.float32).reshape(1, -1)
+
+
+def _expand(model: nn.Module, states: _States, nodes: list[_Node], vector: torch.Tensor,
+            width: int) -> tuple[torch.Tensor, torch.Tensor, list[Any]]:
+    """Run the model once on the stacked nodes: their top-`width` (log-probs, tokens) and the
+    state each node's children share."""
+    device = vector.device
+    tokens = torch.tensor([n.token for n in nodes], dtype=torch.long, device=device)
+    log_probs, state = model.step(tokens, vector.expand(len(nodes), -1),
+                                  states.stack([n.state for n in nodes]))
+    top_log_probs, top_tokens = log_probs.float().topk(min(width, log_probs.size(-1)), dim=-1)
+    children_states = [states.row(state, i, device) for i in range(len(nodes))]
+    return top_log_probs.cpu(), top_tokens.cpu(), children_states
+
+
+def priority_queue_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: int,
+                               eos_id: int, max_len: int, length_penalty: str = "none",
+                               stop_after: int | None = None,
+                               device: str | torch.device = "cpu") -> Hypothesis:
+    """Return the best hypothesis for one sentence vector (D,), as `beam_search` defines it."""
+    device = torch.device(device)
+    was_training = model.training
+    model.to(device).eval()
+    try:
+        with torch.inference_mode():
+            row = _as_row(vector, device)
+            states = _States(model, row)
+            live = [_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0)]
+            best: _Node | None = None
+            best_rank, ended = -math.inf, 0
+            for step in range(1, max_len + 1):
+                top_log_probs, top_tokens, child_states = _expand(model, states, live, row, beam)
+                queue: PriorityQueue[_Node] = PriorityQueue()
+                for i, node in enumerate(live):
+                    for log_prob, token in zip(top_log_probs[i].tolist(), top_tokens[i].tolist(),
+                                               strict=True):
+                        score = node.score + log_prob
+                        queue.put(_Node(child_states[i], node, token, score, step, score))
+                popped: list[_Node] = []
+                while len(popped) < beam and not queue.empty():
+                    candidate = queue.get()
+                    if not math.isfinite(candidate.score):
+                        break
+                    if candidate.token == eos_id:
+                        ended += 1
+                        value = rank(candidate.score, step, length_penalty)
+                        if value > best_rank:
+                            best, best_rank = candidate, value
+                    else:
+                        popped.append(candidate)
+                if not popped:
+                    break
+                live = popped
+                if stop_after is not None and ended >= stop_after:
+                    break
+                if best_rank >= best_reachable(live[0].score, max_len, length_penalty):
+                    break
+            chosen = best if best is not None else live[0]
+            return Hypothesis(chosen.ids(eos_id), chosen.score)
+    finally:
+        model.train(was_training)
+
+
+def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: int, eos_id: int,
+                         max_len: int, finished: int = 5,
+                         device: str | torch.device = "cpu") -> Hypothesis:
+    """Return the hypothesis the released Vec2Sent search picks for one vector (D,).
+
+    Best-first over one queue of all unexpanded nodes, ordered by (sum of token probabilities)
+    / (len + 5/6) with len counting the start token; each round pops nodes until `beam` can be
+    expanded (ended ones are set aside, ones longer than `max_len` dropped) and pushes their
+    `beam` best continuations; stops once `finished` hypotheses have ended (or the queue is
+    empty) and returns the ended one ranked highest. The score reported is the hypothesis'
+    summed log-probability.
+    """
+    device = torch.device(device)
+    was_training = model.training
+    model.to(device).eval()
+    try:
+        with torch.inference_mode():
+            row = _as_row(vector, device)
+            states = _States(model, row)
+            nodes: PriorityQueue[_Node] = PriorityQueue()
+            nodes.put(_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0))
+            results: list[_Node] = []
+            while not nodes.empty() and len(results) < finished:
+                batch: list[_Node] = []
+                wanted = min(nodes.qsize(), beam)
+                while len(batch) < wanted and not nodes.empty():
+                    node = nodes.get()
+                    if node.token == eos_id:
+                        results.append(node)
+                    elif node.tokens < max_len:  # the released `len <= max_len`, len = tokens + 1
+                        batch.append(node)
+                if not batch:
+                    continue
+                top_log_probs, top_tokens, child_states = _expand(model, states, batch, row,
+                                                                  beam)
+                for i, node in enumerate(batch):
+                    for log_prob, token in zip(top_log_probs[i].tolist(),
+                                               top_tokens[i].tolist(), strict=True):
+                        probability_sum = node.probability_sum + math.exp(log_prob)
+                        tokens = node.tokens + 1
+                        nodes.put(_Node(child_states[i], node, token, node.score + log_prob,
+                                        tokens, rank(probability_sum, tokens, "paper"),
+                                        probability_sum))
+            if not results and not nodes.empty():
+                results = [nodes.get()]
+            if not results:
+                return Hypothesis((), float("-inf"))
+            chosen = max(results, key=lambda n: n.value)  # the first among equals, as sorted()
+            return Hypothesis(chosen.ids(eos_id), chosen.score)
+    finally:
+        model.train(was_training)

@@ -1,0 +1,85 @@
+"""Training data for decoders: the held-out split, length-bucketed batch orders, padded batches.
+
+Vectors may be a memory map of the encode stage's output (1.4M x 4,800 floats at the paper's
+scale): only the rows of one batch are read at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+IGNORE = -100
+"""Target id of padding positions, skipped by the loss."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Padded teacher-forcing inputs and targets of some sentences, with their vectors."""
+
+    inputs: torch.Tensor   # (B, T) [bos] + ids, padded
+    targets: torch.Tensor  # (B, T) ids + [eos], IGNORE where padded
+    vectors: torch.Tensor  # (B, D) float32
+    tokens: int            # number of predicted (non-padding) tokens
+
+
+def split_validation(count: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return sorted (train, validation) sentence indices; `floor(count * fraction)` held out.
+
+    The held-out slice is a seeded random sample, so it does not depend on the corpus order.
+    """
+    held_out = int(count * fraction)
+    if held_out == 0:
+        return np.arange(count), np.arange(0)
+    generator = torch.Generator().manual_seed(seed * 7_919 + 17)
+    order = torch.randperm(count, generator=generator).numpy()
+    return np.sort(order[held_out:]), np.sort(order[:held_out])
+
+
+def bucketed_batches(indices: np.ndarray, lengths: np.ndarray, batch_size: int, seed: int,
+                     epoch: int) -> list[np.ndarray]:
+    """Return this epoch's batches of `indices`: similar lengths together, in random order.
+
+    The generator is seeded from (seed, epoch), so a resumed run sees the same batches.
+    """
+    generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
+    shuffled = indices[torch.randperm(len(indices), generator=generator).numpy()]
+    # A stable sort of a random permutation: buckets by length, random within a length.
+    by_length = shuffled[np.argsort(lengths[shuffled], kind="stable")]
+    batches = [by_length[i:i + batch_size] for i in range(0, len(by_length), batch_size)]
+    batch_order = torch.randperm(len(batches), generator=generator).tolist()
+    return [np.sort(batches[i]) for i in batch_order]
+
+
+def sorted_batches(indices: np.ndarray, lengths: np.ndarray,
+                   batch_size: int) -> list[np.ndarray]:
+    """Return batches of `indices` in length order (for evaluation: little padding)."""
+    by_length = indices[np.argsort(lengths[indices], kind="stable")]
+    return [np.sort(by_length[i:i + batch_size]) for i in range(0, len(by_length), batch_size)]
+
+
+def padded_batches(order: Iterable[np.ndarray], vocab: Any, vectors: Any,
+                   ids: Sequence[Sequence[int]], device: torch.device) -> Iterator[Batch]:
+    """Yield padded batches for each array of sentence indices, reading only their rows."""
+    pin = device.type == "cuda"
+    bos, eos, pad = int(vocab.bos_id), int(vocab.eos_id), int(vocab.pad_id)
+    for index in order:
+        sentences = [ids[i] for i in index]
+        width = max(len(s) for s in sentences) + 1
+        inputs = torch.full((len(index), width), pad, dtype=torch.long)
+        targets = torch.full((len(index), width), IGNORE, dtype=torch.long)
+        for row, sentence in enumerate(sentences):
+            tokens = torch.as_tensor(list(sentence), dtype=torch.long)
+            inputs[row, 0] = bos
+            inputs[row, 1:len(sentence) + 1] = tokens
+            targets[row, :len(sentence)] = tokens
+            targets[row, len(sentence)] = eos
+        rows = torch.from_numpy(np.asarray(vectors[index], dtype=np.float32))
+        if pin:
+            inputs, targets, rows = inputs.pin_memory(), targets.pin_memory(), rows.pin_memory()
+        yield Batch(inputs.to(device, non_blocking=pin), targets.to(device, non_blocking=pin),
+                    rows.to(device, non_blocking=pin), sum(len(s) + 1 for s in sentences))

@@ -1,0 +1,60 @@
+"""Pieces both decoder families share: subword embeddings from the vocabulary, sentence-vector
+checks and standardisation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness.errors import DataError
+from harness.protocols import BuildContext
+
+
+def vocabulary_vectors(context: BuildContext, decoder: str) -> tuple[np.ndarray, int]:
+    """Return the run's subword vectors (V, E) and the sentence-vector dimension of `context`."""
+    if context.vocab is None:
+        raise ValueError(f"{decoder} needs the run's subword vocabulary (BuildContext.vocab)")
+    if context.input_dim is None:
+        raise ValueError(f"{decoder} needs the sentence-vector dimension (BuildContext.input_dim)")
+    vocab: Any = context.vocab
+    vectors = np.asarray(vocab.vectors)
+    if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
+        raise ValueError(f"vocabulary has {len(vocab)} subwords but vectors {vectors.shape}")
+    return vectors, int(context.input_dim)
+
+
+def pretrained_embedding(vectors: np.ndarray, freeze: bool) -> nn.Embedding:
+    """Return an embedding layer initialised with the subword vectors (V, E)."""
+    if vectors.ndim != 2:
+        raise ValueError(f"subword vectors must be a (V, E) matrix, not {vectors.shape}")
+    weights = torch.from_numpy(np.array(vectors, dtype=np.float32))
+    return nn.Embedding.from_pretrained(weights, freeze=freeze)
+
+
+def check_vectors(vectors: torch.Tensor, input_dim: int) -> None:
+    """Raise DataError unless `vectors` is a (B, input_dim) batch."""
+    if vectors.dim() != 2 or vectors.size(1) != input_dim:
+        raise DataError(
+            f"decoder expects sentence vectors of dimension {input_dim}, got shape "
+            f"{tuple(vectors.shape)} (dimension {vectors.size(-1)}); was it trained on "
+            f"another encoder's vectors?")
+
+
+def standardised(vectors: torch.Tensor, norm: nn.BatchNorm1d | None,
+                 training: bool) -> torch.Tensor:
+    """Return the vectors standardised per dimension by `norm`'s statistics (or unchanged).
+
+    Sentence vectors of pooling encoders share a large common component and vary little per
+    dimension; standardising them (running mean/variance, no learned affine) lets a small
+    decoder see the differences early in training.
+    """
+    if norm is None:
+        return vectors
+    # Batch statistics need two rows; a lone training row uses the running ones.
+    use_batch = training and vectors.size(0) > 1
+    return F.batch_norm(vectors.float(), norm.running_mean, norm.running_var,
+                        training=use_batch, momentum=norm.momentum or 0.1, eps=norm.eps)

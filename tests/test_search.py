@@ -1,0 +1,295 @@
+"""Greedy and batched beam search against one-sentence references, the NLL of references, ppl."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from harness.errors import DataError
+from harness.generation.perplexity import reference_nll
+from harness.generation.ranking import best_reachable, rank
+from harness.generation.reference import priority_queue_beam_search, released_beam_search
+from harness.generation.search import Hypothesis, beam_search, greedy_search
+from harness.protocols import BuildContext
+from harness.training.trainer import train_decoder
+from harness_plugins.decoders.lstm import build_mos_lstm
+from harness_plugins.decoders.options import MosLstmOptions
+from harness_plugins.metrics.ppl import PerplexityMetric
+
+BOS, EOS = 1, 2
+
+
+@dataclass
+class FakeVocab:
+    """The part of `SubwordVocab` a decoder and the trainer use."""
+
+    vectors: np.ndarray
+    pad_id: int = 0
+    bos_id: int = BOS
+    eos_id: int = EOS
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+
+def make_model(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: object):
+    torch.manual_seed(seed)
+    return build_mos_lstm(MosLstmOptions(**options), BuildContext(vocab=vocab, input_dim=input_dim))
+
+
+class MarkovChain(torch.nn.Module):
+    """A language model whose next-token distribution depends on the previous token only."""
+
+    def __init__(self, table: list[list[float]], input_dim: int = 2) -> None:
+        super().__init__()
+        self.register_buffer("log_table", torch.tensor(table, dtype=torch.float32).log())
+        self.input_dim = input_dim
+
+    def forward(self, inputs: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
+        return self.log_table[inputs]
+
+    def initial_state(self, vectors: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(vectors.size(0))
+
+    def step(self, tokens: torch.Tensor, vectors: torch.Tensor,
+             state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.log_table[tokens], state
+
+    def reorder_state(self, state: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return state.index_select(0, index)
+
+
+# Tokens: 0 pad, 1 bos, 2 eos, 3 a, 4 b. From bos: a .55, b .45; after a: a .5, eos .3, b .2;
+# after b: b .9, eos .1.
+CHAIN = [[0.2] * 5, [0, 0, 0, 0.55, 0.45], [0.2] * 5, [0, 0, 0.3, 0.5, 0.2], [0, 0, 0.1, 0, 0.9]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory):
+    """A decoder trained to regenerate 32 random subword sequences from one-hot codes, with
+    noisy codes that make its search less certain than on the training vectors."""
+    vocab = FakeVocab(np.random.default_rng(0).normal(size=(24, 16)).astype(np.float32))
+    rng = np.random.default_rng(0)
+    ids = [rng.integers(3, 24, size=rng.integers(2, 7)).tolist() for _ in range(32)]
+    vectors = np.eye(32, dtype=np.float32)
+    model = make_model(vocab, 32, hidden=64, experts=2, dropout=0.0, dropout_input=0.0,
+                       dropout_layers=0.0, freeze_embeddings=False)
+    work = tmp_path_factory.mktemp("copy")
+    train_decoder(model, vocab, vectors, ids, epochs=30, batch_size=8, lr=1e-2, clip=1.0,
+                  val_fraction=0.0, seed=1, device="cpu", checkpoint_dir=work / "ckpt",
+                  log_path=work / "train.jsonl", progress=False)
+    noisy = vectors + np.random.default_rng(3).normal(0, 0.5, vectors.shape).astype(np.float32)
+    return model.eval(), ids, vectors, noisy
+
+
+def log_prob_of(model: torch.nn.Module, vector: np.ndarray, ids: tuple[int, ...],
+                ended: bool = True) -> float:
+    """Sum of the forward pass's log-probabilities of `ids` (+ eos when it ended)."""
+    targets = [*ids, EOS] if ended else list(ids)
+    with torch.no_grad():
+        log_probs = model(torch.tensor([[BOS, *ids]]), torch.from_numpy(vector[None]))[0]
+    return float(sum(log_probs[t, token] for t, token in enumerate(targets)))
+
+
+# --- ranking -------------------------------------------------------------------------------------
+
+def test_length_penalties_by_hand() -> None:
+    assert rank(-6.0, 3, "none") == -6.0
+    assert rank(-6.0, 3, "mean") == -2.0
+    assert rank(-6.0, 3, "paper") == pytest.approx(-6.0 / (3 + 1 + 5 / 6))  # len counts bos
+    assert best_reachable(-3.0, 10, "none") == -3.0
+    assert best_reachable(-3.0, 10, "mean") == -0.3
+    assert best_reachable(-3.0, 10, "paper") == pytest.approx(-3.0 / (11 + 5 / 6))
+    with pytest.raises(ValueError, match="length_penalty"):
+        rank(-1.0, 1, "avg")
+
+
+# --- greedy and beam -----------------------------------------------------------------------------
+
+def test_beam_one_equals_greedy(trained) -> None:
+    model, _, vectors, noisy = trained
+    vocab = FakeVocab(np.random.default_rng(1).normal(size=(24, 16)).astype(np.float32))
+    untrained = make_model(vocab, 32, hidden=16, experts=3)
+    for decoder, inputs, max_len in ((model, noisy, 10), (untrained, vectors, 5)):
+        greedy = greedy_search(decoder, inputs, bos_id=BOS, eos_id=EOS, max_len=max_len,
+                               batch_size=32, device="cpu")
+        beam = beam_search(decoder, inputs, beam=1, bos_id=BOS, eos_id=EOS, max_len=max_len,
+                           batch_size=32, device="cpu")
+        assert [h.ids for h in beam] == [h.ids for h in greedy]
+        np.testing.assert_allclose([h.score for h in beam], [h.score for h in greedy], atol=1e-5)
+    assert any(len(h.ids) == 5 for h in greedy)  # the untrained model hits max_len
+
+
+SEARCHES = [("none", None), ("mean", None), ("paper", None), ("none", 2), ("paper", 5)]
+
+
+@pytest.mark.parametrize(("penalty", "stop_after"), SEARCHES)
+def test_batched_beam_equals_one_sentence_at_a_time(trained, penalty: str,
+                                                    stop_after: int | None) -> None:
+    model, _, _, noisy = trained
+    kwargs = {"beam": 4, "bos_id": BOS, "eos_id": EOS, "max_len": 8, "device": "cpu",
+              "length_penalty": penalty, "stop_after": stop_after}
+    batched = beam_search(model, noisy, batch_size=32, **kwargs)
+    single = beam_search(model, noisy, batch_size=1, **kwargs)
+    assert all(isinstance(h, Hypothesis) for h in batched)
+    assert [h.ids for h in batched] == [h.ids for h in single]
+    np.testing.assert_allclose([h.score for h in batched], [h.score for h in single], atol=1e-4)
+    assert all(len(h.ids) <= 8 and EOS not in h.ids and BOS not in h.ids for h in batched)
+
+
+@pytest.mark.parametrize(("penalty", "stop_after"), SEARCHES)
+def test_batched_beam_equals_priority_queue_reference(trained, penalty: str,
+                                                      stop_after: int | None) -> None:
+    model, _, _, noisy = trained
+    batched = beam_search(model, noisy, beam=5, bos_id=BOS, eos_id=EOS, max_len=8,
+                          batch_size=32, device="cpu", length_penalty=penalty,
+                          stop_after=stop_after)
+    reference = [priority_queue_beam_search(model, v, beam=5, bos_id=BOS, eos_id=EOS, max_len=8,
+                                            length_penalty=penalty, stop_after=stop_after)
+                 for v in noisy]
+    assert [h.ids for h in batched] == [h.ids for h in reference]
+    np.testing.assert_allclose([h.score for h in batched], [h.score for h in reference],
+                               atol=1e-4)
+
+
+def test_unended_hypotheses_are_returned_only_without_ended_ones(trained) -> None:
+    model, ids, vectors, _ = trained
+    short = beam_search(model, vectors, beam=3, bos_id=BOS, eos_id=EOS, max_len=2, batch_size=32,
+                        device="cpu")
+    reference = [priority_queue_beam_search(model, v, beam=3, bos_id=BOS, eos_id=EOS, max_len=2)
+                 for v in vectors]
+    assert [h.ids for h in short] == [h.ids for h in reference]
+    for h, vector in zip(short, vectors, strict=True):
+        ended = len(h.ids) < 2
+        assert h.score == pytest.approx(log_prob_of(model, vector, h.ids, ended), abs=1e-4)
+    assert any(len(h.ids) == 2 for h in short)  # sentences longer than 1 subword cannot end
+
+
+def test_beam_score_is_sum_of_log_probs(trained) -> None:
+    model, _, _, noisy = trained
+    for penalty in ("none", "paper"):
+        out = beam_search(model, noisy[:6], beam=3, bos_id=BOS, eos_id=EOS, max_len=10,
+                          batch_size=4, device="cpu", length_penalty=penalty)
+        for h, vector in zip(out, noisy[:6], strict=True):
+            assert log_prob_of(model, vector, h.ids) == pytest.approx(h.score, abs=1e-4)
+
+
+def test_beam_regenerates_training_sentences(trained) -> None:
+    model, ids, vectors, _ = trained
+    out = beam_search(model, vectors, beam=4, bos_id=BOS, eos_id=EOS, max_len=10, batch_size=16,
+                      device="cpu")
+    assert sum(list(h.ids) == s for h, s in zip(out, ids, strict=True)) >= 0.8 * len(ids)
+
+
+def test_length_normalise_means_mean_penalty(trained) -> None:
+    model, _, _, noisy = trained
+    kwargs = {"beam": 3, "bos_id": BOS, "eos_id": EOS, "max_len": 8, "batch_size": 32,
+              "device": "cpu"}
+    old = beam_search(model, noisy, length_normalise=True, **kwargs)
+    assert old == beam_search(model, noisy, length_penalty="mean", **kwargs)
+    with pytest.raises(ValueError, match="length_penalty"):
+        beam_search(model, noisy, length_penalty="average", **kwargs)
+
+
+# --- the released search on a hand-computed example ----------------------------------------------
+
+def test_released_search_on_a_markov_chain() -> None:
+    """Worked by hand (see CHAIN): the released best-first search, ranking by probability sums
+    over (len + 5/6) and stopping at the first ended hypothesis, pops b-b-b-eos in its fifth
+    round; beam search keeps the two b/a chains to max_len, and greedy follows a-a-a-a-a."""
+    chain = MarkovChain(CHAIN)
+    vector = np.zeros(2, dtype=np.float32)
+    released = released_beam_search(chain, vector, beam=2, bos_id=BOS, eos_id=EOS, max_len=5,
+                                     finished=1)
+    assert released.ids == (4, 4, 4)
+    assert released.score == pytest.approx(math.log(0.45) + 2 * math.log(0.9) + math.log(0.1),
+                                           abs=1e-5)
+    beam = beam_search(chain, vector[None], beam=2, bos_id=BOS, eos_id=EOS, max_len=5,
+                       batch_size=1, device="cpu")[0]
+    assert beam.ids == (4, 4, 4, 4, 4)
+    greedy = greedy_search(chain, vector[None], bos_id=BOS, eos_id=EOS, max_len=5,
+                           batch_size=1, device="cpu")[0]
+    assert greedy.ids == (3, 3, 3, 3, 3)
+
+
+def test_released_search_with_beam_one_is_greedy(trained) -> None:
+    model, _, vectors, _ = trained
+    greedy = greedy_search(model, vectors, bos_id=BOS, eos_id=EOS, max_len=10, batch_size=32,
+                           device="cpu")
+    for h, vector in zip(greedy, vectors, strict=True):
+        if len(h.ids) < 10:  # ended: the released search stops at its first ended hypothesis
+            released = released_beam_search(model, vector, beam=1, bos_id=BOS, eos_id=EOS,
+                                            max_len=10, finished=1)
+            assert released.ids == h.ids and released.score == pytest.approx(h.score, abs=1e-5)
+
+
+# --- reference NLL and ppl -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("batch_size", [1, 5])
+def test_reference_nll_is_the_sum_of_forward_log_probs(trained, batch_size: int) -> None:
+    model, ids, _, noisy = trained
+    got = reference_nll(model, noisy, ids, bos_id=BOS, eos_id=EOS, batch_size=batch_size,
+                        device="cpu")
+    assert [count for _, count in got] == [len(s) + 1 for s in ids]
+    for (nll, _), sentence, vector in zip(got, ids, noisy, strict=True):
+        assert nll == pytest.approx(-log_prob_of(model, vector, tuple(sentence)), abs=1e-4)
+    assert model.training is False
+
+
+def test_ppl_is_exp_of_mean_nll_per_token() -> None:
+    metric = PerplexityMetric()
+    refs = ["a b", "c d e", "f"]
+    stats = metric.sentence_statistics(refs, ["x", "y", "z"], nll=[2.0, 3.0, 1.0],
+                                       tokens=[2, 3, 5])
+    np.testing.assert_array_equal(stats, [[2.0, 2.0], [3.0, 3.0], [1.0, 5.0]])
+    assert float(metric.corpus_score(stats.sum(axis=0), 3)) == pytest.approx(math.exp(6 / 10))
+    np.testing.assert_allclose(metric.corpus_score(stats, 1), [math.e, math.e, math.exp(0.2)])
+    np.testing.assert_allclose(metric.corpus_score(np.stack([stats.sum(0), stats[0]]), 3),
+                               [math.exp(0.6), math.e])
+    assert metric.requires == ("nll", "tokens")
+
+
+def test_ppl_of_a_model_equals_exp_of_its_mean_nll_by_hand(trained) -> None:
+    model, ids, vectors, _ = trained
+    nll = reference_nll(model, vectors, ids, bos_id=BOS, eos_id=EOS, batch_size=8, device="cpu")
+    stats = PerplexityMetric().sentence_statistics(
+        ["r"] * len(ids), ["h"] * len(ids), nll=[v for v, _ in nll], tokens=[n for _, n in nll])
+    by_hand = math.exp(sum(-log_prob_of(model, v, tuple(s)) for v, s in zip(vectors, ids))
+                       / sum(len(s) + 1 for s in ids))
+    assert float(PerplexityMetric().corpus_score(stats.sum(0), len(ids))) == pytest.approx(
+        by_hand, rel=1e-4)
+
+
+def test_ppl_needs_its_sample_fields() -> None:
+    metric = PerplexityMetric()
+    with pytest.raises(DataError, match="'nll' and 'tokens'"):
+        metric.sentence_statistics(["a"], ["b"])
+    with pytest.raises(DataError, match="sample 1"):
+        metric.sentence_statistics(["a", "b"], ["a", "b"], nll=[1.0, -2.0], tokens=[1, 2])
+    with pytest.raises(DataError, match="2 nll/tokens values for 1"):
+        metric.sentence_statistics(["a"], ["b"], nll=[1.0, 2.0], tokens=[1, 2])
+
+
+def test_generation_restores_training_mode(trained) -> None:
+    model, _, vectors, _ = trained
+    model.train()
+    try:
+        greedy_search(model, vectors[:2], bos_id=BOS, eos_id=EOS, max_len=3, batch_size=2,
+                      device="cpu")
+        beam_search(model, vectors[:2], beam=2, bos_id=BOS, eos_id=EOS, max_len=3, batch_size=2,
+                    device="cpu")
+        assert model.training
+    finally:
+        model.eval()

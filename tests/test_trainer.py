@@ -1,0 +1,400 @@
+"""The core trainer: learning, validation, schedule, early stopping, checkpoints and faults."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from harness.errors import DataError, HarnessError
+from harness.generation.perplexity import reference_nll
+from harness.generation.search import greedy_search
+from harness.protocols import BuildContext
+from harness.training.batches import bucketed_batches, split_validation
+from harness.training.checkpoint import read_checkpoints
+from harness.training.options import TrainingOptions, training_options
+from harness.training.trainer import DivergedError, train_decoder
+from harness_plugins.decoders.lstm import build_mos_lstm
+from harness_plugins.decoders.options import MosLstmOptions
+
+BOS, EOS = 1, 2
+
+
+@dataclass
+class FakeVocab:
+    """The part of `SubwordVocab` a decoder and the trainer use."""
+
+    vectors: np.ndarray
+    pad_id: int = 0
+    bos_id: int = BOS
+    eos_id: int = EOS
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+
+def make_vocab(size: int = 24, dim: int = 16, seed: int = 0) -> FakeVocab:
+    return FakeVocab(np.random.default_rng(seed).normal(size=(size, dim)).astype(np.float32))
+
+
+def make_model(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: object):
+    torch.manual_seed(seed)
+    return build_mos_lstm(MosLstmOptions(**options), BuildContext(vocab=vocab, input_dim=input_dim))
+
+
+def copy_task(n: int = 32, vocab_size: int = 24,
+              seed: int = 0) -> tuple[np.ndarray, list[list[int]]]:
+    """Sentences of random subwords, each with a one-hot code of its identity as its vector."""
+    rng = np.random.default_rng(seed)
+    ids = [rng.integers(3, vocab_size, size=rng.integers(2, 7)).tolist() for _ in range(n)]
+    return np.eye(n, dtype=np.float32), ids
+
+
+# Small, regularised (dropout draws make the restored RNG state matter), checkpointing mid-epoch.
+SMALL = {"layers": 2, "hidden": 16, "experts": 2, "dropout": 0.3, "dropout_input": 0.2,
+         "dropout_layers": 0.2, "dropout_embedding": 0.1, "dropout_latent": 0.2,
+         "weight_drop": 0.3}
+RUN = {"epochs": 3, "batch_size": 4, "lr": 5e-3, "clip": 0.5, "val_fraction": 0.25,
+       "checkpoint_every": 2, "log_every": 3}
+
+
+class Killed(Exception):
+    """Stands for the process being killed."""
+
+
+def kill_at(model: torch.nn.Module, call: int) -> None:
+    """Make the model's `call`-th training forward pass raise, as if the process died there."""
+    calls, forward = 0, model.forward
+
+    def dying_forward(*args: torch.Tensor) -> torch.Tensor:
+        nonlocal calls
+        if model.training:
+            calls += 1
+            if calls == call:
+                raise Killed
+        return forward(*args)
+
+    model.forward = dying_forward  # an instance attribute: not part of the state dict
+
+
+def train(model, vocab, vectors, ids, work: Path, **overrides):
+    kwargs = {**RUN, **overrides}
+    return train_decoder(model, vocab, vectors, ids, seed=7, device="cpu",
+                         checkpoint_dir=work / "ckpt", log_path=work / "train.jsonl",
+                         progress=False, label="decoder 'mos-lstm' for encoder 'test'", **kwargs)
+
+
+def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def stable_log(path: Path) -> list[tuple]:
+    """The log without its timing fields."""
+    keys = ("event", "epoch", "step", "loss", "train_loss", "val_loss", "lr")
+    return [tuple(r.get(k) for k in keys) for r in map(json.loads, path.read_text().splitlines())]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory):
+    """A memory-mapped copy task (the trainer reads rows lazily) and its vocabulary."""
+    codes, ids = copy_task(n=16)
+    path = tmp_path_factory.mktemp("data") / "vectors.npy"
+    np.save(path, codes)
+    return make_vocab(), np.load(path, mmap_mode="r"), ids
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(data, tmp_path_factory: pytest.TempPathFactory):
+    """The reference run: never killed."""
+    vocab, vectors, ids = data
+    work = tmp_path_factory.mktemp("whole")
+    model = make_model(vocab, 16, seed=3, **SMALL)
+    summary = train(model, vocab, vectors, ids, work)
+    return model, summary, work
+
+
+# --- learning ----------------------------------------------------------------------------------
+
+def test_training_learns_the_copy_task(tmp_path: Path) -> None:
+    vocab = make_vocab()
+    vectors, ids = copy_task()
+    model = make_model(vocab, 32, hidden=64, experts=2, dropout=0.0, dropout_input=0.0,
+                       dropout_layers=0.0, freeze_embeddings=False)
+    summary = train_decoder(model, vocab, vectors, ids, epochs=30, batch_size=8, lr=1e-2,
+                            clip=1.0, val_fraction=0.0, log_every=0, seed=1, device="cpu",
+                            checkpoint_dir=tmp_path / "c", log_path=tmp_path / "log.jsonl",
+                            progress=False)
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in log] == list(range(1, 31)) and {r["event"] for r in log} == {"epoch"}
+    assert log[-1]["train_loss"] < 0.2 * log[0]["train_loss"]
+    assert summary.epochs == 30 and summary.steps == 30 * 4 and summary.val_loss is None
+    assert summary.train_loss == log[-1]["train_loss"] and summary.tokens_per_s > 0
+    out = greedy_search(model, vectors, bos_id=BOS, eos_id=EOS, max_len=10, batch_size=8,
+                        device="cpu")
+    assert sum(list(h.ids) == s for h, s in zip(out, ids, strict=True)) >= 0.8 * len(ids)
+
+
+def test_log_has_step_and_epoch_records(uninterrupted) -> None:
+    _, summary, work = uninterrupted
+    records = [json.loads(line) for line in (work / "train.jsonl").read_text().splitlines()]
+    epochs = [r for r in records if r["event"] == "epoch"]
+    steps = [r for r in records if r["event"] == "step"]
+    # 16 sentences, 4 held out, batches of 4: 3 steps per epoch; a step record every 3 steps.
+    assert [r["step"] for r in epochs] == [3, 6, 9] and [r["step"] for r in steps] == [3, 6, 9]
+    assert set(epochs[0]) == {"event", "epoch", "step", "train_loss", "val_loss", "lr",
+                              "tokens_per_s", "seconds"}
+    assert set(steps[0]) == {"event", "epoch", "step", "loss", "tokens_per_s", "lr"}
+    assert all(r["tokens_per_s"] > 0 and r["lr"] == 5e-3 for r in records)
+    assert summary.epochs == 3 and summary.steps == 9
+
+
+def test_validation_split_is_seeded_and_held_out() -> None:
+    train_a, val_a = split_validation(100, 0.1, seed=1)
+    train_b, val_b = split_validation(100, 0.1, seed=1)
+    assert np.array_equal(val_a, val_b) and len(val_a) == 10
+    assert sorted([*train_a, *val_a]) == list(range(100))
+    assert not np.array_equal(val_a, split_validation(100, 0.1, seed=2)[1])
+    assert len(split_validation(9, 0.1, seed=1)[1]) == 0  # floor(0.9): no validation
+
+
+def test_bucketed_batches_cover_each_sentence_once_per_epoch() -> None:
+    lengths = np.array([5, 1, 3, 3, 2, 5, 1, 4, 2, 6])
+    indices = np.arange(10)
+    batches = bucketed_batches(indices, lengths, 3, seed=1, epoch=1)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(10))
+    assert [b.tolist() for b in batches] == [
+        b.tolist() for b in bucketed_batches(indices, lengths, 3, seed=1, epoch=1)]
+    assert [b.tolist() for b in batches] != [
+        b.tolist() for b in bucketed_batches(indices, lengths, 3, seed=1, epoch=2)]
+    spread = [np.ptp(lengths[b]) for b in batches]
+    assert max(spread) <= 2  # sorted by length before batching
+
+
+def test_returned_weights_are_those_of_the_best_validation_epoch(uninterrupted, data) -> None:
+    model, summary, work = uninterrupted
+    vocab, vectors, ids = data
+    epochs = [r for r in map(json.loads, (work / "train.jsonl").read_text().splitlines())
+              if r["event"] == "epoch"]
+    best = min(range(3), key=lambda i: epochs[i]["val_loss"])
+    assert summary.best_epoch == best + 1 and summary.val_loss == epochs[best]["val_loss"]
+    _, held_out = split_validation(len(ids), RUN["val_fraction"], seed=7)
+    nll = reference_nll(model, vectors[held_out], [ids[i] for i in held_out], bos_id=BOS,
+                        eos_id=EOS, batch_size=4, device="cpu")
+    recomputed = sum(v for v, _ in nll) / sum(n for _, n in nll)
+    assert recomputed == pytest.approx(summary.val_loss, rel=1e-5)
+
+
+# --- resume ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [2, 5, 7, 9])
+def test_killed_and_rerun_gives_identical_weights(uninterrupted, data, tmp_path: Path,
+                                                  call: int) -> None:
+    """Killed mid-epoch after a step checkpoint (5), between checkpoints (2, 7) or in the last
+    step (9); the rerun, in a fresh model with another RNG state, ends where the whole run did."""
+    whole, whole_summary, whole_work = uninterrupted
+    vocab, vectors, ids = data
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, call)
+    with pytest.raises(Killed):
+        train(dying, vocab, vectors, ids, tmp_path)
+    steps = [c.meta["steps"] for c in read_checkpoints(tmp_path / "ckpt")]
+    assert all(s < call for s in steps)
+
+    torch.manual_seed(12345)
+    resumed = make_model(vocab, 16, seed=3, **SMALL)
+    summary = train(resumed, vocab, vectors, ids, tmp_path)
+    assert same_weights(whole, resumed)
+    assert summary.steps == whole_summary.steps and summary.val_loss == whole_summary.val_loss
+    assert stable_log(tmp_path / "train.jsonl") == stable_log(whole_work / "train.jsonl")
+    assert len(list((tmp_path / "ckpt").glob("*.safetensors"))) == 2  # newest and previous
+
+
+def test_more_epochs_continue_a_finished_run(data, tmp_path: Path) -> None:
+    vocab, vectors, ids = data
+    whole = make_model(vocab, 16, seed=3, **SMALL)
+    train(whole, vocab, vectors, ids, tmp_path / "a", epochs=3)
+    first = make_model(vocab, 16, seed=3, **SMALL)
+    train(first, vocab, vectors, ids, tmp_path / "b", epochs=1)
+    resumed = make_model(vocab, 16, seed=3, **SMALL)
+    summary = train(resumed, vocab, vectors, ids, tmp_path / "b", epochs=3)
+    assert summary.epochs == 3 and same_weights(whole, resumed)
+    with pytest.raises(DataError, match="delete"):
+        train(resumed, vocab, vectors, ids, tmp_path / "b", epochs=4, lr=1e-3)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "record"])
+def test_damaged_checkpoint_is_detected_and_never_used(uninterrupted, data, tmp_path: Path,
+                                                       damage: str, caplog) -> None:
+    whole, _, _ = uninterrupted
+    vocab, vectors, ids = data
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, 8)
+    with pytest.raises(Killed):
+        train(dying, vocab, vectors, ids, tmp_path)
+    newest = max((tmp_path / "ckpt").glob("step-*.json"))
+    tensors = newest.with_suffix(".safetensors")
+    if damage == "flip":
+        data_bytes = bytearray(tensors.read_bytes())
+        data_bytes[len(data_bytes) // 2] ^= 0x01
+        tensors.write_bytes(bytes(data_bytes))
+    elif damage == "truncate":
+        tensors.write_bytes(tensors.read_bytes()[:100])
+    else:
+        newest.write_text(newest.read_text()[:20])
+
+    with caplog.at_level(logging.WARNING, logger="harness.training"):
+        resumed = make_model(vocab, 16, seed=3, **SMALL)
+        train(resumed, vocab, vectors, ids, tmp_path)
+    assert newest.name in caplog.text and "ignoring" in caplog.text
+    assert same_weights(whole, resumed)  # resumed from the previous, intact checkpoint
+
+
+def test_a_kill_while_writing_a_checkpoint_leaves_nothing_that_is_used(
+        uninterrupted, data, tmp_path: Path) -> None:
+    whole, _, _ = uninterrupted
+    vocab, vectors, ids = data
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, 8)
+    with pytest.raises(Killed):
+        train(dying, vocab, vectors, ids, tmp_path)
+    # What a kill between the writes of step 8's files leaves: tensors without their record,
+    # and a record cut short before its rename.
+    directory = tmp_path / "ckpt"
+    newest = max(directory.glob("step-*.safetensors"))
+    (directory / "step-0000000008.safetensors").write_bytes(newest.read_bytes())
+    (directory / "step-0000000008.json.tmp").write_text('{"steps": 8, "fi')
+    resumed = make_model(vocab, 16, seed=3, **SMALL)
+    train(resumed, vocab, vectors, ids, tmp_path)
+    assert same_weights(whole, resumed)
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "step-0000000008.json", "step-0000000008.safetensors",
+        "step-0000000009.json", "step-0000000009.safetensors"]
+
+
+def test_no_intact_checkpoint_restarts_with_a_warning(uninterrupted, data, tmp_path: Path,
+                                                      caplog) -> None:
+    whole, _, _ = uninterrupted
+    vocab, vectors, ids = data
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, 4)
+    with pytest.raises(Killed):
+        train(dying, vocab, vectors, ids, tmp_path)
+    for path in (tmp_path / "ckpt").glob("*.safetensors"):
+        path.write_bytes(b"garbage")
+    with caplog.at_level(logging.WARNING, logger="harness.training"):
+        restarted = make_model(vocab, 16, seed=3, **SMALL)
+        train(restarted, vocab, vectors, ids, tmp_path)
+    assert "starts over" in caplog.text
+    assert same_weights(whole, restarted)
+
+
+# --- faults ------------------------------------------------------------------------------------
+
+def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(data, tmp_path: Path) -> None:
+    vocab, vectors, ids = data
+    model = make_model(vocab, 16, seed=3, **SMALL)
+    calls, forward = 0, model.forward
+
+    def poisoned(*args: torch.Tensor) -> torch.Tensor:
+        nonlocal calls
+        out = forward(*args)
+        if model.training:
+            calls += 1
+            if calls == 6:
+                return out * float("nan")
+        return out
+
+    model.forward = poisoned
+    with pytest.raises(DivergedError, match=r"encoder 'test'.*step 6.*step-0000000004") as info:
+        train(model, vocab, vectors, ids, tmp_path)
+    assert isinstance(info.value, HarnessError) and info.value.step == 6
+    kept = list(read_checkpoints(tmp_path / "ckpt"))
+    assert [c.meta["steps"] for c in kept] == [4, 3]
+    assert all(torch.isfinite(t).all() for c in kept for t in c.tensors.values()
+               if t.is_floating_point())
+    assert all(torch.isfinite(p).all() for p in model.parameters())  # caught before the update
+
+
+def test_wrong_vector_dimension_names_encoder_and_decoder(tmp_path: Path) -> None:
+    vocab = make_vocab()
+    with pytest.raises(DataError, match=r"encoder 'test'.*dimension 5.*\(4, 6\)"):
+        train(make_model(vocab, 5), vocab, np.zeros((4, 6), np.float32), [[3]] * 4, tmp_path)
+
+
+# --- options: optimiser, schedule, early stopping ----------------------------------------------
+
+def test_options_come_from_decoder_options_and_overrides() -> None:
+    read = training_options(SimpleNamespace(epochs=7, lr=0.1, patience=2, optimizer="sgd",
+                                            hidden=3), lr=0.5)
+    assert (read.epochs, read.lr, read.patience, read.optimizer) == (7, 0.5, 2, "sgd")
+    assert read.batch_size == TrainingOptions().batch_size  # a field the object lacks
+    decoder = training_options(MosLstmOptions(epochs=4, batch_size=9))
+    assert (decoder.epochs, decoder.batch_size) == (4, 9)
+    assert training_options(None) == TrainingOptions()
+    with pytest.raises(ValueError):
+        training_options(None, batchsize=3)
+
+
+def test_early_stopping_and_plateau_schedule(data, tmp_path: Path) -> None:
+    """With a learning rate too small to change any weight the validation loss never falls:
+    the plateau schedule halves the rate each epoch after the first two, and training stops
+    after `patience` epochs without improvement."""
+    vocab, vectors, ids = data
+    model = make_model(vocab, 16, seed=3, **SMALL)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    summary = train(model, vocab, vectors, ids, tmp_path, epochs=10, optimizer="sgd", lr=1e-30,
+                    clip=0.0, schedule="plateau", lr_factor=0.5, lr_patience=0, patience=3)
+    assert summary.stopped_early and summary.epochs == 4 and summary.best_epoch == 1
+    records = [r for r in map(json.loads, (tmp_path / "train.jsonl").read_text().splitlines())
+               if r["event"] == "epoch"]
+    assert [r["lr"] for r in records] == pytest.approx([1e-30, 1e-30, 5e-31, 2.5e-31], rel=1e-9)
+    assert len({r["val_loss"] for r in records}) == 1
+    assert all((before[k] - v).abs().max() < 1e-20 for k, v in model.state_dict().items())
+    # A rerun with more epochs does not train past the early stop.
+    again = train(model, vocab, vectors, ids, tmp_path, epochs=12, optimizer="sgd", lr=1e-30,
+                  clip=0.0, schedule="plateau", lr_factor=0.5, lr_patience=0, patience=3)
+    assert again.epochs == 4 and again.steps == summary.steps
+
+
+def test_sgd_step_is_plain_gradient_descent(tmp_path: Path) -> None:
+    vocab = make_vocab()
+    vectors, ids = copy_task(n=4)
+    options = dict(hidden=8, dropout=0.0, dropout_input=0.0, dropout_layers=0.0)
+    model = make_model(vocab, 4, seed=1, **options)
+    reference = make_model(vocab, 4, seed=1, **options)
+    train_decoder(model, vocab, vectors, ids, epochs=1, batch_size=4, lr=0.1, clip=0.0,
+                  optimizer="sgd", val_fraction=0.0, seed=1, device="cpu",
+                  checkpoint_dir=tmp_path, log_path=tmp_path / "log.jsonl", progress=False)
+    # One batch holds every sentence: one step of w -= lr * grad(mean token NLL).
+    inputs = torch.full((4, 7), 0)
+    targets = torch.full((4, 7), -100)
+    for row, sentence in enumerate(ids):
+        inputs[row, 0], inputs[row, 1:len(sentence) + 1] = BOS, torch.tensor(sentence)
+        targets[row, :len(sentence)], targets[row, len(sentence)] = torch.tensor(sentence), EOS
+    width = max(len(s) for s in ids) + 1
+    log_probs = reference(inputs[:, :width], torch.from_numpy(vectors))
+    loss = torch.nn.functional.nll_loss(log_probs.flatten(0, 1), targets[:, :width].flatten(),
+                                        ignore_index=-100)
+    loss.backward()
+    with torch.no_grad():
+        for p in reference.parameters():
+            if p.grad is not None:
+                p -= 0.1 * p.grad
+    for (name, a), b in zip(model.state_dict().items(), reference.state_dict().values(),
+                            strict=True):
+        torch.testing.assert_close(a, b, msg=name)
