@@ -58,6 +58,7 @@ setup(
             "harness-decoders = harness_plugins.decoders",
             "harness-metrics = harness_plugins.metrics",
             "harness-model-encoders = harness_plugins.encoders.models",
+            "harness-tasks = harness_plugins.tasks",
         ],
     },
     classifiers=[

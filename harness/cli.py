@@ -184,5 +184,29 @@ def compare(run_a: Path, run_b: Path, method: str, decoder_a: str | None,
     click.echo(json.dumps(comparison, indent=2) if as_json else render_comparison(comparison))
 
 
+@main.group()
+def data() -> None:
+    """Download and prepare data sets (the only commands that use the network)."""
+
+
+@data.command("senteval")
+@click.option("--dir", "directory", type=click.Path(path_type=Path), required=True,
+              help="Where to put SentEval's data/downstream layout.")
+@click.option("--tasks", default=None, metavar="MR,SST2,...",
+              help="Only the files these tasks need (default: every task).")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@command
+def data_senteval(directory: Path, tasks: str | None, quiet: bool) -> None:
+    """Download SentEval's downstream data from the official sources (as SentEval's
+    get_transfer_data.bash does), resumably, and verify every file's line count."""
+    from harness.downstream.download import download_senteval
+
+    report = download_senteval(directory, tasks=tasks.split(",") if tasks else None,
+                               progress=not quiet)
+    click.echo(report.summary())
+    if not report.ok:
+        raise HarnessError("; ".join(report.problems()))
+
+
 if __name__ == "__main__":
     main()

@@ -20,7 +20,7 @@ from harness.spec import Spec, TableSpec
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.correlate import correlate_diagnostics
-from harness.stages.downstream import downstream_scores
+from harness.stages.downstream import downstream_scores, evaluate_tasks
 from harness.stages.encode import encode_corpus
 from harness.stages.generate import Samples, generate_samples
 from harness.stages.report import SCHEMA, write_run
@@ -101,7 +101,8 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
                 "generate": {"sentences_per_s": generated.sentences_per_s},
                 "dim": encoded.dim})
     encoders = [e.name for e in spec.components("encoder")]
-    downstream = downstream_scores(spec.downstream.reference, encoders)
+    computed = evaluate_tasks(ctx, encodings) if spec.components("task") else None
+    downstream = downstream_scores(spec.downstream.reference, encoders, computed)
     primary = spec.components("decoder")[0].name
     diagnostics = {m.name: {r["encoder"]: r["metrics"][m.name]["value"]
                             for r in runs if r["decoder"] == primary}
@@ -124,6 +125,8 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
         "runs": runs,
         "downstream": downstream.scores,
         "downstream_source": downstream.source,
+        "downstream_origin": downstream.origin,
+        "downstream_details": downstream.details,
         "correlations": correlations.to_json(),
         "examples": _examples(samples),
     }

@@ -120,10 +120,6 @@ class GenerationSection(Strict):
     stop_after: int | None = Field(default=None, ge=1)  # ended hypotheses before a sentence stops
 
 
-class DownstreamSection(Strict):
-    reference: Path | None = None
-
-
 class CorrelationSection(Strict):
     method: Literal["spearman", "pearson", "kendall"] = "spearman"
     rank_by: str = "id-perm"
@@ -164,6 +160,17 @@ class Component(Strict):
     def identity(self) -> dict[str, Any]:
         """Name and validated options, for cache keys."""
         return {"name": self.name, "options": self.settings.model_dump(mode="json")}
+
+
+class DownstreamSection(Strict):
+    """Downstream scores per encoder: a published table (`reference`), tasks the harness
+    evaluates itself (`tasks`, SentEval's data layout in `data_dir`), or both; encoders in the
+    table keep its scores, the others get computed ones."""
+
+    reference: Path | None = None
+    tasks: list[Component] = []
+    data_dir: Path | None = None
+    config: Literal["prototyping", "literature"] = "prototyping"
 
 
 class Spec(Strict):
@@ -212,7 +219,8 @@ class Spec(Strict):
 
     def components(self, kind: str) -> list[Component]:
         """The spec's components of a kind (encoders already expanded from `all`)."""
-        value = {"encoder": self.encoders, "decoder": self.decoders, "metric": self.metrics}[kind]
+        value = {"encoder": self.encoders, "decoder": self.decoders, "metric": self.metrics,
+                 "task": self.downstream.tasks}[kind]
         assert isinstance(value, list)
         return value
 
@@ -257,11 +265,13 @@ class TableSpec(Strict):
         return self._sha256
 
 
-SECTION_FOR_KIND = {"encoder": "encoders", "decoder": "decoders", "metric": "metrics"}
+SECTION_FOR_KIND: dict[str, Loc] = {"encoder": ("encoders",), "decoder": ("decoders",),
+                                    "metric": ("metrics",), "task": ("downstream", "tasks")}
 PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", "path"),
                                 ("corpus", "fit", "path"),
                                 ("downstream", "reference"), ("diagnostics", "reference"),
-                                ("vocab", "model"), ("vocab", "vectors"))
+                                ("vocab", "model"), ("vocab", "vectors"),
+                                ("downstream", "data_dir"))
 
 
 # --------------------------------------------------------------------------- YAML with lines
@@ -455,10 +465,13 @@ def _resolve_paths(spec: Spec | TableSpec, base: Path, overridden: set[Loc], fil
         root = Path.cwd() if from_set else base
         path = value if value.is_absolute() else (root / value)
         object.__setattr__(section, loc[-1], path)
-        if not path.is_file():
+        exists = path.is_dir() if loc[-1] == "data_dir" else path.is_file()
+        if not exists:
             source = "--set" if from_set else file
-            prepare = getattr(section, "prepare", None)
-            error = SpecError(f"file not found: {path}"
+            prepare = (f"harness data senteval --dir {path}" if loc[-1] == "data_dir"
+                       else getattr(section, "prepare", None))
+            error = SpecError(f"{'directory' if loc[-1] == 'data_dir' else 'file'} not found: "
+                              f"{path}"
                               + (f"; make it with: {prepare}" if prepare else ""),
                               file=source, line=None if source == "--set" else _line_of(lines, loc),
                               field=_dotted(loc))
@@ -480,10 +493,12 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
                             line=_line_of(lines, ("encoders",)), field="encoders")
     for kind, section in SECTION_FOR_KIND.items():
         for index, component in enumerate(spec.components(kind)):
-            loc = (section, index)
+            loc = (*section, index)
             source = "--set" if any(loc[:len(o)] == o or o[:len(loc)] == loc
                                     for o in overridden) else file
             line = None if source == "--set" else _line_of(lines, loc)
+            if kind == "task":
+                component.name = component.name.lower()  # tasks are spelled MR or mr alike
             try:
                 info = registry.get(kind, component.name)
             except HarnessError as exc:

@@ -249,3 +249,25 @@ def test_table_spec_correlates_published_tables_without_training(tmp_path: Path)
     assert results["correlations"]["ranks"]["id"]["e"] == 1
     assert any("no downstream scores for: e" in n for n in results["correlations"]["notes"])
     assert json.loads((tmp_path / "run" / "results.json").read_text()) == results
+
+
+def test_computed_downstream_scores_fill_in_for_encoders_the_table_lacks(tmp_path: Path) -> None:
+    spec_path = _write_spec(tmp_path, epochs=1)
+    registry = load_registry()
+    overrides = ["encoders=[avg, avg-max-hier]",
+                 "downstream.tasks=[{name: syn-topic, train: 120, dev: 40, test: 60}]"]
+    spec = load_spec(spec_path, overrides, registry=registry)
+    cache = Cache(tmp_path / "cache")
+    results = run_spec(spec, registry, tmp_path / "run", cache=cache)
+    # avg is in the reference table; avg-max-hier is not, so it gets the computed task score
+    assert results["downstream_origin"] == {"avg": "reference", "avg-max-hier": "computed"}
+    assert results["downstream"]["avg"] == {"MR": 70.0, "CR": 75.0}
+    (column,) = results["downstream"]["avg-max-hier"]
+    detail = results["downstream_details"]["avg-max-hier"]["syn-topic"]
+    assert results["downstream"]["avg-max-hier"][column] == pytest.approx(detail["score"])
+    assert detail["n_test"] == 60 and 0.0 <= detail["score"] <= 100.0
+    assert (cache.root / "downstream").is_dir() and (cache.root / "task-data").is_dir()
+    again = Cache(cache.root)
+    assert run_spec(spec, registry, tmp_path / "run2", cache=again)["downstream"] == \
+        results["downstream"]
+    assert again.builds == 0

@@ -1,13 +1,17 @@
-"""Stage 8: downstream (SentEval) scores per encoder, from a reference table.
+"""Stage 8: downstream (SentEval) scores per encoder, from a reference table or computed.
 
 A reference table is YAML: `source:` (citation), `tasks:` (names, in order) and `scores:`
-(encoder name -> task -> score). Encoders the table lacks get no scores: they are listed as
-missing, never filled in.
+(encoder name -> task -> score). Tasks named in the spec are evaluated by the harness itself
+(harness.downstream, SentEval's procedures), once per encoder and task, cached. An encoder in
+the table keeps the table's scores; the others get computed ones; encoders with neither are
+listed as missing, never filled in.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,11 @@ from typing import Any
 import yaml
 
 from harness.errors import DataError
+from harness.stages.base import RunContext, file_digest
+from harness.stages.encode import Encoded
+
+VERSION = 1
+RESULT_FILE = "result.json"
 
 
 @dataclass(frozen=True)
@@ -25,6 +34,8 @@ class Downstream:
     tasks: list[str]
     scores: dict[str, dict[str, float]]
     missing: list[str] = field(default_factory=list)
+    origin: dict[str, str] = field(default_factory=dict)  # encoder -> "reference" | "computed"
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)  # encoder -> task -> result
 
 
 def read_reference_table(path: Path) -> tuple[str, list[str], dict[str, dict[str, float]]]:
@@ -53,11 +64,79 @@ def read_reference_table(path: Path) -> tuple[str, list[str], dict[str, dict[str
     return str(data.get("source", path.name)), [str(t) for t in tasks], scores
 
 
-def downstream_scores(reference: Path | None, encoders: list[str]) -> Downstream:
-    """Return the downstream scores of `encoders` and the ones that have none."""
-    if reference is None:
-        return Downstream(source="", tasks=[], scores={}, missing=list(encoders))
-    source, tasks, table = read_reference_table(reference)
-    scores = {name: table[name] for name in encoders if table.get(name)}
+def downstream_scores(reference: Path | None, encoders: list[str],
+                      computed: dict[str, list[Any]] | None = None) -> Downstream:
+    """Return the downstream scores of `encoders` and the ones that have none.
+
+    `computed` holds the harness's own task results per encoder (`TaskResult`s); they count
+    only for encoders the reference table lacks.
+    """
+    source, tasks, table = ("", [], {}) if reference is None else read_reference_table(reference)
+    scores: dict[str, dict[str, float]] = {}
+    origin: dict[str, str] = {}
+    details: dict[str, dict[str, Any]] = {}
+    for name in encoders:
+        if table.get(name):
+            scores[name], origin[name] = table[name], "reference"
+        elif computed and computed.get(name):
+            from harness.downstream.base import table_row
+
+            scores[name], origin[name] = table_row(computed[name]), "computed"
+            details[name] = {r.task: r.to_json() for r in computed[name]}
+    for row in scores.values():
+        tasks += [task for task in row if task not in tasks]
+    if computed:
+        source = " + ".join(filter(None, [source, "computed by the harness"]))
     missing = [name for name in encoders if name not in scores]
-    return Downstream(source=source, tasks=tasks, scores=scores, missing=missing)
+    return Downstream(source=source, tasks=tasks, scores=scores, missing=missing,
+                      origin=origin, details=details)
+
+
+def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[Any]]:
+    """Return each encoder's results on the spec's downstream tasks, computing what the cache
+    lacks (Conneau & Kiela 2018's procedures, harness.downstream)."""
+    results: dict[str, list[Any]] = {}
+    for component in ctx.spec.components("task"):
+        started = time.perf_counter()
+        task = ctx.build_once("task", component)
+        data_dir, data_identity = _task_data(ctx, task)
+        for encoded in encodings:
+            parts = {"version": VERSION, "task": ctx.component_identity("task", component),
+                     "task_version": task.version, "config": ctx.spec.downstream.config,
+                     "seed": ctx.spec.seed, "data": data_identity, "encoder": encoded.identity}
+            results.setdefault(encoded.encoder, []).append(
+                _evaluate(ctx, task, parts, data_dir, encoded))
+        ctx.add_time("downstream", time.perf_counter() - started)
+    return results
+
+
+def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
+              encoded: Encoded) -> Any:
+    """One task's result for one encoder, from the cache or evaluated now."""
+    from harness.downstream.base import TaskResult
+
+    def build(directory: Path) -> dict[str, Any]:
+        result = task.evaluate(
+            lambda sentences: encoded.encode(sentences, ctx.spec.encode.batch_size), data_dir,
+            config=ctx.spec.downstream.config, seed=ctx.spec.seed, device=ctx.device)
+        (directory / RESULT_FILE).write_text(json.dumps(result.to_json()), encoding="utf-8")
+        return {"score": result.score, "seconds": result.seconds}
+
+    directory = ctx.cache.produce("downstream", parts, build,
+                                  label=f"{task.name} {encoded.encoder}")
+    return TaskResult.from_json(json.loads((directory / RESULT_FILE).read_text()))
+
+
+def _task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:
+    """The task's data directory and what identifies its content, generating synthetic data."""
+    if hasattr(task, "data_key") and hasattr(task, "generate"):
+        key = task.data_key()
+        directory = ctx.cache.produce("task-data", {"task": task.name, "data": key},
+                                      lambda d: task.generate(d), label=task.name)
+        return directory, key
+    data_dir = ctx.spec.downstream.data_dir
+    if data_dir is None:
+        raise DataError(f"downstream task {task.name} reads SentEval data: set "
+                        "`downstream.data_dir` (make it with `harness data senteval --dir DIR`)")
+    return data_dir, {str(path.relative_to(data_dir)): file_digest(path)
+                      for path in task.files(data_dir)}

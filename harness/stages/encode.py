@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
-from harness.vectors import open_vectors, write_vectors
+from harness.vectors import check_vectors, open_vectors, write_vectors
 
 VERSION = 1
 
@@ -28,10 +29,25 @@ class Encoded:
     key: str
     dim: int
     directory: Path
+    # What downstream evaluation needs to encode other sentences with the same encoder.
+    identity: dict[str, Any] = field(default_factory=dict)
+    model: Encoder | None = field(default=None, compare=False, repr=False)
+    plugin: str = ""
 
     def vectors(self, split: str) -> np.ndarray:
         """Return the vectors of `split` ("train" or "test"), memory-mapped."""
         return open_vectors(self.directory / f"{split}.npy")
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Return vectors of any sentences, batched and checked like the corpus' vectors."""
+        if self.model is None:
+            raise RuntimeError(f"encoder {self.encoder!r} was not kept with its vectors")
+        out = np.empty((len(sentences), self.dim), dtype=np.float32)
+        for start in range(0, len(sentences), batch_size):
+            batch = sentences[start:start + batch_size]
+            out[start:start + len(batch)] = check_vectors(
+                self.model.encode(batch, batch_size=batch_size), len(batch), self.dim, self.plugin)
+        return out
 
 
 def _dim(encoder: Encoder, plugin: str) -> int:
@@ -94,4 +110,7 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
 
     directory = ctx.cache.produce("encode", parts, build, label=component.name)
     ctx.add_time("encode", time.perf_counter() - started)
-    return Encoded(encoder=component.name, key=directory.name, dim=dim, directory=directory)
+    identity = {"encoder": parts["encoder"], "fingerprint": parts["fingerprint"],
+                "fit": fit_key, "vocab": vocab.key}
+    return Encoded(encoder=component.name, key=directory.name, dim=dim, directory=directory,
+                   identity=identity, model=encoder, plugin=info.plugin)

@@ -1,0 +1,262 @@
+"""The downstream tasks: SentEval's evaluation procedure per task family.
+
+Each task encodes every distinct sentence of its data in one `encode` call (empty sentences as
+".", as SentEval's example batchers do), orders the examples as SentEval does before building
+features (by sentence length, then label: the order decides folds and mini-batches), and runs
+SentEval's procedure for the family:
+
+| family                     | tasks                  | procedure                            |
+|----------------------------|------------------------|--------------------------------------|
+| CrossValidatedClassification | MR, CR, SUBJ, MPQA   | nested k-fold logistic regression    |
+| TrainTestClassification    | TREC                   | k-fold on train, then test           |
+| SplitClassification        | SST2, SST5, SICK-E     | dev-selected L2 (pairs: [|u-v|, u*v])|
+| ParaphraseDetection        | MRPC                   | k-fold on train on [|u-v|, u*v]; acc, F1 |
+| Relatedness                | SICK-R, STSB           | Tai et al. (2015) model; Pearson     |
+| SemanticSimilarity         | STS12-STS16            | cosine; Pearson/Spearman, mean/wmean |
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from harness.downstream import evaluation
+from harness.downstream.base import Encode, Examples, TaskData, TaskResult
+from harness.downstream.configs import EvaluationConfig, get_config
+from harness.downstream.loaders import load_task, task_directory, task_files
+from harness.downstream.relatedness import fit_relatedness
+from harness.downstream.sts import cosine, score_subset, score_year
+from harness.errors import HarnessError
+
+TASKS_VERSION = "1"
+"""Bump when a change to loading or evaluation changes results (part of cache keys)."""
+
+EMPTY_SENTENCE = "."
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a task's data comes from: a loader and the list of files it reads."""
+
+    load: Callable[[Path], TaskData]
+    files: Callable[[Path], list[Path]]
+
+
+def senteval_source(task: str) -> DataSource:
+    """Return the source of SentEval task `task` under a `data/downstream` directory."""
+    return DataSource(load=lambda root: load_task(task, root),
+                      files=lambda root: task_files(task, task_directory(root, task)))
+
+
+class Vectors:
+    """The vectors of a task's distinct sentences, from a single `encode` call."""
+
+    def __init__(self, encode: Encode, data: TaskData, task: str) -> None:
+        distinct: dict[str, int] = {}
+        for examples in data.splits.values():
+            for side in (examples.first, examples.second or ()):
+                for sentence in side:
+                    distinct.setdefault(sentence, len(distinct))
+        sentences = [s or EMPTY_SENTENCE for s in distinct]
+        vectors = np.asarray(encode(sentences))
+        if vectors.ndim != 2 or vectors.shape[0] != len(sentences):
+            raise HarnessError(f"task {task}: encode returned an array of shape {vectors.shape} "
+                               f"for {len(sentences)} sentences; expected ({len(sentences)}, dim)")
+        if not np.isfinite(vectors).all():
+            raise HarnessError(f"task {task}: encode returned non-finite values")
+        self._index = distinct
+        self._vectors = vectors.astype(np.float32, copy=False)
+
+    def of(self, sentences: Sequence[str]) -> np.ndarray:
+        """Return the (len(sentences), dim) float32 vectors of `sentences`."""
+        return self._vectors[[self._index[s] for s in sentences]]
+
+
+def senteval_order(examples: Examples) -> np.ndarray:
+    """Return the example order SentEval encodes in: by token count(s), then label (stable)."""
+    first = [len(s.split()) for s in examples.first]
+    second = [len(s.split()) for s in examples.second] if examples.second is not None else None
+    labels = examples.labels.tolist()
+
+    def key(i: int) -> tuple:
+        return (first[i], labels[i]) if second is None else (first[i], second[i], labels[i])
+
+    return np.array(sorted(range(len(examples)), key=key), dtype=np.int64)
+
+
+def single_features(vectors: Vectors, examples: Examples) -> tuple[np.ndarray, np.ndarray]:
+    """Return (sentence vectors, labels) in SentEval's order."""
+    order = senteval_order(examples)
+    return vectors.of([examples.first[i] for i in order]), examples.labels[order]
+
+
+def pair_features(vectors: Vectors, examples: Examples) -> tuple[np.ndarray, np.ndarray]:
+    """Return ([|u - v|, u * v], labels) in SentEval's order (its MRPC and SICK features)."""
+    order = senteval_order(examples)
+    if examples.second is None:
+        raise HarnessError("pair features need sentence pairs")
+    u = vectors.of([examples.first[i] for i in order])
+    v = vectors.of([examples.second[i] for i in order])
+    return np.concatenate([np.abs(u - v), u * v], axis=1), examples.labels[order]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A downstream task: a name, a data source and SentEval's procedure for its family."""
+
+    name: str
+    source: DataSource
+    version: str = TASKS_VERSION
+
+    def files(self, data_dir: Path) -> list[Path]:
+        """Return the data files this task reads under `data_dir`."""
+        return self.source.files(Path(data_dir))
+
+    def load(self, data_dir: Path) -> TaskData:
+        """Read the task's splits from `data_dir`."""
+        return self.source.load(Path(data_dir))
+
+    def evaluate(self, encode: Encode, data_dir: Path, *, config: str = "prototyping",
+                 seed: int = 1111, device: str = "cpu") -> TaskResult:
+        """Encode the task's sentences with `encode` and return SentEval's scores."""
+        started = time.perf_counter()
+        settings = get_config(config)
+        data = self.load(data_dir)
+        result = self._evaluate(data, Vectors(encode, data, self.name), settings, seed, device)
+        return replace(result, seconds=round(time.perf_counter() - started, 3))
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
+                  device: str) -> TaskResult:
+        raise NotImplementedError
+
+    def _result(self, metric: str, scores: dict[str, float], sizes: tuple[int, int, int],
+                config: EvaluationConfig, seed: int,
+                columns: dict[str, float] | None = None) -> TaskResult:
+        return TaskResult(task=self.name, metric=metric, score=scores[metric], scores=scores,
+                          n_train=sizes[0], n_dev=sizes[1], n_test=sizes[2], config=config.name,
+                          seed=seed, columns=columns or {self.name: scores[metric]})
+
+
+class CrossValidatedClassification(Task):
+    """MR, CR, SUBJ, MPQA: nested k-fold (every example is trained on and tested once)."""
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
+                  device: str) -> TaskResult:
+        x, y = single_features(vectors, data.splits["all"])
+        result = evaluation.inner_kfold(x, y, len(data.classes), config, seed=seed, device=device)
+        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
+        return self._result("acc", scores, (len(y), 0, len(y)), config, seed)
+
+
+class TrainTestClassification(Task):
+    """TREC: L2 chosen by k-fold on the training set, then tested."""
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
+                  device: str) -> TaskResult:
+        train_x, train_y = single_features(vectors, data.splits["train"])
+        test_x, test_y = single_features(vectors, data.splits["test"])
+        result = evaluation.kfold(train_x, train_y, test_x, test_y, len(data.classes), config,
+                                  seed=seed, device=device)
+        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
+        return self._result("acc", scores, (len(train_y), 0, len(test_y)), config, seed)
+
+
+class SplitClassification(Task):
+    """SST2, SST5 (sentences) and SICK-E (pairs): L2 chosen on the dev split."""
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
+                  device: str) -> TaskResult:
+        features = pair_features if data.splits["train"].second is not None else single_features
+        (train_x, train_y), (dev_x, dev_y), (test_x, test_y) = (
+            features(vectors, data.splits[name]) for name in ("train", "dev", "test"))
+        result = evaluation.split(train_x, train_y, dev_x, dev_y, test_x, test_y,
+                                  len(data.classes), config, seed=seed, device=device)
+        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
+        return self._result("acc", scores, (len(train_y), len(dev_y), len(test_y)), config, seed)
+
+
+def f1_percent(gold: np.ndarray, predicted: np.ndarray) -> float:
+    """Return the F1 of the positive class (1), in percent rounded to 2 decimals (0 if undefined)."""
+    true_positive = int(np.sum((predicted == 1) & (gold == 1)))
+    wrong = int(np.sum(predicted != gold))
+    denominator = 2 * true_positive + wrong
+    return round(100 * 2 * true_positive / denominator, 2) if denominator else 0.0
+
+
+class ParaphraseDetection(Task):
+    """MRPC: k-fold on train over [|u - v|, u * v]; accuracy and F1 on test."""
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
+                  device: str) -> TaskResult:
+        train_x, train_y = pair_features(vectors, data.splits["train"])
+        test_x, test_y = pair_features(vectors, data.splits["test"])
+        result = evaluation.kfold(train_x, train_y, test_x, test_y, 2, config, seed=seed,
+                                  device=device)
+        assert result.predictions is not None
+        f1 = f1_percent(test_y, result.predictions)
+        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy, "f1": f1}
+        return self._result("acc", scores, (len(train_y), 0, len(test_y)), config, seed,
+                            columns={self.name: result.test_accuracy, f"{self.name}-F1": f1})
+
+
+class Relatedness(Task):
+    """SICK-R, STSB: Tai et al. (2015) relatedness model; Pearson r on test.
+
+    The classifier configuration does not apply: SentEval's relatedness model has fixed settings.
+    """
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
+                  device: str) -> TaskResult:
+        (train_x, train_y), (dev_x, dev_y), (test_x, test_y) = (
+            pair_features(vectors, data.splits[name]) for name in ("train", "dev", "test"))
+        fitted = fit_relatedness(train_x, train_y, dev_x, dev_y, test_x, test_y, seed=seed,
+                                 device=device)
+        scores = {"pearson": fitted.pearson, "spearman": fitted.spearman, "mse": fitted.mse,
+                  "devpearson": fitted.dev_pearson}
+        return self._result("pearson", scores, (len(train_y), len(dev_y), len(test_y)), config,
+                            seed)
+
+
+class SemanticSimilarity(Task):
+    """STS12-16: cosine similarity, no training; headline = mean Pearson r over subsets."""
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
+                  device: str) -> TaskResult:
+        subsets = {}
+        for subset, examples in data.splits.items():
+            assert examples.second is not None
+            similarity = cosine(vectors.of(examples.first), vectors.of(examples.second))
+            subsets[subset] = score_subset(similarity, examples.labels)
+        year = score_year(subsets)
+        scores = {"pearson": year.pearson_mean, "pearson_wmean": year.pearson_wmean,
+                  "spearman": year.spearman_mean, "spearman_wmean": year.spearman_wmean}
+        for subset, score in subsets.items():
+            scores.update({f"{subset}/pearson": score.pearson,
+                           f"{subset}/spearman": score.spearman, f"{subset}/n": float(score.n)})
+        n = sum(score.n for score in subsets.values())
+        return self._result("pearson", scores, (0, 0, n), config, seed)
+
+
+FAMILIES: dict[str, type[Task]] = {
+    "MR": CrossValidatedClassification, "CR": CrossValidatedClassification,
+    "SUBJ": CrossValidatedClassification, "MPQA": CrossValidatedClassification,
+    "SST2": SplitClassification, "SST5": SplitClassification, "TREC": TrainTestClassification,
+    "MRPC": ParaphraseDetection, "SICK-E": SplitClassification, "SICK-R": Relatedness,
+    "STSB": Relatedness, "STS12": SemanticSimilarity, "STS13": SemanticSimilarity,
+    "STS14": SemanticSimilarity, "STS15": SemanticSimilarity, "STS16": SemanticSimilarity,
+}
+"""SentEval task -> the class implementing its procedure."""
+
+
+def senteval_task(name: str) -> Task:
+    """Return SentEval task `name` (MR, CR, ..., STS16) reading SentEval's layout."""
+    try:
+        family = FAMILIES[name]
+    except KeyError:
+        raise HarnessError(f"unknown SentEval task {name!r}; known: "
+                           f"{', '.join(FAMILIES)}") from None
+    return family(name=name, source=senteval_source(name))

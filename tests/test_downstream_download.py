@@ -1,0 +1,279 @@
+"""`harness data senteval` offline: a local HTTP server serves small archives built here."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tarfile
+import threading
+import zipfile
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from harness.downstream import download
+from harness.downstream.download import download_senteval, fetch
+from harness.downstream.loaders import load_task
+from harness.errors import DataError, HarnessError
+
+needs_perl = pytest.mark.skipif(shutil.which("perl") is None,
+                                reason="SentEval's preparation of STS and SICK runs Perl")
+
+# Stands in for Moses' tokenizer.perl; refuses any flags but those SentEval's script passes.
+FAKE_MOSES = r"""
+use strict;
+die "unexpected arguments: @ARGV\n" unless "@ARGV" eq "-l en -no-escape -q";
+binmode(STDIN, ":utf8"); binmode(STDOUT, ":utf8");
+while (my $line = <STDIN>) {
+    chomp $line;
+    $line =~ s/([.,!?])/ $1/g; $line =~ s/'s/ 's/g; $line =~ s/\s+/ /g;
+    $line =~ s/^ //; $line =~ s/ $//;
+    print "$line\n";
+}
+"""
+
+STS = {"STS12": ("test-gold", ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN",
+                               "surprise.SMTnews")),
+       "STS13": ("test-gs", ("FNWN", "headlines", "OnWN")),
+       "STS14": ("sts-en-test-gs-2014", ("deft-forum", "deft-news", "headlines", "images",
+                                         "OnWN", "tweet-news")),
+       "STS15": ("test_evaluation_task2a", ("answers-forums", "answers-students", "belief",
+                                            "headlines", "images")),
+       "STS16": ("sts2016-english-with-gs-v1.0", ("answer-answer", "headlines", "plagiarism",
+                                                   "postediting", "question-question"))}
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as bundle:
+        for name, data in files.items():
+            bundle.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _tar_gz(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _lines(n: int, template: str) -> bytes:
+    return "".join(template.format(i=i) + "\n" for i in range(n)).encode("utf-8")
+
+
+def build_sources() -> tuple[dict[str, bytes], dict[str, int], dict[str, tuple]]:
+    """Return (URL path -> bytes served, expected lines per prepared file, expected totals)."""
+    served: dict[str, bytes] = {}
+    lines: dict[str, int] = {}
+    for split, n in (("train", 6), ("dev", 3), ("test", 4)):
+        served[f"/SSTbin/sentiment-{split}"] = _lines(n, "a film {i} .\t1")
+        served[f"/SSTfine/stsa.fine.{split}"] = _lines(n, "4 a film {i} .")
+        lines[f"SST/binary/sentiment-{split}"] = lines[f"SST/fine/sentiment-{split}"] = n
+    for year, (inside, subsets) in STS.items():
+        files = {"readme.txt": b"not part of the data\n"}
+        prefix = "STS2016" if year == "STS16" else "STS"
+        for subset in subsets:
+            files[f"{inside}/{prefix}.input.{subset}.txt"] = _lines(
+                3, "A Dog runs {i}.\tThe dog's bed {i}!")
+            files[f"{inside}/{prefix}.gs.{subset}.txt"] = b"4.2\n\n1.0\n"
+            for kind in ("input", "gs"):
+                lines[f"STS/{year}-en-test/STS.{kind}.{subset}.txt"] = 3
+        archive = {"STS12": "4/40/STS2012", "STS13": "2/2f/STS2013", "STS14": "8/8c/STS2014",
+                   "STS15": "d/da/STS2015", "STS16": "9/98/STS2016"}[year].split("/")[-1]
+        served[f"/{year}/{archive}-en-test.zip"] = _zip(files)
+    stsb = {f"stsbenchmark/sts-{split}.csv":
+            _lines(n, "main-captions\tMSRvid\t2012test\t{i:04d}\t3.000\tA Man Plays {i}.\t"
+                      "A person plays.\textra\tfields")
+            for split, n in (("train", 5), ("dev", 3), ("test", 2))}
+    served["/STSBenchmark/Stsbenchmark.tar.gz"] = _tar_gz(
+        {**stsb, "stsbenchmark/readme.txt": b"about\n"})
+    lines.update({"STS/STSBenchmark/sts-train.csv": 5, "STS/STSBenchmark/sts-dev.csv": 3,
+                  "STS/STSBenchmark/sts-test.csv": 2})
+    served["/TREC/train_5500.label"] = _lines(7, "DESC:def What 's `the` thing {i} ?")
+    served["/TREC/TREC_10.label"] = _lines(3, "NUM:count How many {i} ?")
+    lines.update({"TREC/train_5500.label": 7, "TREC/TREC_10.label": 3})
+    header = b"pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"
+    for split, n, end in (("train", 4, b"\n"), ("trial", 2, b"\n"), ("test_annotated", 3, b"\r\n")):
+        rows = [header] + [f"{i}\tA man's hat {i}.\tA Hat!\t4.5\tNEUTRAL".encode() for i in range(n)]
+        served[f"/SICK/sick_{split}.zip"] = _zip(
+            {f"SICK_{split}.txt": b"".join(row + end for row in rows), "readme.txt": b"x\n"})
+        lines[f"SICK/SICK_{split}.txt"] = n + 1
+    binary = {"data/rt10662/rt-polarity.pos": b"It's a \x85 gem.\nFine (really) film!\n",
+              "data/rt10662/rt-polarity.neg": b"dull.\n",
+              "data/customerr/custrev.pos": b"good\n\n", "data/customerr/custrev.neg": b"bad\n",
+              "data/subj/subj.subjective": b"i think so\n",
+              "data/subj/subj.objective": b"it is so\n",
+              "data/mpqa/mpqa.pos": b"fine\n", "data/mpqa/mpqa.neg": b"poor\n"}
+    served["/BINCLASSIF/datasmall_NB_ACL12.zip"] = _zip(binary)
+    totals = {"MR": (("MR/rt-polarity.pos", "MR/rt-polarity.neg"), 3),
+              "CR": (("CR/custrev.pos", "CR/custrev.neg"), 3),
+              "SUBJ": (("SUBJ/subj.objective", "SUBJ/subj.subjective"), 2),
+              "MPQA": (("MPQA/mpqa.pos", "MPQA/mpqa.neg"), 2)}
+    mrpc_header = b"Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\r\n"
+    for split, n in (("train", 4), ("test", 2)):
+        served[f"/MRPC/msr_paraphrase_{split}.txt"] = mrpc_header + b"".join(
+            f"{i % 2}\t{i}\t{i + 9}\tHe said {i}.\tHe stated {i}.\r\n".encode() for i in range(n))
+        lines[f"MRPC/msr_paraphrase_{split}.txt"] = n + 1
+    served["/MOSES/tokenizer/tokenizer.perl"] = FAKE_MOSES.encode()
+    served["/MOSES/share/nonbreaking_prefixes/nonbreaking_prefix.en"] = b"Mr\nDr\n"
+    return served, lines, totals
+
+
+class Server(ThreadingHTTPServer):
+    """Serves `files` (URL path -> bytes); optional Range support and truncated transfers."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.files: dict[str, bytes] = {}
+        self.ranges = True
+        self.truncate: set[str] = set()
+        self.log: list[tuple[str, str | None]] = []
+
+    def urls(self) -> dict[str, str]:
+        return {source: f"http://127.0.0.1:{self.server_address[1]}/{source}"
+                for source in download.SOURCES}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Server
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        requested = self.headers.get("Range")
+        self.server.log.append((self.path, requested))
+        data = self.server.files.get(self.path)
+        if data is None:
+            self.send_error(404, "Not Found")
+            return
+        start = 0
+        if requested and self.server.ranges:
+            start = int(requested.removeprefix("bytes=").split("-")[0])
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            self.send_response(200)
+        body = data[start:]
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.path in self.server.truncate:
+            self.server.truncate.discard(self.path)
+            self.wfile.write(body[:len(body) // 2])
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture()
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    served, lines, totals = build_sources()
+    monkeypatch.setattr(download, "LINES", lines)
+    monkeypatch.setattr(download, "TOTALS", totals)
+    httpd = Server()
+    httpd.files = served
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _run(server: Server, directory: Path, tasks=None) -> download.Report:
+    return download_senteval(directory, tasks=tasks, base_urls=server.urls(), progress=False)
+
+
+@needs_perl
+def test_everything_is_prepared_as_the_script_does(server: Server, tmp_path: Path) -> None:
+    root = tmp_path / "downstream"
+    report = _run(server, root)
+    assert report.ok, report.summary()
+    assert {g.status for g in report.groups} == {"downloaded"}
+    assert (root / "MR" / "rt-polarity.pos").read_bytes() == (
+        b"It 's a M-^E gem . \nFine ( really ) film ! \n")  # cat -v | sed -f tokenizer.sed
+    assert (root / "TREC" / "train_5500.label").read_text().split("\n")[0] == (
+        "DESC:def What s the thing 0 ?")  # quotes and backquotes removed
+    sts = (root / "STS" / "STS16-en-test" / "STS.input.headlines.txt").read_text()
+    assert sts.split("\n")[0] == "a dog runs 0 .\tthe dog 's bed 0 !"  # Moses + lower-case
+    assert (root / "STS" / "STS16-en-test" / "STS.gs.headlines.txt").exists()  # renamed
+    sick = (root / "SICK" / "SICK_test_annotated.txt").read_bytes().split(b"\n")
+    assert sick[0].startswith(b"pair_ID\t") and sick[1] == b"0\tA man 's hat 0 .\tA Hat !\t4.5\tNEUTRAL\r"
+    stsb = (root / "STS" / "STSBenchmark" / "sts-dev.csv").read_text().split("\n")[0]
+    assert stsb == "main-captions\tMSRvid\t2012test\t0000\t3.000\ta man plays 0 .\ta person plays ."
+    assert load_task("STS15", root).sizes()["belief"] == 2  # the empty gold line is unscored
+    assert load_task("MRPC", root).sizes() == {"train": 4, "test": 2}
+    assert not (root / ".downloads").exists() and not (root / ".tools").exists()
+    requests = len(server.log)
+    again = _run(server, root)
+    assert again.ok and {g.status for g in again.groups} == {"present"}
+    assert len(server.log) == requests  # nothing downloaded twice
+
+
+def test_empty_download_is_reported(server: Server, tmp_path: Path) -> None:
+    server.files["/SSTbin/sentiment-dev"] = b""
+    report = _run(server, tmp_path, tasks=["SST2", "TREC"])
+    assert not report.ok
+    status = {group.name: group.status for group in report.groups}
+    assert status == {"SST": "failed", "TREC": "downloaded"}
+    [problem, *_] = report.problems()
+    assert "SSTbin/sentiment-dev: the server sent an empty file" in problem
+
+
+def test_wrong_line_count_is_reported_and_redownloaded(server: Server, tmp_path: Path) -> None:
+    good = server.files["/TREC/TREC_10.label"]
+    server.files["/TREC/TREC_10.label"] = good.split(b"\n", 1)[0] + b"\n"
+    report = _run(server, tmp_path, tasks=["trec"])
+    assert report.problems() == [f"{tmp_path}/TREC/TREC_10.label: 1 lines, expected 3"]
+    server.files["/TREC/TREC_10.label"] = good
+    assert _run(server, tmp_path, tasks=["TREC"]).ok
+    assert load_task("TREC", tmp_path).sizes() == {"train": 7, "test": 3}
+
+
+def test_interrupted_download_resumes_with_a_range_request(server: Server,
+                                                           tmp_path: Path) -> None:
+    path = "/MRPC/msr_paraphrase_train.txt"
+    server.truncate.add(path)
+    first = _run(server, tmp_path, tasks=["MRPC"])
+    assert not first.ok and "transfer interrupted" in first.problems()[0]
+    part = tmp_path / ".downloads" / "MRPC" / "msr_paraphrase_train.txt.part"
+    size = len(server.files[path])
+    assert part.stat().st_size == (size - 0) // 2
+    assert _run(server, tmp_path, tasks=["MRPC"]).ok
+    assert (path, f"bytes={size // 2}-") in server.log
+    assert (tmp_path / "MRPC" / "msr_paraphrase_train.txt").read_bytes() == server.files[path]
+
+
+def test_server_without_range_support_restarts(server: Server, tmp_path: Path) -> None:
+    server.ranges = False
+    url = server.urls()["MRPC"] + "/msr_paraphrase_test.txt"
+    target = tmp_path / "file.txt"
+    target.with_name("file.txt.part").write_bytes(b"stale partial bytes")
+    fetch(url, target)
+    assert target.read_bytes() == server.files["/MRPC/msr_paraphrase_test.txt"]
+    assert server.log[-1][1] == "bytes=19-"  # asked to resume, got the whole file
+
+
+def test_http_error_names_the_url(server: Server, tmp_path: Path) -> None:
+    url = server.urls()["TREC"] + "/nothing.label"
+    with pytest.raises(DataError, match=r"nothing\.label: HTTP 404"):
+        fetch(url, tmp_path / "nothing.label")
+
+
+def test_missing_perl_is_explained(server: Server, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(download.shutil, "which", lambda name: None)
+    report = _run(server, tmp_path, tasks=["STS13"])
+    assert not report.ok
+    assert "runs the Moses tokenizer, a Perl script" in report.problems()[0]
+    assert "install perl" in report.problems()[0]
+
+
+def test_unknown_task_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="unknown SentEval task.*SNLI"):
+        download_senteval(tmp_path, tasks=["SNLI"], progress=False)
