@@ -59,6 +59,7 @@ setup(
             "harness-metrics = harness_plugins.metrics",
             "harness-model-encoders = harness_plugins.encoders.models",
             "harness-tasks = harness_plugins.tasks",
+            "harness-multiview = harness_plugins.encoders.multiview",
         ],
     },
     classifiers=[

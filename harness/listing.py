@@ -35,9 +35,11 @@ def render_listing(data: dict[str, Any]) -> str:
         lines.append(f"{kind.capitalize()}s ({len(entries)})")
         if entries:
             header = ["name", "plugin", "version", "status", "description"]
-            rows = [[e["name"], e["plugin"], e["version"], e["status"], e["description"]]
-                    for e in entries]
+            # Reasons are long: the table says "unavailable" and the reasons follow it.
+            rows = [[e["name"], e["plugin"], e["version"], e["status"].split(":")[0],
+                     e["description"]] for e in entries]
             lines += ["  " + line for line in _table([header, *rows])]
+            lines += [f"  {e['name']}: {e['status']}" for e in entries if e["status"] != "ok"]
         else:
             lines.append("  (none)")
         lines.append("")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -75,10 +77,16 @@ def build_encoder(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
                                        "but lacks fit/save/load")
     started = time.perf_counter()
     parts = {"version": VERSION, "encoder": ctx.component_identity("encoder", component),
-             "corpus": corpus.key, "vocab": vocab.key, "seed": ctx.spec.seed}
+             "corpus": corpus.key, "vocab": vocab.key, "seed": ctx.spec.seed}  # corpus: fit text
 
     def build(directory: Path) -> dict[str, Any]:
-        encoder.fit(corpus.train)
+        # An encoder whose fit accepts a `workdir` checkpoints there and resumes after a kill:
+        # the directory is the artifact's partial directory, kept until the fit is done.
+        if "workdir" in inspect.signature(encoder.fit).parameters:
+            encoder.fit(corpus.fit, workdir=directory / "work")
+            shutil.rmtree(directory / "work", ignore_errors=True)
+        else:
+            encoder.fit(corpus.fit)
         encoder.save(directory)
         return {"dim": _dim(encoder, info.plugin)}
 
