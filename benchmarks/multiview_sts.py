@@ -9,7 +9,8 @@ multi-view Table 3) and the average with its top principal component removed (`a
 fastText+WR). Prints one JSON object.
 
     python benchmarks/multiview_sts.py --ordered ../shared/data/newstest-en/ordered.txt \
-        --stsb ../shared/data/senteval/downstream --preset small --set hidden=256 --set epochs=3
+        --stsb ../shared/data/senteval/downstream --set word_dim=100 --set hidden=128 \
+        --set epochs=4 --workdir /tmp/mv
 
 `--stsb` is the SentEval downstream directory (holding STS/STSBenchmark/sts-test.csv and
 SICK/SICK_test_annotated.txt) or the STSBenchmark directory itself (then give `--sick`).

@@ -307,3 +307,44 @@ def test_load_restores_and_refuses_other_settings(tmp_path, workdir: Path) -> No
         encoder("invertible-linear", hidden=6).load(tmp_path)
     with pytest.raises(DataError, match="missing"):
         encoder("invertible-linear").load(tmp_path / "nothing")
+
+
+# --- through the core -----------------------------------------------------------------------
+
+RUN_SPEC = """
+name: multiview-tiny
+seed: 3
+device: cpu
+corpus:
+  train: {generate: quickstart, sentences: 300}
+  test: {generate: quickstart, sentences: 20, seed: 9}
+  normalise: {lowercase: true, digits: zero}
+vocab: {bpe_size: 150, dim: 8, epochs: 1}
+encoders:
+  - {name: multiview-d, preset: small, hidden: 8, word_dim: 8, epochs: 1, pc_sentences: 100}
+  - {name: invertible-bijective, preset: small, hidden: 8, word_dim: 8, epochs: 1,
+     representation: supervised}
+decoders: [{name: simple-lstm, hidden: 16, epochs: 1, batch_size: 32}]
+generation: {beam: 1, max_len: 10}
+metrics: [id]
+report: {formats: [md]}
+"""
+
+
+@pytest.mark.slow
+def test_runs_through_the_harness_and_is_fitted_once(tmp_path: Path) -> None:
+    from harness.cache import Cache
+    from harness.plugins import load_registry
+    from harness.runner import run_spec
+    from harness.spec import load_spec
+
+    registry = load_registry()
+    assert registry.get("encoder", "multiview-d").plugin == "harness-multiview"
+    (tmp_path / "spec.yaml").write_text(RUN_SPEC)
+    spec = load_spec(tmp_path / "spec.yaml", registry=registry)
+    first = run_spec(spec, registry, tmp_path / "run", cache=Cache(tmp_path / "cache"))
+    assert [(r["encoder"], r["dim"]) for r in first["runs"]] == [
+        ("multiview-d", 16), ("invertible-bijective", 12 * 8)]
+    again = Cache(tmp_path / "cache")
+    second = run_spec(spec, registry, tmp_path / "run2", cache=again)
+    assert again.builds == 0 and second["runs"] == first["runs"]
