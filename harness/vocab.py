@@ -10,9 +10,7 @@ existing files (`import_subword_vocab`: e.g. BPEmb's `en.wiki.bpe.vs10000.model`
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import DataError
+from harness.skipgram import train_skipgram
 
 MODEL_FILE = "bpe.model"
 VECTORS_FILE = "vectors.npy"
@@ -106,7 +105,8 @@ def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: 
     """Train BPE on `sentences`, then skip-gram fastText vectors on the segmented corpus.
 
     Pieces rare enough to get no fastText word vector still get one from their character n-grams.
-    fastText seeds its own generator with a fixed seed; one thread keeps the vectors reproducible.
+    fastText runs in a fresh process with one thread, which keeps the vectors reproducible
+    (harness.skipgram).
     """
     import sentencepiece as spm
 
@@ -119,42 +119,14 @@ def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: 
         character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
         num_threads=threads, minloglevel=2)
     processor = spm.SentencePieceProcessor(model_file=str(model_path))
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, dir=directory,
-                                     encoding="utf-8") as handle:
-        for pieces in processor.encode(list(sentences), out_type=str):
-            handle.write(" ".join(pieces) + "\n")
-        segmented = handle.name
-    try:
-        model = _train_fasttext(segmented, dim=dim, epochs=epochs, threads=threads)
-    finally:
-        os.unlink(segmented)
-    vectors = np.stack([model.get_word_vector(processor.id_to_piece(i))
-                        for i in range(processor.get_piece_size())]).astype(np.float32)
+    segmented = (" ".join(pieces) for pieces in processor.encode(list(sentences), out_type=str))
+    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    _, _, vectors = train_skipgram(segmented, dim=dim, epochs=epochs, min_count=1, minn=2,
+                                   maxn=5, bucket=100_000, threads=threads, words=pieces)
     vectors[PAD_ID] = 0.0
     np.save(directory / VECTORS_FILE, vectors)
     (directory / "bpe.vocab").unlink(missing_ok=True)
     return SubwordVocab(model_path, vectors)
-
-
-def _train_fasttext(path: str, *, dim: int, epochs: int, threads: int) -> Any:
-    """Return skip-gram fastText vectors of the segmented corpus at `path`.
-
-    On very small corpora fastText's linearly decaying learning rate occasionally diverges
-    ("Encountered NaN"); each retry halves the starting rate (fastText's default is 0.05).
-    """
-    import fasttext
-
-    lr = 0.05
-    for attempt in range(4):
-        try:
-            return fasttext.train_unsupervised(
-                path, model="skipgram", dim=dim, epoch=epochs, lr=lr, minCount=1,
-                thread=threads, bucket=100_000, minn=2, maxn=5, verbose=0)
-        except RuntimeError as exc:
-            if "NaN" not in str(exc) or attempt == 3:
-                raise
-            lr /= 2
-    raise AssertionError("unreachable")
 
 
 # --------------------------------------------------------------------------------- importing

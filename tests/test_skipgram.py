@@ -1,0 +1,26 @@
+"""fastText skip-gram in a child process: reproducible within one process, words on request."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.skipgram import train_skipgram
+from harness.synthetic import generate_sentences
+
+
+def test_repeated_training_in_one_process_gives_identical_vectors() -> None:
+    lines = [s.lower() for s in generate_sentences("quickstart", 300, 1)]
+    runs = [train_skipgram(lines, dim=8, epochs=2) for _ in range(3)]
+    words, counts, vectors = runs[0]
+    assert words and "</s>" not in words and vectors.shape == (len(words), 8)
+    assert list(counts) == sorted(counts, reverse=True)  # fastText's frequency order
+    for other in runs[1:]:
+        assert other[0] == words and np.array_equal(other[2], vectors)
+
+
+def test_vectors_for_requested_words_including_unseen_ones() -> None:
+    lines = ["the cat sat on the mat", "the dog ran"] * 50
+    words, counts, vectors = train_skipgram(lines, dim=4, epochs=1, words=["the", "zebra"])
+    assert words == ["the", "zebra"]
+    assert counts.tolist() == [150, 0]
+    assert np.isfinite(vectors).all() and np.abs(vectors[1]).sum() > 0  # from char n-grams
