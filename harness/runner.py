@@ -103,7 +103,8 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
     encoders = [e.name for e in spec.components("encoder")]
     computed = evaluate_tasks(ctx, encodings) if spec.components("task") else None
     downstream = downstream_scores(spec.downstream.reference, encoders, computed)
-    primary = spec.components("decoder")[0].name
+    decoders = spec.components("decoder")
+    primary = decoders[0].name if decoders else ""
     diagnostics = {m.name: {r["encoder"]: r["metrics"][m.name]["value"]
                             for r in runs if r["decoder"] == primary}
                    for m in spec.components("metric")}

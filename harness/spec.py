@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -183,9 +184,10 @@ class Spec(Strict):
     vocab: VocabSection = VocabSection()
     encode: EncodeSection = EncodeSection()
     encoders: list[Component] | Literal["all"]
-    decoders: list[Component] = Field(min_length=1)
+    # Empty decoders (and metrics) make a downstream-only run: encode, evaluate tasks, report.
+    decoders: list[Component] = []
     generation: GenerationSection = GenerationSection()
-    metrics: list[Component] = Field(min_length=1)
+    metrics: list[Component] = []
     downstream: DownstreamSection = DownstreamSection()
     correlation: CorrelationSection = CorrelationSection()
     report: ReportSection = ReportSection()
@@ -193,6 +195,14 @@ class Spec(Strict):
     _source: str = PrivateAttr(default="<spec>")
     _sha256: str = PrivateAttr(default="")
     _problems: list[SpecError] = PrivateAttr(default_factory=list)
+
+    @field_validator("metrics")
+    @classmethod
+    def _metrics_for_decoders(cls, value: list[Component], info: ValidationInfo
+                              ) -> list[Component]:
+        if info.data.get("decoders") and not value:
+            raise ValueError("at least 1 metric is needed to score the decoders' output")
+        return value
 
     @field_validator("encoders", mode="before")
     @classmethod

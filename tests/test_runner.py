@@ -271,3 +271,34 @@ def test_computed_downstream_scores_fill_in_for_encoders_the_table_lacks(tmp_pat
     assert run_spec(spec, registry, tmp_path / "run2", cache=again)["downstream"] == \
         results["downstream"]
     assert again.builds == 0
+
+
+class _NaNEncoder:
+    """An encoder plugin gone wrong: its second sentence comes out as NaN."""
+
+    dim = 3
+
+    def fingerprint(self) -> str:
+        return "nan/1"
+
+    def encode(self, sentences: list[str], batch_size: int = 256):
+        import numpy as np
+
+        out = np.ones((len(sentences), 3), dtype=np.float32)
+        out[1:2] = np.nan
+        return out
+
+
+def test_a_broken_encoder_fails_the_run_before_any_decoder_trains(tmp_path: Path) -> None:
+    from harness.errors import PluginError
+    from harness.protocols import Options
+    from harness.registry import make_info
+
+    registry = load_registry()
+    registry.add(make_info("encoder", "nan-encoder", lambda options, context: _NaNEncoder(),
+                           options=Options, plugin="bad-plugin"))
+    spec = load_spec(_write_spec(tmp_path), ["encoders=[avg, nan-encoder]"], registry=registry)
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(PluginError, match=r"plugin 'bad-plugin': encode returned a non-finite"):
+        run_spec(spec, registry, tmp_path / "run", cache=cache)
+    assert not (cache.root / "train").exists() and not (tmp_path / "run").exists()

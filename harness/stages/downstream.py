@@ -116,8 +116,15 @@ def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
     from harness.downstream.base import TaskResult
 
     def build(directory: Path) -> dict[str, Any]:
+        from harness.corpus import normalise
+
+        def encode(sentences: list[str]) -> Any:
+            # Task text gets the normalisation the encoder's corpus (vocabulary, fit) had.
+            return encoded.encode([normalise(s, ctx.spec.corpus.normalise) for s in sentences],
+                                  ctx.spec.encode.batch_size)
+
         result = task.evaluate(
-            lambda sentences: encoded.encode(sentences, ctx.spec.encode.batch_size), data_dir,
+            encode, data_dir,
             config=ctx.spec.downstream.config, seed=ctx.spec.seed, device=ctx.device)
         (directory / RESULT_FILE).write_text(json.dumps(result.to_json()), encoding="utf-8")
         return {"score": result.score, "seconds": result.seconds}
