@@ -174,11 +174,36 @@ class DownstreamSection(Strict):
     config: Literal["prototyping", "literature"] = "prototyping"
 
 
-class Spec(Strict):
-    """A validated benchmark spec."""
+class SpecDocument(Strict):
+    """What every spec document has: a name, a seed, and what its reading found."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     seed: int = 1
+
+    _source: str = PrivateAttr(default="<spec>")
+    _sha256: str = PrivateAttr(default="")
+    _problems: list[SpecError] = PrivateAttr(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        """The file the spec was read from."""
+        return self._source
+
+    @property
+    def problems(self) -> list[SpecError]:
+        """What keeps this spec from running here (missing prepared files, unavailable
+        components): `validate` reports them as warnings, `run` refuses to start."""
+        return self._problems
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the spec after overrides, as recorded in provenance."""
+        return self._sha256
+
+
+class Spec(SpecDocument):
+    """A validated benchmark spec."""
+
     device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$")
     corpus: CorpusSection
     vocab: VocabSection = VocabSection()
@@ -192,9 +217,6 @@ class Spec(Strict):
     correlation: CorrelationSection = CorrelationSection()
     report: ReportSection = ReportSection()
 
-    _source: str = PrivateAttr(default="<spec>")
-    _sha256: str = PrivateAttr(default="")
-    _problems: list[SpecError] = PrivateAttr(default_factory=list)
 
     @field_validator("metrics")
     @classmethod
@@ -211,21 +233,6 @@ class Spec(Strict):
             raise ValueError(f"expected `all` or a list of encoder names, e.g. [{value}]")
         return value
 
-    @property
-    def source(self) -> str:
-        """The file the spec was read from."""
-        return self._source
-
-    @property
-    def problems(self) -> list[SpecError]:
-        """What keeps this spec from running here (missing prepared files, unavailable
-        components): `validate` reports them as warnings, `run` refuses to start."""
-        return self._problems
-
-    @property
-    def sha256(self) -> str:
-        """Hash of the spec after overrides, as recorded in provenance."""
-        return self._sha256
 
     def components(self, kind: str) -> list[Component]:
         """The spec's components of a kind (encoders already expanded from `all`)."""
@@ -239,7 +246,7 @@ class DiagnosticsSection(Strict):
     reference: Path
 
 
-class TableSpec(Strict):
+class TableSpec(SpecDocument):
     """A spec that correlates published tables without training anything.
 
     `diagnostics.reference` is a table of V2S scores per encoder (e.g. the paper's Table 4) and
@@ -247,32 +254,12 @@ class TableSpec(Strict):
     correlations (Figure 2) and the ranks (Table 1) from them.
     """
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    seed: int = 1
     diagnostics: DiagnosticsSection
     downstream: DownstreamSection
     correlation: CorrelationSection = CorrelationSection()
     report: ReportSection = ReportSection()
 
-    _source: str = PrivateAttr(default="<spec>")
-    _sha256: str = PrivateAttr(default="")
-    _problems: list[SpecError] = PrivateAttr(default_factory=list)
 
-    @property
-    def source(self) -> str:
-        """The file the spec was read from."""
-        return self._source
-
-    @property
-    def problems(self) -> list[SpecError]:
-        """What keeps this spec from running here (missing prepared files, unavailable
-        components): `validate` reports them as warnings, `run` refuses to start."""
-        return self._problems
-
-    @property
-    def sha256(self) -> str:
-        """Hash of the spec after overrides, as recorded in provenance."""
-        return self._sha256
 
 
 SECTION_FOR_KIND: dict[str, Loc] = {"encoder": ("encoders",), "decoder": ("decoders",),
