@@ -18,6 +18,7 @@ SentEval's procedure for the family:
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -105,7 +106,7 @@ def pair_features(vectors: Vectors, examples: Examples) -> tuple[np.ndarray, np.
 
 
 @dataclass(frozen=True)
-class Task:
+class Task(ABC):
     """A downstream task: a name, a data source and SentEval's procedure for its family."""
 
     name: str
@@ -129,9 +130,10 @@ class Task:
         result = self._evaluate(data, Vectors(encode, data, self.name), settings, seed, device)
         return replace(result, seconds=round(time.perf_counter() - started, 3))
 
+    @abstractmethod
     def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
                   device: str) -> TaskResult:
-        raise NotImplementedError
+        ...
 
     def _result(self, metric: str, scores: dict[str, float], sizes: tuple[int, int, int],
                 config: EvaluationConfig, seed: int,

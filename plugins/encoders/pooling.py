@@ -8,6 +8,7 @@ padding enters any vector and a sentence's vector does not depend on the rest of
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -113,7 +114,7 @@ def hierarchical_pool(batch: SubwordBatch, window: int = 3) -> np.ndarray:
     return out
 
 
-class PoolingEncoder:
+class PoolingEncoder(ABC):
     """Base of the encoders that pool the run's (frozen) subword vectors; subclasses set `name`,
     `width` (output dim = width x subword dim) and `pool`."""
 
@@ -137,9 +138,10 @@ class PoolingEncoder:
         run's cache key already."""
         return f"{self.name}/{VERSION}/{self.options.model_dump_json()}"
 
+    @abstractmethod
     def pool(self, batch: SubwordBatch) -> np.ndarray:
         """Return the (B, dim) sentence vectors of a batch."""
-        raise NotImplementedError
+        ...
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return the (n, dim) float32 sentence vectors; an empty sentence maps to zeros."""

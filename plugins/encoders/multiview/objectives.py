@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Literal
 
@@ -105,7 +106,7 @@ def discriminative_loss(a: torch.Tensor, log_temperature: torch.Tensor,
 
 # ------------------------------------------------------------------------------------- objectives
 
-class _Objective(nn.Module):
+class _Objective(nn.Module, ABC):
     """The frozen word vectors (id 0 = absent word, a zero vector) and the view f."""
 
     def __init__(self, word_vectors: np.ndarray, hidden: int, init: Init) -> None:
@@ -123,9 +124,10 @@ class _Objective(nn.Module):
     def after_step(self) -> None:
         """Called after each optimiser step (the generative objective's U update)."""
 
+    @abstractmethod
     def g_states(self, word_inputs: torch.Tensor) -> torch.Tensor:
         """Return g's per-word states (B, T, 2d) for word vectors (B, T, word_dim)."""
-        raise NotImplementedError
+        ...
 
     def finish(self) -> dict[str, float]:
         """Return a summary of the trained objective after any final adjustment."""
