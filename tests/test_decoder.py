@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,28 +20,12 @@ from harness_plugins.decoders.lstm import MixtureOfSoftmaxesLSTM, build_mos_lstm
 from harness_plugins.decoders.options import PAPER_MOS_LSTM, MosLstmOptions, SimpleLstmOptions
 from harness_plugins.decoders.regularisation import WeightDropLSTM, embedding_dropout
 from harness_plugins.decoders.simple_lstm import SimpleLSTM, build_simple_lstm
+from tests.decoder_fakes import FakeVocab, make_vocab
 
 # Every regulariser of the paper's configuration, at the paper's rates.
 PAPER_DROPOUTS = {k: PAPER_MOS_LSTM[k] for k in ("dropout", "dropout_input", "dropout_layers",
                                                  "dropout_embedding", "dropout_latent",
                                                  "weight_drop")}
-
-
-@dataclass
-class FakeVocab:
-    """The part of `SubwordVocab` a decoder uses."""
-
-    vectors: np.ndarray
-    pad_id: int = 0
-    bos_id: int = 1
-    eos_id: int = 2
-
-    def __len__(self) -> int:
-        return len(self.vectors)
-
-
-def make_vocab(size: int = 24, dim: int = 16, seed: int = 0) -> FakeVocab:
-    return FakeVocab(np.random.default_rng(seed).normal(size=(size, dim)).astype(np.float32))
 
 
 def make_mos(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: object):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -14,31 +13,9 @@ from harness.generation.perplexity import reference_nll
 from harness.generation.ranking import best_reachable, rank
 from harness.generation.reference import priority_queue_beam_search, released_beam_search
 from harness.generation.search import Hypothesis, beam_search, greedy_search
-from harness.protocols import BuildContext
 from harness.training.trainer import train_decoder
-from harness_plugins.decoders.lstm import build_mos_lstm
-from harness_plugins.decoders.options import MosLstmOptions
 from harness_plugins.metrics.ppl import PerplexityMetric
-
-BOS, EOS = 1, 2
-
-
-@dataclass
-class FakeVocab:
-    """The part of `SubwordVocab` a decoder and the trainer use."""
-
-    vectors: np.ndarray
-    pad_id: int = 0
-    bos_id: int = BOS
-    eos_id: int = EOS
-
-    def __len__(self) -> int:
-        return len(self.vectors)
-
-
-def make_model(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: object):
-    torch.manual_seed(seed)
-    return build_mos_lstm(MosLstmOptions(**options), BuildContext(vocab=vocab, input_dim=input_dim))
+from tests.decoder_fakes import BOS, EOS, FakeVocab, make_model
 
 
 class MarkovChain(torch.nn.Module):

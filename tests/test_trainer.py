@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,37 +14,12 @@ import torch
 from harness.errors import DataError, HarnessError
 from harness.generation.perplexity import reference_nll
 from harness.generation.search import greedy_search
-from harness.protocols import BuildContext
 from harness.training.batches import bucketed_batches, split_validation
 from harness.training.checkpoint import read_checkpoints
 from harness.training.options import TrainingOptions, training_options
 from harness.training.trainer import DivergedError, train_decoder
-from harness_plugins.decoders.lstm import build_mos_lstm
 from harness_plugins.decoders.options import MosLstmOptions
-
-BOS, EOS = 1, 2
-
-
-@dataclass
-class FakeVocab:
-    """The part of `SubwordVocab` a decoder and the trainer use."""
-
-    vectors: np.ndarray
-    pad_id: int = 0
-    bos_id: int = BOS
-    eos_id: int = EOS
-
-    def __len__(self) -> int:
-        return len(self.vectors)
-
-
-def make_vocab(size: int = 24, dim: int = 16, seed: int = 0) -> FakeVocab:
-    return FakeVocab(np.random.default_rng(seed).normal(size=(size, dim)).astype(np.float32))
-
-
-def make_model(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: object):
-    torch.manual_seed(seed)
-    return build_mos_lstm(MosLstmOptions(**options), BuildContext(vocab=vocab, input_dim=input_dim))
+from tests.decoder_fakes import BOS, EOS, make_model, make_vocab
 
 
 def copy_task(n: int = 32, vocab_size: int = 24,

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from harness.generation.ranking import best_reachable, rank
-from harness.generation.search import Hypothesis
+from harness.generation.search import Hypothesis, generating
 
 
 @dataclass(eq=False)
@@ -126,47 +126,41 @@ def priority_queue_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_
                                stop_after: int | None = None,
                                device: str | torch.device = "cpu") -> Hypothesis:
     """Return the best hypothesis for one sentence vector (D,), as `beam_search` defines it."""
-    device = torch.device(device)
-    was_training = model.training
-    model.to(device).eval()
-    try:
-        with torch.inference_mode():
-            row = _as_row(vector, device)
-            states = _States(model, row)
-            live = [_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0)]
-            best: _Node | None = None
-            best_rank, ended = -math.inf, 0
-            for step in range(1, max_len + 1):
-                top_log_probs, top_tokens, child_states = _expand(model, states, live, row, beam)
-                queue: PriorityQueue[_Node] = PriorityQueue()
-                for i, node in enumerate(live):
-                    for log_prob, token in zip(top_log_probs[i].tolist(), top_tokens[i].tolist(),
-                                               strict=True):
-                        score = node.score + log_prob
-                        queue.put(_Node(child_states[i], node, token, score, step, score))
-                popped: list[_Node] = []
-                while len(popped) < beam and not queue.empty():
-                    candidate = queue.get()
-                    if not math.isfinite(candidate.score):
-                        break
-                    if candidate.token == eos_id:
-                        ended += 1
-                        value = rank(candidate.score, step, length_penalty)
-                        if value > best_rank:
-                            best, best_rank = candidate, value
-                    else:
-                        popped.append(candidate)
-                if not popped:
+    with generating(model, device) as (device, _):
+        row = _as_row(vector, device)
+        states = _States(model, row)
+        live = [_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0)]
+        best: _Node | None = None
+        best_rank, ended = -math.inf, 0
+        for step in range(1, max_len + 1):
+            top_log_probs, top_tokens, child_states = _expand(model, states, live, row, beam)
+            queue: PriorityQueue[_Node] = PriorityQueue()
+            for i, node in enumerate(live):
+                for log_prob, token in zip(top_log_probs[i].tolist(), top_tokens[i].tolist(),
+                                           strict=True):
+                    score = node.score + log_prob
+                    queue.put(_Node(child_states[i], node, token, score, step, score))
+            popped: list[_Node] = []
+            while len(popped) < beam and not queue.empty():
+                candidate = queue.get()
+                if not math.isfinite(candidate.score):
                     break
-                live = popped
-                if stop_after is not None and ended >= stop_after:
-                    break
-                if best_rank >= best_reachable(live[0].score, max_len, length_penalty):
-                    break
-            chosen = best if best is not None else live[0]
-            return Hypothesis(chosen.ids(eos_id), chosen.score)
-    finally:
-        model.train(was_training)
+                if candidate.token == eos_id:
+                    ended += 1
+                    value = rank(candidate.score, step, length_penalty)
+                    if value > best_rank:
+                        best, best_rank = candidate, value
+                else:
+                    popped.append(candidate)
+            if not popped:
+                break
+            live = popped
+            if stop_after is not None and ended >= stop_after:
+                break
+            if best_rank >= best_reachable(live[0].score, max_len, length_penalty):
+                break
+        chosen = best if best is not None else live[0]
+        return Hypothesis(chosen.ids(eos_id), chosen.score)
 
 
 def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: int, eos_id: int,
@@ -181,42 +175,36 @@ def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: in
     empty) and returns the ended one ranked highest. The score reported is the hypothesis'
     summed log-probability.
     """
-    device = torch.device(device)
-    was_training = model.training
-    model.to(device).eval()
-    try:
-        with torch.inference_mode():
-            row = _as_row(vector, device)
-            states = _States(model, row)
-            nodes: PriorityQueue[_Node] = PriorityQueue()
-            nodes.put(_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0))
-            results: list[_Node] = []
-            while not nodes.empty() and len(results) < finished:
-                batch: list[_Node] = []
-                wanted = min(nodes.qsize(), beam)
-                while len(batch) < wanted and not nodes.empty():
-                    node = nodes.get()
-                    if node.token == eos_id:
-                        results.append(node)
-                    elif node.tokens < max_len:  # the released `len <= max_len`, len = tokens + 1
-                        batch.append(node)
-                if not batch:
-                    continue
-                top_log_probs, top_tokens, child_states = _expand(model, states, batch, row,
-                                                                  beam)
-                for i, node in enumerate(batch):
-                    for log_prob, token in zip(top_log_probs[i].tolist(),
-                                               top_tokens[i].tolist(), strict=True):
-                        probability_sum = node.probability_sum + math.exp(log_prob)
-                        tokens = node.tokens + 1
-                        nodes.put(_Node(child_states[i], node, token, node.score + log_prob,
-                                        tokens, rank(probability_sum, tokens, "paper"),
-                                        probability_sum))
-            if not results and not nodes.empty():
-                results = [nodes.get()]
-            if not results:
-                return Hypothesis((), float("-inf"))
-            chosen = max(results, key=lambda n: n.value)  # the first among equals, as sorted()
-            return Hypothesis(chosen.ids(eos_id), chosen.score)
-    finally:
-        model.train(was_training)
+    with generating(model, device) as (device, _):
+        row = _as_row(vector, device)
+        states = _States(model, row)
+        nodes: PriorityQueue[_Node] = PriorityQueue()
+        nodes.put(_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0))
+        results: list[_Node] = []
+        while not nodes.empty() and len(results) < finished:
+            batch: list[_Node] = []
+            wanted = min(nodes.qsize(), beam)
+            while len(batch) < wanted and not nodes.empty():
+                node = nodes.get()
+                if node.token == eos_id:
+                    results.append(node)
+                elif node.tokens < max_len:  # the released `len <= max_len`, len = tokens + 1
+                    batch.append(node)
+            if not batch:
+                continue
+            top_log_probs, top_tokens, child_states = _expand(model, states, batch, row,
+                                                              beam)
+            for i, node in enumerate(batch):
+                for log_prob, token in zip(top_log_probs[i].tolist(),
+                                           top_tokens[i].tolist(), strict=True):
+                    probability_sum = node.probability_sum + math.exp(log_prob)
+                    tokens = node.tokens + 1
+                    nodes.put(_Node(child_states[i], node, token, node.score + log_prob,
+                                    tokens, rank(probability_sum, tokens, "paper"),
+                                    probability_sum))
+        if not results and not nodes.empty():
+            results = [nodes.get()]
+        if not results:
+            return Hypothesis((), float("-inf"))
+        chosen = max(results, key=lambda n: n.value)  # the first among equals, as sorted()
+        return Hypothesis(chosen.ids(eos_id), chosen.score)

@@ -39,7 +39,7 @@ def greedy_search(model: nn.Module, vectors: Any, *, bos_id: int, eos_id: int, m
                   progress: bool = False) -> list[Hypothesis]:
     """Return the greedy (most likely next token at every step) output for each vector (N, D)."""
     results: list[Hypothesis] = []
-    with _generating(model, device) as (dev, autocast):
+    with generating(model, device) as (dev, autocast):
         for chunk in _chunks(vectors, batch_size, dev, progress, "greedy"):
             with autocast():
                 results.extend(_greedy_batch(model, chunk, bos_id, eos_id, max_len))
@@ -69,7 +69,7 @@ def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_i
     penalty = length_penalty or ("mean" if length_normalise else "none")
     rank(0.0, 1, penalty)  # rejects an unknown penalty before any work
     results: list[Hypothesis] = []
-    with _generating(model, device) as (dev, autocast):
+    with generating(model, device) as (dev, autocast):
         for chunk in _chunks(vectors, batch_size, dev, progress, f"beam {beam}"):
             with autocast():
                 results.extend(_beam_batch(model, chunk, beam, bos_id, eos_id, max_len,
@@ -78,7 +78,7 @@ def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_i
 
 
 @contextmanager
-def _generating(model: nn.Module, device: str | torch.device) -> Iterator[tuple[torch.device, Any]]:
+def generating(model: nn.Module, device: str | torch.device) -> Iterator[tuple[torch.device, Any]]:
     """Yield (device, autocast factory) with `model` in eval mode on `device`, no autograd.
 
     The model's training mode is restored afterwards, so generation can run between epochs.

@@ -1,0 +1,38 @@
+"""Small stand-ins the decoder, trainer and search tests share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from harness.protocols import BuildContext
+from harness_plugins.decoders.lstm import build_mos_lstm
+from harness_plugins.decoders.options import MosLstmOptions
+
+BOS, EOS = 1, 2
+
+
+@dataclass
+class FakeVocab:
+    """The part of `SubwordVocab` a decoder and the trainer use."""
+
+    vectors: np.ndarray
+    pad_id: int = 0
+    bos_id: int = BOS
+    eos_id: int = EOS
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+
+def make_vocab(size: int = 24, dim: int = 16, seed: int = 0) -> FakeVocab:
+    """A vocabulary of `size` random `dim`-d subword vectors."""
+    return FakeVocab(np.random.default_rng(seed).normal(size=(size, dim)).astype(np.float32))
+
+
+def make_model(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: object):
+    """A freshly seeded mos-lstm over `vocab` for `input_dim`-d sentence vectors."""
+    torch.manual_seed(seed)
+    return build_mos_lstm(MosLstmOptions(**options), BuildContext(vocab=vocab, input_dim=input_dim))
