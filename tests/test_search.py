@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from benchmarks.perf.released import PaperStyleMoS, ReleasedStepModel
 from harness.errors import DataError
 from harness.generation.perplexity import reference_nll
 from harness.generation.ranking import best_reachable, rank
@@ -15,7 +16,7 @@ from harness.generation.reference import priority_queue_beam_search, released_be
 from harness.generation.search import Hypothesis, beam_search, greedy_search
 from harness.training.trainer import train_decoder
 from harness_plugins.metrics.ppl import PerplexityMetric
-from tests.decoder_fakes import BOS, EOS, FakeVocab, make_model
+from tests.decoder_fakes import BOS, EOS, FakeVocab, make_model, make_vocab
 
 
 class MarkovChain(torch.nn.Module):
@@ -139,6 +140,39 @@ def test_batched_beam_equals_priority_queue_reference(trained, penalty: str,
     assert [h.ids for h in batched] == [h.ids for h in reference]
     np.testing.assert_allclose([h.score for h in batched], [h.score for h in reference],
                                atol=1e-4)
+
+
+def test_the_released_forward_pass_finds_the_same_hypotheses(trained) -> None:
+    """The generation benchmark's baseline: the released model code on the same weights,
+    driven one sentence at a time, returns the batched search's hypotheses."""
+    model, _, _, noisy = trained
+    released = ReleasedStepModel(model).eval()
+    batched = beam_search(model, noisy, beam=5, bos_id=BOS, eos_id=EOS, max_len=8,
+                          batch_size=32, device="cpu")
+    reference = [priority_queue_beam_search(released, v, beam=5, bos_id=BOS, eos_id=EOS,
+                                            max_len=8) for v in noisy]
+    assert [h.ids for h in batched] == [h.ids for h in reference]
+    np.testing.assert_allclose([h.score for h in batched], [h.score for h in reference],
+                               atol=1e-4)
+
+
+@pytest.mark.parametrize("experts", [1, 3])
+def test_the_released_forward_pass_computes_the_harness_model(experts: int) -> None:
+    """The benchmarks' paper-style model (packed per-sentence inputs, one nn.LSTM per layer,
+    the mixture in probability space) is the same function as `mos-lstm` in eval mode."""
+    vocab = make_vocab(size=30, dim=8)
+    model = make_model(vocab, 6, layers=2, hidden=20, last_hidden=12, experts=experts,
+                       standardise=True).eval()
+    model.vector_norm.running_mean.uniform_(-1, 1)
+    model.vector_norm.running_var.uniform_(0.5, 2)
+    paper = PaperStyleMoS(model).eval()
+    sentences = [[BOS, 5, 7, 9, 4], [BOS, 3], [BOS, 8, 8, 29]]
+    vectors = torch.randn(3, 6)
+    with torch.no_grad():
+        prob, _ = paper([torch.tensor(s) for s in sentences], list(vectors), return_prob=True)
+        for i, s in enumerate(sentences):
+            ours = model(torch.tensor([s]), vectors[i:i + 1])[0].exp()
+            torch.testing.assert_close(prob[:len(s), i], ours, atol=1e-6, rtol=1e-5)
 
 
 def test_unended_hypotheses_are_returned_only_without_ended_ones(trained) -> None:

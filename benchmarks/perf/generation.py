@@ -4,12 +4,17 @@ Trains (or loads from --workdir) a decoder on sentence vectors (the average of e
 subword vectors), then decodes the test sentences with
 
 - ours: `harness.generation.search.beam_search`, all sentences batched;
-- baseline: `harness.generation.reference.priority_queue_beam_search`, one sentence at a time
-  with a priority queue of nodes that each hold their own state slice, as the released Vec2Sent
-  code does (maruker/vec2sent lstm/beam_search.py), searching for the same hypotheses;
+- baseline: the released Vec2Sent generation, pruned to a true beam:
+  `harness.generation.reference.priority_queue_beam_search`, one sentence at a time with a
+  priority queue of nodes that each hold their own state slice (maruker/vec2sent
+  lstm/beam_search.py), calling the released model's forward pass on the popped nodes
+  (`released.ReleasedStepModel`: one-token tensors, packed sequences, one `nn.LSTM` per layer,
+  the mixture in probability space) on the same weights, searching for the same hypotheses;
+- per_sentence_harness_model: the same one-sentence-at-a-time search calling the harness
+  model's own `step`, which isolates what batching sentences gains;
 - released (on --released-sentences only): `released_beam_search`, the released algorithm
-  itself (best-first queue, probability sums, stops after 5 ended hypotheses), for its speed and
-  for how often it agrees with beam search.
+  itself (best-first queue, probability sums, stops after 5 ended hypotheses) on the released
+  forward pass, for its speed and for how often it agrees with beam search.
 
 Prints one JSON object: sentences/s of each, the speed-up, and how many best hypotheses are
 identical (mismatches whose scores differ by at most 1e-4 are counted as ties).
@@ -43,6 +48,9 @@ from harness.training.trainer import load_decoder_state, save_decoder, train_dec
 from harness.vocab import SubwordVocab, train_subword_vocab
 from harness_plugins.decoders.lstm import build_mos_lstm
 from harness_plugins.decoders.options import PAPER_MOS_LSTM, MosLstmOptions
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from released import ReleasedStepModel  # noqa: E402  (same directory)
 
 TIE = 1e-4  # best hypotheses whose scores differ by no more than this are ties
 
@@ -158,6 +166,14 @@ def agreement(ours: list[Hypothesis], theirs: list[Hypothesis]) -> dict[str, int
             "mismatches": len(ours) - identical - ties}
 
 
+def compared(ours: list[Hypothesis], ours_s: float, theirs: list[Hypothesis],
+             theirs_s: float) -> dict[str, Any]:
+    """A baseline's time and speed, ours' speed-up over it, and how far their results agree."""
+    return {"sentences": len(theirs), "seconds": theirs_s,
+            "sentences_per_s": len(theirs) / theirs_s, "speedup_of_ours": theirs_s / ours_s,
+            **agreement(ours, theirs)}
+
+
 def timed(fn: Any) -> tuple[Any, float]:
     started = time.perf_counter()
     result = fn()
@@ -195,7 +211,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         beam_search(model, vectors[:8], batch_size=8, device=args.device, **search)  # warm-up
         ours, ours_s = timed(lambda: beam_search(model, vectors, batch_size=args.generate_batch,
                                                  device=args.device, **search))
+        released_path = ReleasedStepModel(model).to(args.device).eval()
         baseline, baseline_s = timed(lambda: [priority_queue_beam_search(
+            released_path, v, device=args.device, **search) for v in vectors])
+        lean, lean_s = timed(lambda: [priority_queue_beam_search(
             model, v, device=args.device, **search) for v in vectors])
         report: dict[str, Any] = {
             "benchmark": "generation", "date": time.strftime("%Y-%m-%d"),
@@ -208,21 +227,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                       **decoder_options(args).model_dump(include={
                           "layers", "hidden", "last_hidden", "experts"})},
             "ours": {"seconds": ours_s, "sentences_per_s": len(vectors) / ours_s},
-            "baseline": {"seconds": baseline_s, "sentences_per_s": len(vectors) / baseline_s},
-            "speedup": baseline_s / ours_s,
-            **agreement(ours, baseline),
+            "baseline": compared(ours, ours_s, baseline, baseline_s),
+            "per_sentence_harness_model": compared(ours, ours_s, lean, lean_s),
             "mean_output_subwords": float(np.mean([len(h.ids) for h in ours])),
         }
         if args.released_sentences:
             subset = vectors[:args.released_sentences]
             released, released_s = timed(lambda: [released_beam_search(
-                model, v, beam=args.beam, bos_id=data.vocab.bos_id, eos_id=data.vocab.eos_id,
-                max_len=args.max_len, device=args.device) for v in subset])
-            report["released"] = {
-                "sentences": len(subset), "seconds": released_s,
-                "sentences_per_s": len(subset) / released_s,
-                "speedup_of_ours": (len(vectors) / ours_s) / (len(subset) / released_s),
-                "agreement_with_ours": agreement(ours[:len(subset)], released)}
+                released_path, v, beam=args.beam, bos_id=data.vocab.bos_id,
+                eos_id=data.vocab.eos_id, max_len=args.max_len, device=args.device)
+                for v in subset])
+            report["released"] = compared(ours[:len(subset)], ours_s * len(subset) / len(vectors),
+                                          released, released_s)
     print(json.dumps(report, indent=1))
     return report
 

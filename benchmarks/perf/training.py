@@ -5,12 +5,10 @@ Both train the same `mos-lstm` configuration from the same initial weights on th
 
 - ours: `harness.training.trainer.train_decoder` (padded length-bucketed batches, batch-first
   LSTMs, mixture of softmaxes in log space, bf16 autocast on CUDA);
-- paper-style: the released Vec2Sent forward pass (maruker/vec2sent,
-  lstm/contextual_mos_lstm.py): per-sentence input tensors, each concatenated with its context
-  vector, packed into a `PackedSequence`, run through one `nn.LSTM` per layer (weight drop as
-  in the MoS code), the mixture computed in probability space and `log(p + 1e-8)`, in fp32.
-  Unlike the released code, its dropouts really drop (the released `LockedDropout1d` returns
-  padded inputs unchanged), so both loops do the same regularisation work.
+- paper-style: the released Vec2Sent forward pass (`released.PaperStyleMoS`, same directory):
+  per-sentence input tensors, each concatenated with its context vector, packed into a
+  `PackedSequence`, run through one `nn.LSTM` per layer (weight drop as in the MoS code), the
+  mixture computed in probability space and `log(p + 1e-8)`, in fp32.
 
 Prints one JSON object with the tokens/s of each and their ratio.
 
@@ -35,98 +33,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import functional_call
 
 from harness.protocols import BuildContext
 from harness.training.batches import bucketed_batches
 from harness.training.trainer import train_decoder
-from harness_plugins.decoders.lstm import MixtureOfSoftmaxesLSTM, build_mos_lstm
+from harness_plugins.decoders.lstm import build_mos_lstm
 
 # The data preparation and model arguments are the generation benchmark's (same directory).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generation import add_common_arguments, decoder_options, prepare_data  # noqa: E402
+from released import PaperStyleMoS  # noqa: E402
 
 ARCHITECTURE = {"layers", "hidden", "last_hidden", "experts", "dropout", "dropout_input",
                 "dropout_layers", "dropout_embedding", "dropout_latent", "weight_drop"}
-
-
-def locked_dropout_packed(x: nn.utils.rnn.PackedSequence, p: float) -> nn.utils.rnn.PackedSequence:
-    """The released LockedDropout1d on a packed sequence: unpack, one mask per sequence, repack."""
-    if p == 0.0:
-        return x
-    padded, lengths = nn.utils.rnn.pad_packed_sequence(x)
-    mask = padded.new_empty(1, padded.size(1), padded.size(2)).bernoulli_(1 - p) / (1 - p)
-    return nn.utils.rnn.pack_padded_sequence(padded * mask, lengths, enforce_sorted=False)
-
-
-class PaperStyleMoS(nn.Module):
-    """The released training forward pass, on a copy of a `MixtureOfSoftmaxesLSTM`'s weights."""
-
-    def __init__(self, model: MixtureOfSoftmaxesLSTM) -> None:
-        super().__init__()
-        source = copy.deepcopy(model)
-        self.embedding, self.vector_norm = source.embedding, source.vector_norm
-        self.latent = getattr(source, "latent", None)
-        self.prior = getattr(source, "prior", None)
-        self.projection, self.output_bias = source.projection, source.output_bias
-        self.experts = source.experts
-        self.p = {"input": model.dropout_input, "layers": model.dropout_layers,
-                  "output": model.dropout, "embedding": model.dropout_embedding,
-                  "latent": model.dropout_latent}
-        self.weight_drop = [rnn.weight_drop for rnn in model.rnns]
-        # Sequence-first, one layer each, as in the released code.
-        self.rnns = nn.ModuleList()
-        for rnn in source.rnns:
-            plain = nn.LSTM(rnn.input_size, rnn.hidden_size)
-            plain.load_state_dict(rnn.state_dict())
-            self.rnns.append(plain)
-
-    def forward(self, inputs: list[torch.Tensor], contexts: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities (T, B, V), padded, for per-sentence inputs and contexts (B, D)."""
-        if self.vector_norm is not None:
-            contexts = F.batch_norm(contexts, self.vector_norm.running_mean,
-                                    self.vector_norm.running_var, training=True)
-        embs = []
-        for i, tokens in enumerate(inputs):  # one sentence at a time, as the released code
-            weight = self.embedding.weight
-            if self.p["embedding"]:
-                keep = weight.new_empty(weight.size(0), 1).bernoulli_(1 - self.p["embedding"])
-                weight = weight * keep / (1 - self.p["embedding"])
-            emb = F.embedding(tokens, weight)
-            emb = torch.cat([emb, torch.stack([contexts[i]] * emb.size(0))], 1)
-            if self.p["input"]:
-                mask = emb.new_empty(1, emb.size(1)).bernoulli_(1 - self.p["input"])
-                emb = emb * mask / (1 - self.p["input"])
-            embs.append(emb)
-        x = nn.utils.rnn.pack_sequence(embs, enforce_sorted=False)
-        batch = len(inputs)
-        for layer, rnn in enumerate(self.rnns):
-            zeros = x.data.new_zeros(1, batch, rnn.hidden_size)
-            weights = {}
-            if self.weight_drop[layer]:
-                weights["weight_hh_l0"] = F.dropout(rnn.weight_hh_l0, self.weight_drop[layer])
-            x, _ = functional_call(rnn, weights, (x, (zeros, zeros)))
-            if layer < len(self.rnns) - 1:
-                x = locked_dropout_packed(x, self.p["layers"])
-        output, _ = nn.utils.rnn.pad_packed_sequence(x)  # (T, B, H)
-        output = _locked(output, self.p["output"])
-        weight = self.embedding.weight
-        if self.experts == 1:
-            prob = F.softmax(F.linear(self.projection(output), weight, self.output_bias), -1)
-        else:
-            latent = _locked(torch.tanh(self.latent(output)), self.p["latent"])
-            logits = F.linear(latent.view(-1, weight.size(1)), weight, self.output_bias)
-            prior = F.softmax(self.prior(output).view(-1, self.experts), -1)
-            prob = F.softmax(logits, -1).view(-1, self.experts, weight.size(0))
-            prob = (prob * prior.unsqueeze(2)).sum(1).view(*output.shape[:2], -1)
-        return torch.log(prob + 1e-8)
-
-
-def _locked(x: torch.Tensor, p: float) -> torch.Tensor:
-    """Dropout with one mask per sequence on a (T, B, F) tensor."""
-    if p == 0.0:
-        return x
-    return x * (x.new_empty(1, x.size(1), x.size(2)).bernoulli_(1 - p) / (1 - p))
 
 
 def paper_style_tokens_per_s(module: PaperStyleMoS, batches: list[np.ndarray], data: Any,
@@ -147,7 +66,7 @@ def paper_style_tokens_per_s(module: PaperStyleMoS, batches: list[np.ndarray], d
         labels = nn.utils.rnn.pad_sequence(
             [torch.tensor([*s, eos], device=device) for s in sentences], padding_value=-100)
         contexts = torch.from_numpy(data.train_vectors[index]).to(device)
-        log_probs = module(inputs, contexts)
+        log_probs, _ = module(inputs, list(contexts.unbind(0)))
         loss = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=-100)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

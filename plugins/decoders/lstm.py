@@ -30,8 +30,9 @@ class MosState(NamedTuple):
 
     layers: LayerStates
     context: torch.Tensor
-    """(B, 4 * hidden of the first layer): the first layer's input-gate terms of the sentence
-    vector. The vector is the same at every step, so `step` computes them once."""
+    """(B, 4 * hidden of the first layer): the first layer's gate terms of the sentence vector,
+    biases included. The vector is the same at every step, so `initial_state` computes them
+    once."""
 
 
 class MixtureOfSoftmaxesLSTM(nn.Module):
@@ -97,7 +98,8 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
         first = self.rnns[0]
         context = standardised(vectors, self.vector_norm, self.training)
         gates = F.linear(context.to(first.weight_ih_l0.dtype),
-                         first.weight_ih_l0[:, self.embedding.weight.size(1):])
+                         first.weight_ih_l0[:, self.embedding.weight.size(1):],
+                         first.bias_ih_l0 + first.bias_hh_l0)
         return MosState(self._zero_layers(vectors.size(0)), gates)
 
     def step(self, tokens: torch.Tensor, vectors: torch.Tensor,
@@ -117,11 +119,13 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
         new_layers = []
         for layer, rnn in enumerate(self.rnns):
             h, c = state.layers[layer]
+            # One matrix product for [input; h] per layer (the biases are in `state.context`
+            # for the first layer).
             weight_ih = rnn.weight_ih_l0[:, :emb_dim] if layer == 0 else rnn.weight_ih_l0
-            gates = (F.linear(x, weight_ih, rnn.bias_ih_l0)
-                     + F.linear(h[0].to(x.dtype), rnn.weight_hh_l0, rnn.bias_hh_l0))
-            if layer == 0:
-                gates = gates + state.context
+            weight = torch.cat([weight_ih, rnn.weight_hh_l0], dim=1)
+            inputs = torch.cat([x, h[0].to(x.dtype)], dim=-1)
+            base = state.context if layer == 0 else rnn.bias_ih_l0 + rnn.bias_hh_l0
+            gates = torch.addmm(base.to(inputs.dtype), inputs, weight.t())
             x, c_new = _lstm_cell(gates.float(), c[0].float())
             new_layers.append((x.unsqueeze(0), c_new.unsqueeze(0)))
         return self._output(x), MosState(tuple(new_layers), state.context)
