@@ -147,13 +147,12 @@ def _beam_batch(model: nn.Module, vectors: torch.Tensor, beam: int, bos_id: int,
     out: list[Hypothesis | None] = [None] * n
     neg_inf = float("-inf")
     groups = torch.arange(n, device=device)  # sentence of each live group
-    rows_vectors = vectors.repeat_interleave(beam, dim=0)
+    # Every group starts from one row (the bos prefix) and has `beam` rows after the first step.
+    rows_vectors = vectors
     state = model.initial_state(rows_vectors)
-    tokens = torch.full((n * beam,), bos_id, dtype=torch.long, device=device)
-    seqs = torch.empty((n * beam, 0), dtype=torch.long, device=device)
-    # Only the first row of each group is live at the start, so the beam grows from one prefix.
-    scores = torch.full((n, beam), neg_inf, device=device)
-    scores[:, 0] = 0.0
+    tokens = torch.full((n,), bos_id, dtype=torch.long, device=device)
+    seqs = torch.empty((n, 0), dtype=torch.long, device=device)
+    scores = torch.zeros((n, 1), device=device)  # summed log-probabilities of each group's rows
     best_rank = torch.full((n,), neg_inf, device=device)
     best_score = torch.full((n,), neg_inf, device=device)
     best_seq = torch.zeros((n, max_len), dtype=torch.long, device=device)
@@ -161,12 +160,12 @@ def _beam_batch(model: nn.Module, vectors: torch.Tensor, beam: int, bos_id: int,
     ended = torch.zeros((n,), dtype=torch.long, device=device)
     for step in range(1, max_len + 1):
         log_probs, state = model.step(tokens, rows_vectors, state)
-        m = scores.size(0)
+        m, width = scores.shape  # live groups, rows per group
         k = min(beam, log_probs.size(-1))
         top_log_probs, top_tokens = log_probs.float().topk(k, dim=-1)  # each row's k best
-        candidates, order = (scores.view(-1, 1) + top_log_probs).view(m, beam * k).sort(
+        candidates, order = (scores.view(-1, 1) + top_log_probs).view(m, width * k).sort(
             dim=1, descending=True, stable=True)
-        cand_tokens = top_tokens.view(m, beam * k).gather(1, order)
+        cand_tokens = top_tokens.view(m, width * k).gather(1, order)
         cand_slot = torch.div(order, k, rounding_mode="floor")  # the parent's beam slot
         finite = torch.isfinite(candidates)
         is_eos = (cand_tokens == eos_id) & finite
@@ -182,7 +181,7 @@ def _beam_batch(model: nn.Module, vectors: torch.Tensor, beam: int, bos_id: int,
         step_best, at = eos_rank.max(dim=1)
         better = (step_best > best_rank).nonzero().squeeze(1)
         if better.numel():
-            parents = better * beam + cand_slot[better, at[better]]
+            parents = better * width + cand_slot[better, at[better]]
             best_rank[better] = step_best[better]
             best_score[better] = candidates[better, at[better]]
             best_len[better] = step - 1
@@ -196,10 +195,12 @@ def _beam_batch(model: nn.Module, vectors: torch.Tensor, beam: int, bos_id: int,
             1, slot, cand_tokens)[:, :beam]
         parent_slot = torch.zeros((m, beam + 1), dtype=torch.long, device=device).scatter_(
             1, slot, cand_slot)[:, :beam]
-        rows = (torch.arange(m, device=device).unsqueeze(1) * beam + parent_slot).view(-1)
+        rows = (torch.arange(m, device=device).unsqueeze(1) * width + parent_slot).view(-1)
         tokens = new_tokens.reshape(-1)
         seqs = torch.cat([seqs.index_select(0, rows), tokens.unsqueeze(1)], dim=1)
         state = model.reorder_state(state, rows)
+        if width < beam:
+            rows_vectors = rows_vectors.index_select(0, rows)
 
         best_live = scores[:, 0]
         done = ~torch.isfinite(best_live) | (best_rank >= best_reachable(best_live, max_len,
