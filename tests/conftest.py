@@ -3,8 +3,24 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+
+import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@pytest.fixture(scope="module")
+def one_thread() -> Iterator[None]:
+    """One torch thread for the module, whatever set it before: tiny models run faster on one
+    thread on a busy shared machine. torch is imported here, not at the top, so that tests of
+    what `harness list` imports see a clean interpreter."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001 - pytest hook

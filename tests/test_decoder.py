@@ -22,6 +22,8 @@ from harness_plugins.decoders.regularisation import WeightDropLSTM, embedding_dr
 from harness_plugins.decoders.simple_lstm import SimpleLSTM, build_simple_lstm
 from tests.decoder_fakes import FakeVocab, make_vocab
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 # Every regulariser of the paper's configuration, at the paper's rates.
 PAPER_DROPOUTS = {k: PAPER_MOS_LSTM[k] for k in ("dropout", "dropout_input", "dropout_layers",
                                                  "dropout_embedding", "dropout_latent",
@@ -38,14 +40,6 @@ def make_simple(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: obje
     return build_simple_lstm(SimpleLstmOptions(**options),
                              BuildContext(vocab=vocab, input_dim=input_dim))
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run faster on one thread on a busy 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 # --- mos-lstm ----------------------------------------------------------------------------------

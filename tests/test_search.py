@@ -18,6 +18,8 @@ from harness.training.trainer import train_decoder
 from harness_plugins.metrics.ppl import PerplexityMetric
 from tests.decoder_fakes import BOS, EOS, FakeVocab, make_model, make_vocab
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 class MarkovChain(torch.nn.Module):
     """A language model whose next-token distribution depends on the previous token only."""
@@ -45,13 +47,6 @@ class MarkovChain(torch.nn.Module):
 # after b: b .9, eos .1.
 CHAIN = [[0.2] * 5, [0, 0, 0, 0.55, 0.45], [0.2] * 5, [0, 0, 0.3, 0.5, 0.2], [0, 0, 0.1, 0, 0.9]]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

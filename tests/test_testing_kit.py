@@ -3,7 +3,7 @@ message saying what to do, on deliberately broken ones."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +30,6 @@ def vocab(tmp_path_factory: pytest.TempPathFactory) -> SubwordVocab:
     return train_subword_vocab(sentences, tmp_path_factory.mktemp("vocab"), bpe_size=200, dim=16,
                                epochs=1)
 
-
-@pytest.fixture(scope="module")
-def one_thread() -> Iterator[None]:
-    """Tiny torch models run faster on one thread on a busy shared machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def build(registry: Registry, kind: str, name: str, context: BuildContext, **options: Any) -> Any:

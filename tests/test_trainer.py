@@ -21,6 +21,8 @@ from harness.training.trainer import DivergedError, train_decoder
 from harness_plugins.decoders.options import MosLstmOptions
 from tests.decoder_fakes import BOS, EOS, make_model, make_vocab
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def copy_task(n: int = 32, vocab_size: int = 24,
               seed: int = 0) -> tuple[np.ndarray, list[list[int]]]:
@@ -74,13 +76,6 @@ def stable_log(path: Path) -> list[tuple]:
     keys = ("event", "epoch", "step", "loss", "train_loss", "val_loss", "lr")
     return [tuple(r.get(k) for k in keys) for r in map(json.loads, path.read_text().splitlines())]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -372,3 +367,118 @@ def test_sgd_step_is_plain_gradient_descent(tmp_path: Path) -> None:
     for (name, a), b in zip(model.state_dict().items(), reference.state_dict().values(),
                             strict=True):
         torch.testing.assert_close(a, b, msg=name)
+
+
+def test_a_non_finite_gradient_stops_training_before_the_update(data, tmp_path: Path) -> None:
+    """A finite loss whose gradient is not: caught before the optimiser step, so neither the
+    weights nor any kept checkpoint hold a NaN."""
+    vocab, vectors, ids = data
+    model = make_model(vocab, 16, seed=3, **SMALL)
+    calls = 0
+
+    def poison(grad: torch.Tensor) -> torch.Tensor:
+        nonlocal calls
+        calls += 1
+        return grad * float("nan") if calls == 5 else grad
+
+    model.output_bias.register_hook(poison)
+    with pytest.raises(DivergedError, match=r"gradient norm nan at or before step 5"):
+        train(model, vocab, vectors, ids, tmp_path)
+    kept = list(read_checkpoints(tmp_path / "ckpt"))
+    assert [c.meta["steps"] for c in kept] == [4, 3]
+    assert all(torch.isfinite(t).all() for c in kept for t in c.tensors.values()
+               if t.is_floating_point())
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_starting_over_discards_damaged_checkpoints_of_later_steps(
+        uninterrupted, data, tmp_path: Path) -> None:
+    """Damaged checkpoints of later steps must not outrank (and so delete) the new ones."""
+    whole, _, _ = uninterrupted
+    vocab, vectors, ids = data
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, 9)
+    with pytest.raises(Killed):
+        train(dying, vocab, vectors, ids, tmp_path)
+    directory = tmp_path / "ckpt"
+    for path in directory.glob("*.safetensors"):
+        path.write_bytes(b"garbage")
+    restarted = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(restarted, 3)
+    with pytest.raises(Killed):
+        train(restarted, vocab, vectors, ids, tmp_path)
+    assert [c.meta["steps"] for c in read_checkpoints(directory)] == [2]
+    resumed = make_model(vocab, 16, seed=3, **SMALL)
+    train(resumed, vocab, vectors, ids, tmp_path)
+    assert same_weights(whole, resumed)
+
+
+def test_a_larger_patience_lets_an_early_stopped_run_continue(data, tmp_path: Path) -> None:
+    vocab, vectors, ids = data
+    stuck = {"optimizer": "sgd", "lr": 1e-30, "clip": 0.0}
+    model = make_model(vocab, 16, seed=3, **SMALL)
+    first = train(model, vocab, vectors, ids, tmp_path, epochs=10, patience=2, **stuck)
+    assert first.stopped_early and first.epochs == 3
+    again = train(model, vocab, vectors, ids, tmp_path, epochs=10, patience=4, **stuck)
+    assert again.stopped_early and again.epochs == 5
+
+
+def test_vectors_are_read_one_batch_of_rows_at_a_time(tmp_path: Path) -> None:
+    """At the paper's scale the vectors do not fit in memory: the trainer indexes rows."""
+
+    class RowsOnly:
+        def __init__(self, array: np.ndarray) -> None:
+            self.array, self.shape, self.ndim = array, array.shape, array.ndim
+            self.most = 0
+
+        def __len__(self) -> int:
+            return len(self.array)
+
+        def __getitem__(self, index: np.ndarray) -> np.ndarray:
+            rows = self.array[index]
+            self.most = max(self.most, len(rows))
+            return rows
+
+        def __array__(self, *args: object, **kwargs: object) -> np.ndarray:
+            raise AssertionError("the whole array was read")
+
+    vocab = make_vocab()
+    codes, ids = copy_task(n=16)
+    vectors = RowsOnly(codes)
+    train(make_model(vocab, 16), vocab, vectors, ids, tmp_path, epochs=2, batch_size=4)
+    assert vectors.most == 4
+
+
+def test_checkpoints_keep_tied_weights(tmp_path: Path) -> None:
+    """A decoder that shares one tensor between two parameters (tied embeddings) can be
+    checkpointed and saved, though safetensors stores no shared memory."""
+    from harness.training.checkpoint import (
+        load_decoder_state,
+        save_decoder,
+        write_checkpoint,
+    )
+
+    tied = torch.nn.Module()
+    tied.embedding = torch.nn.Embedding(5, 3)
+    tied.output = torch.nn.Linear(3, 5, bias=False)
+    tied.output.weight = tied.embedding.weight
+    write_checkpoint(tmp_path / "ckpt", 1, dict(tied.state_dict()), {})
+    [checkpoint] = read_checkpoints(tmp_path / "ckpt")
+    assert torch.equal(checkpoint.tensors["output.weight"], tied.embedding.weight.detach())
+    save_decoder(tied, tmp_path / "model")
+    twin = torch.nn.Module()
+    twin.embedding = torch.nn.Embedding(5, 3)
+    twin.output = torch.nn.Linear(3, 5, bias=False)
+    twin.output.weight = twin.embedding.weight
+    load_decoder_state(twin, tmp_path / "model")
+    assert same_weights(tied, twin) and twin.output.weight is twin.embedding.weight
+
+
+def test_weights_without_their_checksum_note_are_refused(tmp_path: Path) -> None:
+    from harness.training.checkpoint import MODEL_JSON, load_decoder_state, save_decoder
+
+    vocab = make_vocab()
+    save_decoder(make_model(vocab, 4), tmp_path)
+    (tmp_path / MODEL_JSON).unlink()
+    with pytest.raises(DataError, match=r"model\.json: missing or unreadable.*cannot be verified"):
+        load_decoder_state(make_model(vocab, 4), tmp_path)

@@ -33,6 +33,8 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +159,30 @@ def trained_model(args: argparse.Namespace, data: Data, workdir: Path) -> torch.
     return model.to(args.device).eval()
 
 
+@contextmanager
+def benchmark_data(args: argparse.Namespace) -> Iterator[tuple[Path, Data]]:
+    """Apply --threads and yield the working directory (--workdir, else a temporary one) and the
+    benchmark's data."""
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = args.workdir or Path(scratch)
+        yield workdir, prepare_data(args, workdir)
+
+
+def report_header(benchmark: str, args: argparse.Namespace, model: torch.nn.Module, data: Data,
+                  model_fields: set[str]) -> dict[str, Any]:
+    """What a benchmark report says of its run: date, machine, threads, corpus and model."""
+    return {
+        "benchmark": benchmark, "date": time.strftime("%Y-%m-%d"),
+        "machine": platform.platform(), "device": args.device,
+        "threads": torch.get_num_threads(), "torch": torch.__version__,
+        "corpus": str(args.corpus or "synthetic:quickstart"),
+        "model": {"parameters": sum(p.numel() for p in model.parameters()),
+                  "vocab": len(data.vocab), "input_dim": int(data.train_vectors.shape[1]),
+                  **decoder_options(args).model_dump(include=model_fields)}}
+
+
 def agreement(ours: list[Hypothesis], theirs: list[Hypothesis]) -> dict[str, int]:
     """Counts of identical best hypotheses, ties (different, equal scores) and mismatches."""
     identical = sum(a.ids == b.ids for a, b in zip(ours, theirs, strict=True))
@@ -198,11 +224,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--released-sentences", type=int, default=100,
                         help="sentences for the released algorithm (0 = skip)")
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as scratch:
-        workdir = args.workdir or Path(scratch)
-        data = prepare_data(args, workdir)
+    with benchmark_data(args) as (workdir, data):
         model = trained_model(args, data, workdir)
         search = {"beam": args.beam, "bos_id": data.vocab.bos_id, "eos_id": data.vocab.eos_id,
                   "max_len": args.max_len, "length_penalty": args.length_penalty,
@@ -217,15 +239,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         lean, lean_s = timed(lambda: [priority_queue_beam_search(
             model, v, device=args.device, **search) for v in vectors])
         report: dict[str, Any] = {
-            "benchmark": "generation", "date": time.strftime("%Y-%m-%d"),
-            "machine": platform.platform(), "device": args.device,
-            "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "corpus": str(args.corpus or "synthetic:quickstart"), "sentences": len(vectors),
+            **report_header("generation", args, model, data,
+                            {"layers", "hidden", "last_hidden", "experts"}),
+            "sentences": len(vectors),
             "search": {k: v for k, v in search.items() if not k.endswith("_id")},
-            "model": {"parameters": sum(p.numel() for p in model.parameters()),
-                      "vocab": len(data.vocab), "input_dim": int(vectors.shape[1]),
-                      **decoder_options(args).model_dump(include={
-                          "layers", "hidden", "last_hidden", "experts"})},
             "ours": {"seconds": ours_s, "sentences_per_s": len(vectors) / ours_s},
             "baseline": compared(ours, ours_s, baseline, baseline_s),
             "per_sentence_harness_model": compared(ours, ours_s, lean, lean_s),

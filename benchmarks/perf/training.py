@@ -21,10 +21,8 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import platform
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,7 +39,7 @@ from harness_plugins.decoders.lstm import build_mos_lstm
 
 # The data preparation and model arguments are the generation benchmark's (same directory).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generation import add_common_arguments, decoder_options, prepare_data  # noqa: E402
+from generation import add_common_arguments, benchmark_data, decoder_options, report_header  # noqa: E402
 from released import PaperStyleMoS  # noqa: E402
 
 ARCHITECTURE = {"layers", "hidden", "last_hidden", "experts", "dropout", "dropout_input",
@@ -87,11 +85,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--clip", type=float, default=0.25)
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as scratch:
-        workdir = args.workdir or Path(scratch)
-        data = prepare_data(args, workdir)
+    with benchmark_data(args) as (workdir, data):
         torch.manual_seed(args.seed)
         model = build_mos_lstm(decoder_options(args), BuildContext(
             vocab=data.vocab, input_dim=data.train_vectors.shape[1]))
@@ -123,14 +117,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                 checkpoint_dir=workdir / "ours",
                                 log_path=workdir / "ours" / "log.jsonl", **common)
     report = {
-        "benchmark": "training", "date": time.strftime("%Y-%m-%d"),
-        "machine": platform.platform(), "device": args.device,
-        "threads": torch.get_num_threads(), "torch": torch.__version__,
-        "corpus": str(args.corpus or "synthetic:quickstart"),
+        **report_header("training", args, model, data, ARCHITECTURE),
         "batch_size": args.batch_size, "steps": len(batches) - args.warmup,
-        "model": {"parameters": sum(p.numel() for p in model.parameters()),
-                  "vocab": len(data.vocab), "input_dim": int(data.train_vectors.shape[1]),
-                  **decoder_options(args).model_dump(include=ARCHITECTURE)},
         "ours": {"tokens_per_s": summary.tokens_per_s,
                  "precision": "bf16 autocast" if args.device.startswith("cuda") else "fp32"},
         "paper_style": {"tokens_per_s": paper, "precision": "fp32"},

@@ -74,14 +74,15 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
             checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
             progress=True, label=f"decoder {component.name!r} for encoder {encoded.encoder!r}")
         save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})
-        # The final weights are saved; at the paper's size the checkpoints are ~1 GB each.
-        shutil.rmtree(directory / "checkpoints", ignore_errors=True)
         return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
                 "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s,
                 "best_epoch": summary.best_epoch, "stopped_early": summary.stopped_early,
                 "curve": _curve(directory / "train.jsonl")}
 
     directory = ctx.cache.produce("train", parts, build, label=label)
+    # Checkpoints (~1 GB each at the paper's size) go once the artifact is committed: a kill
+    # before that resumes from the last one instead of training again.
+    shutil.rmtree(directory / "checkpoints", ignore_errors=True)
     ctx.add_time("train", time.perf_counter() - started)
     from harness.cache import read_meta
 

@@ -47,17 +47,19 @@ def write_checkpoint(directory: Path, steps: int, tensors: dict[str, torch.Tenso
                      meta: dict[str, Any]) -> Path:
     """Return the JSON path of the checkpoint written for optimiser step `steps`.
 
-    Older checkpoints beyond the newest `KEEP` are deleted once the new one is committed.
+    Once the new one is committed, checkpoints of later steps (left by a run that resumed from
+    an earlier one) and those beyond the newest `KEEP` are deleted.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     name = f"step-{steps:010d}"
-    data = save_tensors({k: v.detach().contiguous().cpu() for k, v in tensors.items()})
+    data = save_tensors(_host_copies(tensors))
     _write_bytes_atomic(directory / f"{name}.safetensors", data)
     record = {**meta, "format": FORMAT, "steps": steps, "file": f"{name}.safetensors",
               "sha256": hashlib.sha256(data).hexdigest()}
     path = directory / f"{name}.json"
     _write_bytes_atomic(path, json.dumps(record, indent=1).encode("utf-8"))
+    discard_newer(directory, steps)
     kept = _checkpoint_jsons(directory)
     for old in kept[KEEP:]:
         (directory / f"{old.stem}.safetensors").unlink(missing_ok=True)
@@ -86,6 +88,21 @@ def discard_newer(directory: Path, steps: int) -> None:
         if match and int(match.group(1)) > steps:
             path.with_suffix(".safetensors").unlink(missing_ok=True)
             path.unlink(missing_ok=True)
+
+
+def _host_copies(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """CPU tensors to save; tensors sharing memory (tied weights) get copies of their own, as
+    safetensors stores no aliases."""
+    out: dict[str, torch.Tensor] = {}
+    seen: set[int] = set()
+    for key, value in tensors.items():
+        tensor = value.detach().contiguous().cpu()
+        pointer = tensor.untyped_storage().data_ptr()
+        if pointer in seen and tensor.numel():
+            tensor = tensor.clone()
+        seen.add(pointer)
+        out[key] = tensor
+    return out
 
 
 def _read_checkpoint(path: Path) -> Checkpoint | None:
@@ -143,7 +160,7 @@ def save_decoder(model: nn.Module, directory: Path, info: dict[str, Any] | None 
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    state = _host_copies(model.state_dict())
     data = save_tensors(state)
     _write_bytes_atomic(directory / MODEL_FILE, data)
     note = {"class": type(model).__qualname__, "module": type(model).__module__,
@@ -160,10 +177,15 @@ def load_decoder_state(model: nn.Module, directory: Path) -> dict[str, Any]:
     if not path.exists():
         raise DataError(f"no trained decoder in {directory} (missing {MODEL_FILE})")
     note_path = directory / MODEL_JSON
-    note = json.loads(note_path.read_text(encoding="utf-8")) if note_path.exists() else {}
+    try:
+        note = json.loads(note_path.read_text(encoding="utf-8"))
+        expected = note["sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{note_path}: missing or unreadable, so the weights in {MODEL_FILE} "
+                        f"cannot be verified ({exc}); delete {directory} and rerun to train "
+                        "again") from exc
     data = path.read_bytes()
-    expected = note.get("sha256")
-    if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+    if hashlib.sha256(data).hexdigest() != expected:
         raise DataError(f"{path}: the weights do not match the sha256 in {MODEL_JSON} (truncated "
                         f"or corrupted); delete {directory} and rerun to train again")
     device = next(iter(model.state_dict().values())).device

@@ -12,17 +12,18 @@ from torch import nn
 
 
 def capture(model: nn.Module, optimizer: torch.optim.Optimizer,
-            best: dict[str, torch.Tensor] | None) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """Return (tensors, JSON-able rest) of the model, optimiser, best weights and RNG states."""
+            best: dict[str, torch.Tensor] | None,
+            device: torch.device) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """Return (tensors, JSON-able rest) of the model, optimiser, best weights and the random
+    generators training draws from: the CPU's, and `device`'s when it is a GPU."""
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     optimizer_tensors, optimizer_rest = _flatten_optimizer(optimizer.state_dict())
     tensors.update(optimizer_tensors)
     if best is not None:
         tensors.update({f"best.{k}": v for k, v in best.items()})
     tensors["rng.cpu"] = torch.get_rng_state()
-    if torch.cuda.is_available():
-        for i, state in enumerate(torch.cuda.get_rng_state_all()):
-            tensors[f"rng.cuda.{i}"] = state
+    if device.type == "cuda":
+        tensors["rng.cuda"] = torch.cuda.get_rng_state(device)
     return tensors, {"optimizer": optimizer_rest}
 
 
@@ -33,10 +34,8 @@ def restore(tensors: dict[str, torch.Tensor], rest: dict[str, Any], model: nn.Mo
     model.load_state_dict(_prefixed(tensors, "model."))
     optimizer.load_state_dict(_unflatten_optimizer(tensors, rest["optimizer"]))
     torch.set_rng_state(tensors["rng.cpu"])
-    cuda_states = [tensors[f"rng.cuda.{i}"] for i in range(len(tensors))
-                   if f"rng.cuda.{i}" in tensors]
-    if device.type == "cuda" and cuda_states:
-        torch.cuda.set_rng_state_all(cuda_states[:torch.cuda.device_count()])
+    if device.type == "cuda" and "rng.cuda" in tensors:
+        torch.cuda.set_rng_state(tensors["rng.cuda"], device)
     best = _prefixed(tensors, "best.")
     return best or None
 

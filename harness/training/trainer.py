@@ -51,7 +51,7 @@ _SYNC_EVERY = 20  # on a GPU, read the loss back (progress, NaN check) this ofte
 
 
 class DivergedError(HarnessError):
-    """Training produced a non-finite loss; the last good checkpoint is kept."""
+    """Training produced a non-finite loss or gradient; the last good checkpoint is kept."""
 
     def __init__(self, message: str, *, step: int, checkpoint: Path | None) -> None:
         self.step, self.checkpoint = step, checkpoint
@@ -115,6 +115,8 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
     opts = training_options(options, **overrides)
     who = label or "decoder"
     _check_data(model, train_vectors, train_ids, who)
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     trainer = _Trainer(model, vocab, train_vectors, train_ids, opts, seed=seed,
                        device=torch.device(device), directory=Path(checkpoint_dir),
                        training_log=TrainingLog(log_path), progress=progress,
@@ -182,13 +184,16 @@ class _Trainer:
                                  p.epoch)
         epoch_loss = torch.tensor(p.epoch_loss, dtype=torch.float32, device=self.device)
         log_loss = torch.tensor(p.log_loss, dtype=torch.float32, device=self.device)
+        # Sum of the gradient norms since the last check: non-finite once any of them is.
+        grad_norms = torch.zeros((), dtype=torch.float32, device=self.device)
         bar = tqdm(total=len(order), initial=p.batch, desc=f"{self.who} epoch {p.epoch}",
                    unit="batch", disable=None if self.progress else True, leave=False)
         self.model.train()
         since = time.perf_counter()
         batches = padded_batches(order[p.batch:], self.vocab, self.vectors, self.ids, self.device)
         for batch in batches:
-            loss = self._step(batch)
+            loss, grad_norm = self._step(batch)
+            grad_norms += grad_norm
             epoch_loss += loss
             log_loss += loss
             p.steps += 1
@@ -201,13 +206,14 @@ class _Trainer:
             p.log_seconds += now - since
             since = now
             if self.device.type == "cpu" or p.steps % _SYNC_EVERY == 0:
-                self._check_finite(epoch_loss)
+                self._check_finite(epoch_loss, grad_norms)
+                grad_norms.zero_()
                 if self.progress:
                     bar.set_postfix(loss=f"{float(epoch_loss) / p.epoch_tokens:.3f}",
                                     tok_s=f"{p.epoch_tokens / max(p.epoch_seconds, 1e-9):,.0f}",
                                     refresh=False)
             if opts.log_every and p.steps % opts.log_every == 0:
-                self._check_finite(epoch_loss)
+                self._check_finite(epoch_loss, grad_norms)
                 self.log.write({"event": "step", "epoch": p.epoch, "step": p.steps,
                                 "loss": float(log_loss) / max(p.log_tokens, 1),
                                 "tokens_per_s": p.log_tokens / max(p.log_seconds, 1e-9),
@@ -216,29 +222,34 @@ class _Trainer:
                 p.log_tokens, p.log_seconds = 0, 0.0
             if (opts.checkpoint_every and p.steps % opts.checkpoint_every == 0
                     and p.batch < len(order)):
-                self._check_finite(epoch_loss)
+                self._check_finite(epoch_loss, grad_norms)
                 p.epoch_loss, p.log_loss = float(epoch_loss), float(log_loss)
                 self._checkpoint()
         bar.close()
-        self._check_finite(epoch_loss)
+        self._check_finite(epoch_loss, grad_norms)
         p.epoch_loss, p.log_loss = float(epoch_loss), float(log_loss)
 
-    def _step(self, batch: Batch) -> torch.Tensor:
-        """Return the summed NLL of the batch (a detached scalar) after one step on its mean."""
+    def _step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return the summed NLL of the batch and the gradient norm (detached scalars) after
+        one step on its mean NLL."""
         with self.autocast():
             log_probs = self.model(batch.inputs, batch.vectors)
         loss_sum = nn.functional.nll_loss(log_probs.float().flatten(0, 1),
                                           batch.targets.flatten(), ignore_index=IGNORE,
                                           reduction="sum")
-        if self.device.type == "cpu" and not torch.isfinite(loss_sum.detach()):
+        on_cpu = self.device.type == "cpu"
+        if on_cpu and not torch.isfinite(loss_sum.detach()):
             # Caught before the update, so the weights in memory stay finite too.
-            self._diverged(loss_sum.item(), self.position.steps + 1)
+            self._diverged(f"loss {loss_sum.item()}", self.position.steps + 1)
         self.optimizer.zero_grad(set_to_none=True)
         (loss_sum / batch.tokens).backward()
+        grad_norm = nn.utils.get_total_norm([p.grad for p in self.params if p.grad is not None])
+        if on_cpu and not torch.isfinite(grad_norm):
+            self._diverged(f"gradient norm {grad_norm.item()}", self.position.steps + 1)
         if self.opts.clip > 0:
-            nn.utils.clip_grad_norm_(self.params, self.opts.clip)
+            nn.utils.clip_grads_with_norm_(self.params, self.opts.clip, grad_norm)
         self.optimizer.step()
-        return loss_sum.detach()
+        return loss_sum.detach(), grad_norm.detach()
 
     def _end_epoch(self) -> None:
         """Validate, adjust the learning rate, decide on early stopping, log and checkpoint."""
@@ -275,7 +286,9 @@ class _Trainer:
     def _validation_loss(self) -> float:
         """Return the mean NLL per token (nats) of the held-out sentences (no RNG drawn)."""
         order = sorted_batches(self.val_index, self.lengths, self.opts.batch_size)
-        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        # float64 where the device has it: millions of tokens are summed.
+        dtype = torch.float32 if self.device.type == "mps" else torch.float64
+        total = torch.zeros((), dtype=dtype, device=self.device)
         tokens = 0
         self.model.eval()
         try:
@@ -286,13 +299,13 @@ class _Trainer:
                         log_probs = self.model(batch.inputs, batch.vectors)
                     total += nn.functional.nll_loss(
                         log_probs.float().flatten(0, 1), batch.targets.flatten(),
-                        ignore_index=IGNORE, reduction="sum").double()
+                        ignore_index=IGNORE, reduction="sum").to(dtype)
                     tokens += batch.tokens
         finally:
             self.model.train()
         value = float(total) / max(tokens, 1)
         if not math.isfinite(value):
-            self._diverged(value, self.position.steps)
+            self._diverged(f"validation loss {value}", self.position.steps)
         return value
 
     def _lr(self) -> float:
@@ -300,22 +313,31 @@ class _Trainer:
 
     # --- faults -----------------------------------------------------------------------------
 
-    def _check_finite(self, loss: torch.Tensor) -> None:
-        if not torch.isfinite(loss):
-            self._diverged(float(loss), self.position.steps)
+    def _check_finite(self, loss: torch.Tensor, grad_norms: torch.Tensor) -> None:
+        """Raise DivergedError if the loss or a gradient norm summed in `grad_norms` is not
+        finite (one host sync for both)."""
+        finite = torch.stack([torch.isfinite(loss), torch.isfinite(grad_norms)]).tolist()
+        if not finite[0]:
+            self._diverged(f"loss {float(loss)}", self.position.steps)
+        if not finite[1]:
+            self._diverged("non-finite gradient norm", self.position.steps)
 
-    def _diverged(self, value: float, step: int) -> None:
+    def _diverged(self, what: str, step: int) -> None:
         kept = (f"the last good checkpoint ({self.last_checkpoint}) is kept"
                 if self.last_checkpoint else "no checkpoint was written yet")
         raise DivergedError(
-            f"{self.who}: training diverged (loss {value} at or before step {step}, epoch "
+            f"{self.who}: training diverged ({what} at or before step {step}, epoch "
             f"{self.position.epoch}); {kept}; lower lr or clip and rerun",
             step=step, checkpoint=self.last_checkpoint)
 
     # --- checkpoints ------------------------------------------------------------------------
 
     def _checkpoint(self) -> None:
-        tensors, rest = state.capture(self.model, self.optimizer, self.best)
+        # The last line of defence: a checkpoint is only "good" with finite weights.
+        weights = [p.detach() for p in self.model.parameters()]
+        if not bool(torch.stack([torch.isfinite(w).all() for w in weights]).all()):
+            self._diverged("non-finite weights", self.position.steps)
+        tensors, rest = state.capture(self.model, self.optimizer, self.best, self.device)
         meta = {"config": self.config, "position": asdict(self.position), "who": self.who,
                 **rest}
         self.last_checkpoint = write_checkpoint(self.directory, self.position.steps, tensors,
@@ -332,6 +354,9 @@ class _Trainer:
             self.best = state.restore(checkpoint.tensors, checkpoint.meta, self.model,
                                       self.optimizer, self.device)
             self.position = _Position(**checkpoint.meta["position"])
+            # `patience` may have changed since: a larger one lets a stopped run continue.
+            p = self.position
+            p.stopped_early = bool(self.opts.patience) and p.bad_epochs >= self.opts.patience
             self.last_checkpoint = checkpoint.path
             discard_newer(self.directory, self.position.steps)
             log.info("%s: resuming from %s (step %d)", self.who, checkpoint.path,
@@ -340,6 +365,7 @@ class _Trainer:
         if any(self.directory.glob("step-*.json")):
             log.warning("%s: no intact checkpoint in %s; training starts over", self.who,
                         self.directory)
+            discard_newer(self.directory, -1)  # damaged ones, which would outrank new ones
         self.directory.mkdir(parents=True, exist_ok=True)
 
     def _summary(self) -> TrainingSummary:
