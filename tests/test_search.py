@@ -14,6 +14,7 @@ from harness.generation.perplexity import reference_nll
 from harness.generation.ranking import best_reachable, rank
 from harness.generation.reference import priority_queue_beam_search, released_beam_search
 from harness.generation.search import Hypothesis, beam_search, greedy_search
+from harness.training.batches import sorted_batches
 from harness.training.trainer import train_decoder
 from harness_plugins.metrics.ppl import PerplexityMetric
 from tests.decoder_fakes import BOS, EOS, FakeVocab, make_model, make_vocab
@@ -103,6 +104,32 @@ def test_beam_one_equals_greedy(trained) -> None:
         assert [h.ids for h in beam] == [h.ids for h in greedy]
         np.testing.assert_allclose([h.score for h in beam], [h.score for h in greedy], atol=1e-5)
     assert any(len(h.ids) == 5 for h in greedy)  # the untrained model hits max_len
+
+
+# Ties everywhere: from bos a and b .4 each, eos .2; after a or b: a, b and eos a third each.
+TIED = [[0.2] * 5, [0, 0, 0.2, 0.4, 0.4], [0.2] * 5, [0, 0, 1 / 3, 1 / 3, 1 / 3],
+        [0, 0, 1 / 3, 1 / 3, 1 / 3]]
+
+
+def test_searches_break_ties_alike() -> None:
+    """Greedy and beam 1 pick the same token among equals, and the batched beam and the
+    priority-queue reference rank equal candidates alike (first come, first kept)."""
+    chain, vectors = MarkovChain(TIED), np.zeros((3, 2), np.float32)
+    kwargs = {"bos_id": BOS, "eos_id": EOS, "max_len": 4, "device": "cpu"}
+    greedy = greedy_search(chain, vectors, batch_size=3, **kwargs)
+    assert greedy == beam_search(chain, vectors, beam=1, batch_size=3, **kwargs)
+    for beam in (2, 3):
+        batched = beam_search(chain, vectors, beam=beam, batch_size=3, **kwargs)
+        reference = [priority_queue_beam_search(chain, v, beam=beam, **kwargs) for v in vectors]
+        assert batched == reference
+
+
+def test_max_len_must_leave_room_for_a_token() -> None:
+    chain = MarkovChain(CHAIN)
+    for search in (greedy_search, lambda *a, **k: beam_search(*a, beam=2, **k)):
+        with pytest.raises(ValueError, match="max_len must be at least 1"):
+            search(chain, np.zeros((1, 2), np.float32), bos_id=BOS, eos_id=EOS, max_len=0,
+                   batch_size=1, device="cpu")
 
 
 SEARCHES = [("none", None), ("mean", None), ("paper", None), ("none", 2), ("paper", 5)]
@@ -254,6 +281,27 @@ def test_reference_nll_is_the_sum_of_forward_log_probs(trained, batch_size: int)
     assert model.training is False
 
 
+def test_reference_nll_ignores_what_the_model_says_after_eos() -> None:
+    """Padded positions are not scored, even where the model gives them probability 0."""
+    # After eos, token 0 (the target id of padded positions) has probability 0: log 0 = -inf.
+    chain = MarkovChain([[0.2] * 5, [0, 0, 0.2, 0.4, 0.4], [0, 0.25, 0.25, 0.25, 0.25],
+                         [0, 0, 0.5, 0.25, 0.25], [0, 0, 0.5, 0.25, 0.25]])
+    got = reference_nll(chain, np.zeros((2, 2), np.float32), [[3, 4, 3], [4]], bos_id=BOS,
+                        eos_id=EOS, batch_size=2, device="cpu")
+    assert got[0] == (pytest.approx(-math.log(0.4 * 0.25 * 0.25 * 0.5)), 4)
+    assert got[1] == (pytest.approx(-math.log(0.4 * 0.5)), 2)
+
+
+def test_reference_nll_batches_by_padded_positions() -> None:
+    lengths = np.array([1, 9, 2, 3, 9, 1])
+    batches = sorted_batches(np.arange(6), lengths, batch_size=4, max_tokens=8)
+    # Sentence x (longest + 1) <= 8: 0 and 5 (2 x 2; adding 2 would make 3 x 3), 2 and 3
+    # (2 x 4), then 1 and 4 alone (10 each).
+    assert [b.tolist() for b in batches] == [[0, 5], [2, 3], [1], [4]]
+    assert [b.tolist() for b in sorted_batches(np.arange(6), lengths, 4)] == [[0, 2, 3, 5],
+                                                                              [1, 4]]
+
+
 def test_ppl_is_exp_of_mean_nll_per_token() -> None:
     metric = PerplexityMetric()
     refs = ["a b", "c d e", "f"]
@@ -286,6 +334,8 @@ def test_ppl_needs_its_sample_fields() -> None:
         metric.sentence_statistics(["a", "b"], ["a", "b"], nll=[1.0, -2.0], tokens=[1, 2])
     with pytest.raises(DataError, match="2 nll/tokens values for 1"):
         metric.sentence_statistics(["a"], ["b"], nll=[1.0, 2.0], tokens=[1, 2])
+    # A near-certain sentence may come out a rounding error below 0 (a mixture's logsumexp).
+    assert metric.sentence_statistics(["a"], ["a"], nll=[-2e-7], tokens=[3])[0, 0] == -2e-7
 
 
 def test_generation_restores_training_mode(trained) -> None:

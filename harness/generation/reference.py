@@ -22,6 +22,7 @@ Both are slow on purpose: they exist to be compared with, never to be used in a 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from queue import PriorityQueue
@@ -42,14 +43,17 @@ class _Node:
     state: Any
     parent: _Node | None
     token: int
-    score: float            # summed log-probability
+    score: float            # summed log-probability (a float32 sum, as in the batched search)
     tokens: int             # generated tokens, eos included
     value: float            # what the queue orders by, highest first
+    order: int              # when it was queued: breaks ties, first come first
     probability_sum: float = 0.0  # the released code's score
 
     def __lt__(self, other: _Node) -> bool:
-        # PriorityQueue pops the smallest item: "smaller" here means more promising.
-        return self.value > other.value
+        # PriorityQueue pops the smallest item: "smaller" here means more promising. Among
+        # equals the earlier one, as the batched search's stable sort of its candidates.
+        return (self.value > other.value
+                or (self.value == other.value and self.order < other.order))
 
     def ids(self, eos_id: int) -> tuple[int, ...]:
         """The generated ids of this hypothesis, without bos and eos."""
@@ -109,13 +113,15 @@ def _as_row(vector: Any, device: torch.device) -> torch.Tensor:
 
 
 def _expand(model: nn.Module, states: _States, nodes: list[_Node], vector: torch.Tensor,
-            width: int) -> tuple[torch.Tensor, torch.Tensor, list[Any]]:
-    """Run the model once on the stacked nodes: their top-`width` (log-probs, tokens) and the
-    state each node's children share."""
+            width: int, autocast: Any) -> tuple[torch.Tensor, torch.Tensor, list[Any]]:
+    """Run the model once on the stacked nodes (under `autocast`, in the precision of the
+    batched search): their top-`width` (log-probs, tokens) and the state each node's children
+    share."""
     device = vector.device
     tokens = torch.tensor([n.token for n in nodes], dtype=torch.long, device=device)
-    log_probs, state = model.step(tokens, vector.expand(len(nodes), -1),
-                                  states.stack([n.state for n in nodes]))
+    with autocast():
+        log_probs, state = model.step(tokens, vector.expand(len(nodes), -1),
+                                      states.stack([n.state for n in nodes]))
     top_log_probs, top_tokens = log_probs.float().topk(min(width, log_probs.size(-1)), dim=-1)
     children_states = [states.row(state, i, device) for i in range(len(nodes))]
     return top_log_probs.cpu(), top_tokens.cpu(), children_states
@@ -126,20 +132,24 @@ def priority_queue_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_
                                stop_after: int | None = None,
                                device: str | torch.device = "cpu") -> Hypothesis:
     """Return the best hypothesis for one sentence vector (D,), as `beam_search` defines it."""
-    with generating(model, device) as (device, _):
+    with generating(model, device) as (device, autocast):
         row = _as_row(vector, device)
         states = _States(model, row)
-        live = [_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0)]
+        queued = itertools.count()
+        live = [_Node(model.initial_state(row), None, bos_id, np.float32(0.0), 0, 0.0,
+                      next(queued))]
         best: _Node | None = None
         best_rank, ended = -math.inf, 0
         for step in range(1, max_len + 1):
-            top_log_probs, top_tokens, child_states = _expand(model, states, live, row, beam)
+            top_log_probs, top_tokens, child_states = _expand(model, states, live, row, beam,
+                                                              autocast)
             queue: PriorityQueue[_Node] = PriorityQueue()
             for i, node in enumerate(live):
                 for log_prob, token in zip(top_log_probs[i].tolist(), top_tokens[i].tolist(),
                                            strict=True):
-                    score = node.score + log_prob
-                    queue.put(_Node(child_states[i], node, token, score, step, score))
+                    score = node.score + np.float32(log_prob)
+                    queue.put(_Node(child_states[i], node, token, score, step, score,
+                                    next(queued)))
             popped: list[_Node] = []
             while len(popped) < beam and not queue.empty():
                 candidate = queue.get()
@@ -160,7 +170,7 @@ def priority_queue_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_
             if best_rank >= best_reachable(live[0].score, max_len, length_penalty):
                 break
         chosen = best if best is not None else live[0]
-        return Hypothesis(chosen.ids(eos_id), chosen.score)
+        return Hypothesis(chosen.ids(eos_id), float(chosen.score))
 
 
 def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: int, eos_id: int,
@@ -175,11 +185,12 @@ def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: in
     empty) and returns the ended one ranked highest. The score reported is the hypothesis'
     summed log-probability.
     """
-    with generating(model, device) as (device, _):
+    with generating(model, device) as (device, autocast):
         row = _as_row(vector, device)
         states = _States(model, row)
         nodes: PriorityQueue[_Node] = PriorityQueue()
-        nodes.put(_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0))
+        queued = itertools.count()
+        nodes.put(_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0, next(queued)))
         results: list[_Node] = []
         while not nodes.empty() and len(results) < finished:
             batch: list[_Node] = []
@@ -193,7 +204,7 @@ def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: in
             if not batch:
                 continue
             top_log_probs, top_tokens, child_states = _expand(model, states, batch, row,
-                                                              beam)
+                                                              beam, autocast)
             for i, node in enumerate(batch):
                 for log_prob, token in zip(top_log_probs[i].tolist(),
                                            top_tokens[i].tolist(), strict=True):
@@ -201,7 +212,7 @@ def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: in
                     tokens = node.tokens + 1
                     nodes.put(_Node(child_states[i], node, token, node.score + log_prob,
                                     tokens, rank(probability_sum, tokens, "paper"),
-                                    probability_sum))
+                                    next(queued), probability_sum))
         if not results and not nodes.empty():
             results = [nodes.get()]
         if not results:

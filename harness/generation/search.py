@@ -38,6 +38,7 @@ def greedy_search(model: nn.Module, vectors: Any, *, bos_id: int, eos_id: int, m
                   batch_size: int, device: str | torch.device,
                   progress: bool = False) -> list[Hypothesis]:
     """Return the greedy (most likely next token at every step) output for each vector (N, D)."""
+    _check_max_len(max_len)
     results: list[Hypothesis] = []
     with generating(model, device) as (dev, autocast):
         for chunk in _chunks(vectors, batch_size, dev, progress, "greedy"):
@@ -62,6 +63,7 @@ def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_i
     have ended (the released code stops at 5). `length_normalise=True` means
     `length_penalty="mean"` (kept for older callers). With `beam=1` this is greedy search.
     """
+    _check_max_len(max_len)
     if beam < 1:
         raise ValueError(f"beam must be at least 1, got {beam}")
     if stop_after is not None and stop_after < 1:
@@ -96,6 +98,11 @@ def generating(model: nn.Module, device: str | torch.device) -> Iterator[tuple[t
         model.train(was_training)
 
 
+def _check_max_len(max_len: int) -> None:
+    if max_len < 1:
+        raise ValueError(f"max_len must be at least 1 (eos included), got {max_len}")
+
+
 def _chunks(vectors: Any, batch_size: int, device: torch.device, progress: bool,
             desc: str) -> Iterator[torch.Tensor]:
     """Yield float32 batches of rows on `device`, reading a memory map one batch at a time."""
@@ -120,7 +127,8 @@ def _greedy_batch(model: nn.Module, vectors: torch.Tensor, bos_id: int, eos_id: 
     tokens = torch.full((n,), bos_id, dtype=torch.long, device=vectors.device)
     for _ in range(max_len):
         log_probs, state = model.step(tokens, vectors, state)
-        best_log_prob, tokens = log_probs.float().max(dim=-1)
+        # topk, as beam search: with beam 1 both pick the same token among equals.
+        best_log_prob, tokens = (t.squeeze(-1) for t in log_probs.float().topk(1, dim=-1))
         scores.index_add_(0, alive, best_log_prob.cpu())
         ended = (tokens == eos_id).cpu()
         for row, token in zip(alive[~ended].tolist(), tokens[~ended.to(tokens.device)].tolist(),

@@ -55,11 +55,27 @@ def bucketed_batches(indices: np.ndarray, lengths: np.ndarray, batch_size: int, 
     return [np.sort(batches[i]) for i in batch_order]
 
 
-def sorted_batches(indices: np.ndarray, lengths: np.ndarray,
-                   batch_size: int) -> list[np.ndarray]:
-    """Return batches of `indices` in length order (for evaluation: little padding)."""
+def sorted_batches(indices: np.ndarray, lengths: np.ndarray, batch_size: int,
+                   max_tokens: int | None = None) -> list[np.ndarray]:
+    """Return batches of `indices` in length order (for evaluation: little padding).
+
+    With `max_tokens`, a batch also holds no more padded positions (sentences x (longest + 1))
+    than that, unless it is a single sentence.
+    """
     by_length = indices[np.argsort(lengths[indices], kind="stable")]
-    return [np.sort(by_length[i:i + batch_size]) for i in range(0, len(by_length), batch_size)]
+    if max_tokens is None:
+        return [np.sort(by_length[i:i + batch_size])
+                for i in range(0, len(by_length), batch_size)]
+    batches, start = [], 0
+    for end in range(1, len(by_length) + 1):
+        # Lengths only grow along by_length, so the newest sentence is the batch's longest.
+        too_many = (end - start) * (int(lengths[by_length[end - 1]]) + 1) > max_tokens
+        if end - start > batch_size or (too_many and end - start > 1):
+            batches.append(np.sort(by_length[start:end - 1]))
+            start = end - 1
+    if start < len(by_length):
+        batches.append(np.sort(by_length[start:]))
+    return batches
 
 
 def padded_batches(order: Iterable[np.ndarray], vocab: Any, vectors: Any,

@@ -15,6 +15,9 @@ import numpy as np
 
 from harness.errors import DataError
 
+NLL_TOLERANCE = 1e-4
+"""Nats per token an NLL may fall below 0 by rounding before a sample is refused."""
+
 
 class PerplexityMetric:
     """Corpus perplexity exp(sum_i nll_i / sum_i tokens_i) from rows [nll_i, tokens_i]."""
@@ -34,7 +37,9 @@ class PerplexityMetric:
         if len(rows) != len(references):
             raise DataError(f"metric 'ppl': {len(rows)} nll/tokens values for "
                             f"{len(references)} sentences")
-        bad = ~np.isfinite(rows).all(axis=1) | (rows[:, 1] < 1) | (rows[:, 0] < 0)
+        # A mixture's logsumexp may give a near-certain subword a log-probability of +1e-7.
+        bad = (~np.isfinite(rows).all(axis=1) | (rows[:, 1] < 1)
+               | (rows[:, 0] < -NLL_TOLERANCE * rows[:, 1]))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DataError(f"metric 'ppl': sample {i} has nll={rows[i, 0]} and "
