@@ -103,6 +103,10 @@ class ConditionalLanguageModel(Protocol):
     def reorder_state(self, state: Any, index: torch.Tensor) -> Any:
         """Select rows `index` of the state (beam search keeps the surviving hypotheses)."""
 
+    # Optional: a decoder whose `standardise` attribute is true and that defines
+    # `set_vector_statistics(mean, var)` gets the per-dimension mean and variance (D,) of the
+    # training vectors from the trainer before the first step.
+
 
 @runtime_checkable
 class Metric(Protocol):

@@ -20,7 +20,7 @@ from harness_plugins.decoders.lstm import MixtureOfSoftmaxesLSTM, build_mos_lstm
 from harness_plugins.decoders.options import PAPER_MOS_LSTM, MosLstmOptions, SimpleLstmOptions
 from harness_plugins.decoders.regularisation import WeightDropLSTM, embedding_dropout
 from harness_plugins.decoders.simple_lstm import SimpleLSTM, build_simple_lstm
-from tests.decoder_fakes import FakeVocab, make_vocab
+from tests.decoder_fakes import FakeVocab, make_model, make_vocab
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -235,3 +235,60 @@ def test_mos_latent_dropout_is_locked_over_time() -> None:
     prior = F.log_softmax(model.prior(g), dim=-1)
     expected = torch.logsumexp(prior.unsqueeze(-1) + F.log_softmax(logits, -1), dim=-2)
     torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("family", ["mos-lstm", "simple-lstm"])
+def test_standardisation_uses_the_training_set_statistics(family: str, tmp_path: Path) -> None:
+    """The trainer hands the decoder the mean and variance of its training rows (validation
+    rows excluded); training and generation then standardise alike, whatever the batch."""
+    from harness.training.batches import split_validation
+    from harness.training.trainer import train_decoder
+
+    vocab = make_vocab()
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(3.0, 2.0, size=(20, 6)).astype(np.float32)
+    ids = [rng.integers(3, 24, size=rng.integers(1, 5)).tolist() for _ in range(20)]
+    if family == "mos-lstm":
+        model = make_model(vocab, 6, hidden=8, standardise=True, dropout=0.0,
+                           dropout_input=0.0, dropout_layers=0.0)
+    else:
+        model = SimpleLSTM(vocab.vectors, 6, hidden=8, standardise=True, dropout=0.0,
+                           dropout_input=0.0, dropout_layers=0.0)
+    train_decoder(model, vocab, vectors, ids, epochs=1, batch_size=4, val_fraction=0.25, seed=1,
+                  device="cpu", checkpoint_dir=tmp_path / "ckpt", log_path=tmp_path / "log",
+                  progress=False)
+    train_rows, _ = split_validation(20, 0.25, 1)
+    np.testing.assert_allclose(model.vector_norm.running_mean, vectors[train_rows].mean(0),
+                               rtol=1e-5)
+    np.testing.assert_allclose(model.vector_norm.running_var, vectors[train_rows].var(0),
+                               rtol=1e-5)
+    inputs = torch.tensor([[1, 5, 6], [1, 7, 8]])
+    with torch.no_grad():
+        pair = model.train()(inputs, torch.from_numpy(vectors[:2]))
+        alone = model(inputs[:1], torch.from_numpy(vectors[:1]))
+        torch.testing.assert_close(alone[0], pair[0])  # no batch statistics
+        torch.testing.assert_close(model.eval()(inputs, torch.from_numpy(vectors[:2])), pair)
+
+
+@pytest.mark.parametrize("family", ["mos-lstm", "simple-lstm"])
+def test_lstms_stay_in_float32_under_autocast(family: str) -> None:
+    """Autocast would run LSTMs in float16; they run in float32 and only the output layer
+    follows autocast, in `forward` and `step` alike (CPU autocast stands in for CUDA's)."""
+    vocab = make_vocab()
+    model = (make_model(vocab, 6, layers=2, hidden=8, experts=2) if family == "mos-lstm"
+             else SimpleLSTM(vocab.vectors, 6, layers=2, hidden=8)).eval()
+    vectors, inputs = torch.randn(3, 6), torch.tensor([[1, 5, 6, 7]] * 3)
+    with torch.no_grad():
+        exact = model(inputs, vectors)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            mixed = model(inputs, vectors)
+            state = model.initial_state(vectors)
+            steps = []
+            for t in range(inputs.size(1)):
+                log_probs, state = model.step(inputs[:, t], vectors, state)
+                steps.append(log_probs)
+    layers = state.layers if family == "mos-lstm" else [state]
+    assert all(h.dtype == torch.float32 and c.dtype == torch.float32 for h, c in layers)
+    torch.testing.assert_close(torch.stack(steps, 1).float(), mixed.float(), atol=2e-2,
+                               rtol=0)
+    torch.testing.assert_close(mixed.float(), exact, atol=5e-2, rtol=0)  # bf16 output layer

@@ -107,7 +107,7 @@ class PaperStyleMoS(nn.Module):
         if self.vector_norm is None:
             return contexts
         batch = F.batch_norm(torch.stack(contexts), self.vector_norm.running_mean,
-                             self.vector_norm.running_var, training=self.training,
+                             self.vector_norm.running_var, training=False,
                              eps=self.vector_norm.eps)
         return list(batch.unbind(0))
 

@@ -17,7 +17,7 @@ from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
 from harness.stages.vocab import Vocab
 
-VERSION = 2
+VERSION = 3
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,23 @@ def sorted_batches(indices: np.ndarray, lengths: np.ndarray, batch_size: int,
     return batches
 
 
+def vector_statistics(vectors: Any, rows: np.ndarray,
+                      chunk: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+    """Return the per-dimension mean and (population) variance, float64 (D,), of `rows` of
+    `vectors` (N, D), reading `chunk` rows at a time (a memory map never loads whole)."""
+    if len(rows) == 0:
+        raise ValueError("no rows to compute vector statistics from")
+    rows = np.sort(rows)
+    total = np.zeros(vectors.shape[1])
+    squares = np.zeros(vectors.shape[1])
+    for start in range(0, len(rows), chunk):
+        block = np.asarray(vectors[rows[start:start + chunk]], dtype=np.float64)
+        total += block.sum(axis=0)
+        squares += np.square(block).sum(axis=0)
+    mean = total / len(rows)
+    return mean, np.maximum(squares / len(rows) - np.square(mean), 0.0)
+
+
 def padded_batches(order: Iterable[np.ndarray], vocab: Any, vectors: Any,
                    ids: Sequence[Sequence[int]], device: torch.device) -> Iterator[Batch]:
     """Yield padded batches for each array of sentence indices, reading only their rows."""

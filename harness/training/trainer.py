@@ -32,6 +32,7 @@ from harness.training.batches import (
     padded_batches,
     sorted_batches,
     split_validation,
+    vector_statistics,
 )
 from harness.training.checkpoint import (  # noqa: F401 - re-exported for the train stage
     MODEL_FILE,
@@ -168,6 +169,8 @@ class _Trainer:
 
     def run(self) -> TrainingSummary:
         self._resume()
+        if self.position.steps == 0 and self.position.epoch == 1:
+            self._set_vector_statistics()
         self.log.path.parent.mkdir(parents=True, exist_ok=True)
         self.log.rewind(self.position.steps)
         p = self.position
@@ -177,6 +180,16 @@ class _Trainer:
         if self.best is not None and self.val_index.size:
             self.model.load_state_dict({k: v.to(self.device) for k, v in self.best.items()})
         return self._summary()
+
+    def _set_vector_statistics(self) -> None:
+        """Give a decoder that standardises its inputs the training vectors' statistics (see
+        `harness.protocols.ConditionalLanguageModel`)."""
+        setter = getattr(self.model, "set_vector_statistics", None)
+        if setter is None or not getattr(self.model, "standardise", False):
+            return
+        mean, var = vector_statistics(self.vectors, self.train_index)
+        setter(torch.from_numpy(mean).float().to(self.device),
+               torch.from_numpy(var).float().to(self.device))
 
     def _train_epoch(self) -> None:
         p, opts = self.position, self.opts

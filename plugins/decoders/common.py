@@ -44,17 +44,41 @@ def check_vectors(vectors: torch.Tensor, input_dim: int) -> None:
             f"another encoder's vectors?")
 
 
-def standardised(vectors: torch.Tensor, norm: nn.BatchNorm1d | None,
-                 training: bool) -> torch.Tensor:
-    """Return the vectors standardised per dimension by `norm`'s statistics (or unchanged).
+def standardised(vectors: torch.Tensor, norm: nn.BatchNorm1d | None) -> torch.Tensor:
+    """Return the vectors standardised per dimension, (x - mean) / sqrt(var + eps), with the
+    training set's statistics held in `norm` (or unchanged when `norm` is None).
 
     Sentence vectors of pooling encoders share a large common component and vary little per
-    dimension; standardising them (running mean/variance, no learned affine) lets a small
-    decoder see the differences early in training.
+    dimension; standardising them (no learned affine) lets a small decoder see the differences
+    early in training. The statistics are those of the whole training set
+    (`set_vector_statistics`), the same in training and generation: batch statistics would
+    differ between length-bucketed training batches and the test set.
     """
     if norm is None:
         return vectors
-    # Batch statistics need two rows; a lone training row uses the running ones.
-    use_batch = training and vectors.size(0) > 1
-    return F.batch_norm(vectors.float(), norm.running_mean, norm.running_var,
-                        training=use_batch, momentum=norm.momentum or 0.1, eps=norm.eps)
+    return F.batch_norm(vectors.float(), norm.running_mean, norm.running_var, training=False,
+                        eps=norm.eps)
+
+
+def set_vector_statistics(norm: nn.BatchNorm1d | None, mean: torch.Tensor,
+                          var: torch.Tensor) -> None:
+    """Store the training vectors' per-dimension mean and variance (D,) in `norm`."""
+    if norm is None:
+        return
+    if mean.shape != norm.running_mean.shape or var.shape != norm.running_var.shape:
+        raise ValueError(f"statistics of shape {tuple(mean.shape)} / {tuple(var.shape)} for "
+                         f"{norm.num_features}-dimensional vectors")
+    with torch.no_grad():
+        norm.running_mean.copy_(mean)
+        norm.running_var.copy_(var)
+
+
+def full_precision(like: torch.Tensor) -> torch.autocast:
+    """A context with autocast off on `like`'s device, for the LSTMs.
+
+    PyTorch's autocast runs cuDNN LSTMs in float16 whatever dtype it was asked for (its
+    `_cudnn_rnn` autocast wrapper), and float16 gradients need loss scaling. The LSTMs run in
+    float32 instead (TF32 on tensor cores); the output layer, the larger cost, stays in
+    autocast's bfloat16.
+    """
+    return torch.autocast(like.device.type, enabled=False)

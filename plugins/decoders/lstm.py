@@ -17,7 +17,14 @@ from torch import nn
 
 from harness.protocols import BuildContext
 
-from .common import check_vectors, pretrained_embedding, standardised, vocabulary_vectors
+from .common import (
+    check_vectors,
+    full_precision,
+    pretrained_embedding,
+    set_vector_statistics,
+    standardised,
+    vocabulary_vectors,
+)
 from .options import MosLstmOptions
 from .regularisation import WeightDropLSTM, embedding_dropout, locked_dropout
 
@@ -96,11 +103,21 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
         """Zero (h, c) per layer, as in the released paper code, for vectors (B, D)."""
         check_vectors(vectors, self.input_dim)
         first = self.rnns[0]
-        context = standardised(vectors, self.vector_norm, self.training)
-        gates = F.linear(context.to(first.weight_ih_l0.dtype),
-                         first.weight_ih_l0[:, self.embedding.weight.size(1):],
-                         first.bias_ih_l0 + first.bias_hh_l0)
+        context = standardised(vectors, self.vector_norm)
+        with full_precision(context):
+            gates = F.linear(context.float(), first.weight_ih_l0[:, self.embedding.weight.size(1):],
+                             first.bias_ih_l0 + first.bias_hh_l0)
         return MosState(self._zero_layers(vectors.size(0)), gates)
+
+    @property
+    def standardise(self) -> bool:
+        """Whether sentence vectors are standardised with the training set's statistics."""
+        return self.vector_norm is not None
+
+    def set_vector_statistics(self, mean: torch.Tensor, var: torch.Tensor) -> None:
+        """Standardise sentence vectors with the training set's mean and variance (D,); called
+        by the trainer before the first step (a no-op without `standardise`)."""
+        set_vector_statistics(self.vector_norm, mean, var)
 
     def step(self, tokens: torch.Tensor, vectors: torch.Tensor,
              state: MosState) -> tuple[torch.Tensor, MosState]:
@@ -114,20 +131,20 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
         if self.training:  # dropout masks on [embedding; vector]: take the general path
             log_probs, layers = self._run(tokens.unsqueeze(1), vectors, state.layers)
             return log_probs.squeeze(1), MosState(layers, state.context)
-        x = self.embedding(tokens)
+        x = self.embedding(tokens).float()
         emb_dim = x.size(-1)
         new_layers = []
-        for layer, rnn in enumerate(self.rnns):
-            h, c = state.layers[layer]
-            # One matrix product for [input; h] per layer (the biases are in `state.context`
-            # for the first layer).
-            weight_ih = rnn.weight_ih_l0[:, :emb_dim] if layer == 0 else rnn.weight_ih_l0
-            weight = torch.cat([weight_ih, rnn.weight_hh_l0], dim=1)
-            inputs = torch.cat([x, h[0].to(x.dtype)], dim=-1)
-            base = state.context if layer == 0 else rnn.bias_ih_l0 + rnn.bias_hh_l0
-            gates = torch.addmm(base.to(inputs.dtype), inputs, weight.t())
-            x, c_new = _lstm_cell(gates.float(), c[0].float())
-            new_layers.append((x.unsqueeze(0), c_new.unsqueeze(0)))
+        with full_precision(x):  # as the LSTMs of `forward`
+            for layer, rnn in enumerate(self.rnns):
+                h, c = state.layers[layer]
+                # One matrix product for [input; h] per layer (the biases are in
+                # `state.context` for the first layer).
+                weight_ih = rnn.weight_ih_l0[:, :emb_dim] if layer == 0 else rnn.weight_ih_l0
+                weight = torch.cat([weight_ih, rnn.weight_hh_l0], dim=1)
+                base = state.context if layer == 0 else rnn.bias_ih_l0 + rnn.bias_hh_l0
+                gates = torch.addmm(base, torch.cat([x, h[0]], dim=-1), weight.t())
+                x, c_new = _lstm_cell(gates, c[0])
+                new_layers.append((x.unsqueeze(0), c_new.unsqueeze(0)))
         return self._output(x), MosState(tuple(new_layers), state.context)
 
     def reorder_state(self, state: MosState, index: torch.Tensor) -> MosState:
@@ -148,15 +165,17 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
                              f"got shape {tuple(inputs.shape)}")
         emb = embedding_dropout(self.embedding.weight, inputs, self.dropout_embedding,
                                 self.training)
-        context = standardised(vectors, self.vector_norm, self.training)
+        context = standardised(vectors, self.vector_norm)
         context = context.to(emb.dtype).unsqueeze(1).expand(-1, inputs.size(1), -1)
         x = locked_dropout(torch.cat([emb, context], dim=-1), self.dropout_input, self.training)
         new_state = []
-        for layer, rnn in enumerate(self.rnns):
-            x, layer_state = rnn(x, state[layer])
-            new_state.append(layer_state)
-            if layer < len(self.rnns) - 1:
-                x = locked_dropout(x, self.dropout_layers, self.training)
+        with full_precision(x):
+            x = x.float()
+            for layer, rnn in enumerate(self.rnns):
+                x, layer_state = rnn(x, state[layer])
+                new_state.append(layer_state)
+                if layer < len(self.rnns) - 1:
+                    x = locked_dropout(x, self.dropout_layers, self.training)
         x = locked_dropout(x, self.dropout, self.training)
         return self._output(x), tuple(new_state)
 

@@ -14,7 +14,14 @@ from torch import nn
 
 from harness.protocols import BuildContext
 
-from .common import check_vectors, pretrained_embedding, standardised, vocabulary_vectors
+from .common import (
+    check_vectors,
+    full_precision,
+    pretrained_embedding,
+    set_vector_statistics,
+    standardised,
+    vocabulary_vectors,
+)
 from .options import SimpleLstmOptions
 
 LstmState = tuple[torch.Tensor, torch.Tensor]
@@ -59,12 +66,24 @@ class SimpleLSTM(nn.Module):
     def initial_state(self, vectors: torch.Tensor) -> LstmState:
         """(h0, c0) of every layer from the sentence vectors (B, D) by one linear map."""
         check_vectors(vectors, self.input_dim)
-        x = standardised(vectors, self.vector_norm, self.training).to(self.initial.weight.dtype)
+        x = standardised(vectors, self.vector_norm).float()
+        with full_precision(x):  # the state the float32 LSTM starts from
+            mapped = self.initial(x)
         # (B, parts * layers * H) -> (parts, layers, B, H): the LSTM wants layers first.
-        mapped = self.initial(x).unflatten(-1, (-1, self.layers, self.hidden)).permute(1, 2, 0, 3)
+        mapped = mapped.unflatten(-1, (-1, self.layers, self.hidden)).permute(1, 2, 0, 3)
         h0 = mapped[0].contiguous()
         c0 = mapped[1].contiguous() if self.init_cell else torch.zeros_like(h0)
         return h0, c0
+
+    @property
+    def standardise(self) -> bool:
+        """Whether sentence vectors are standardised with the training set's statistics."""
+        return self.vector_norm is not None
+
+    def set_vector_statistics(self, mean: torch.Tensor, var: torch.Tensor) -> None:
+        """Standardise sentence vectors with the training set's mean and variance (D,); called
+        by the trainer before the first step (a no-op without `standardise`)."""
+        set_vector_statistics(self.vector_norm, mean, var)
 
     def step(self, tokens: torch.Tensor, vectors: torch.Tensor,
              state: LstmState) -> tuple[torch.Tensor, LstmState]:
@@ -85,7 +104,8 @@ class SimpleLSTM(nn.Module):
                              f"got shape {tuple(inputs.shape)}")
         x = F.dropout(self.embedding(inputs), self.dropout_input, self.training)
         h, c = state
-        x, (h, c) = self.rnn(x, (h.to(x.dtype), c.to(x.dtype)))
+        with full_precision(x):
+            x, (h, c) = self.rnn(x.float(), (h.float(), c.float()))
         x = F.dropout(x, self.dropout, self.training)
         logits = F.linear(self.projection(x), self.embedding.weight, self.output_bias)
         return F.log_softmax(logits.float(), dim=-1), (h, c)
