@@ -103,21 +103,37 @@ def list_command(as_json: bool) -> None:
               help="Override a spec value (YAML syntax), e.g. --set vocab.dim=50.")
 @command
 def validate(spec: Path, overrides: tuple[str, ...]) -> None:
-    """Check a benchmark spec without running anything (exit 2 with file:line on error)."""
+    """Check a benchmark spec without running anything.
+
+    Exit 0: the spec can run here. Exit 2: it is malformed (one line naming file:line and
+    field), or it is well formed but cannot run here yet (every problem listed: components
+    unavailable, data files missing, each with what to do), which `harness run` refuses too.
+    """
     from harness.plugins import load_registry
     from harness.spec import TableSpec, load_spec
 
     parsed = load_spec(spec, overrides, load_registry())
-    for problem in parsed.problems:
-        click.echo(f"warning: {problem} (`harness run` refuses to start until this is fixed)",
-                   err=True)
+    if parsed.problems:
+        for problem in parsed.problems:
+            click.echo(f"problem: {problem}", err=True)
+        count = len(parsed.problems)
+        raise HarnessError(f"{spec}: well formed, but `harness run` refuses it here until "
+                           f"{'this problem is' if count == 1 else f'these {count} problems are'} "
+                           "fixed")
     if isinstance(parsed, TableSpec):
         click.echo(f"{spec}: ok (correlates {parsed.diagnostics.reference.name} with "
                    f"{parsed.downstream.reference.name if parsed.downstream.reference else '-'})")
         return
-    click.echo(f"{spec}: ok ({len(parsed.components('encoder'))} encoders x "
-               f"{len(parsed.components('decoder'))} decoders, "
-               f"{len(parsed.components('metric'))} metrics)")
+    pairs = sum(1 for e in parsed.components("encoder") for d in parsed.components("decoder")
+                if d.encoders is None or e.name in d.encoders)
+    click.echo(f"{spec}: ok ({_count(len(parsed.components('encoder')), 'encoder')}, "
+               f"{_count(pairs, 'decoder')} to train, "
+               f"{_count(len(parsed.components('metric')), 'metric')}, "
+               f"{_count(len(parsed.components('task')), 'downstream task')})")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @main.command()
@@ -142,6 +158,9 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
     registry = load_registry()
     parsed = load_spec(spec, extra, registry)
     out = out or Path("runs") / parsed.name
+    if out.exists() and not out.is_dir():
+        raise HarnessError(f"--out {out}: exists and is not a directory; give a directory for "
+                           "the run's results")
     if isinstance(parsed, TableSpec):
         run_tables(parsed, registry, out)
     else:

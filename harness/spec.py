@@ -204,7 +204,7 @@ class SpecDocument(Strict):
 class Spec(SpecDocument):
     """A validated benchmark spec."""
 
-    device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$")
+    device: str = "auto"
     corpus: CorpusSection
     vocab: VocabSection = VocabSection()
     encode: EncodeSection = EncodeSection()
@@ -224,6 +224,13 @@ class Spec(SpecDocument):
                               ) -> list[Component]:
         if info.data.get("decoders") and not value:
             raise ValueError("at least 1 metric is needed to score the decoders' output")
+        return value
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, value: str) -> str:
+        if not re.fullmatch(r"auto|cpu|cuda(:\d+)?|mps", value):
+            raise ValueError(f"expected auto, cpu, cuda, cuda:N or mps, not {value!r}")
         return value
 
     @field_validator("encoders", mode="before")
@@ -478,10 +485,15 @@ def _resolve_paths(spec: Spec | TableSpec, base: Path, overridden: set[Loc], fil
 
 
 def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
-                       lines: dict[Loc, int] | None = None, overridden: set[Loc] = frozenset()
-                       ) -> None:
-    """Check every component name against the registry and validate its options in place."""
+                       lines: dict[Loc, int] | None = None, overridden: set[Loc] = frozenset(),
+                       base: Path | None = None) -> None:
+    """Check every component name against the registry and validate its options in place.
+
+    Relative paths in options are resolved against `base` (the spec file's folder), or the
+    current directory for options given with `--set`.
+    """
     lines = lines or {}
+    base = base or Path.cwd()
     if spec.encoders == "all":
         spec.encoders = [Component(name=info.name) for info in registry
                          if info.kind == "encoder" and info.status() == "ok"]
@@ -507,6 +519,8 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
                 # Options sit beside `name` in YAML: drop the `options` level from the path.
                 _raise_first(exc, file=file, lines=lines, prefix=loc, model=info.options,
                              overridden=overridden)
+            component._settings = _resolve_option_paths(
+                component._settings, Path.cwd() if source == "--set" else base)
             if component.encoders is not None:
                 where = dict(file=source, line=None if source == "--set" else
                              _line_of(lines, loc + ("encoders",)),
@@ -523,6 +537,77 @@ def resolve_components(spec: Spec, registry: Registry, *, file: str = "<spec>",
                 spec._problems.append(SpecError(f"{kind} {component.name!r} is {status}",
                                                 file=source, line=line,
                                                 field=_dotted(loc + ("name",))))
+    _check_unique_names(spec, file, lines, overridden)
+    _check_rank_by(spec, file, lines, overridden)
+    _check_task_data(spec, registry, file, lines, overridden)
+
+
+def _resolve_option_paths(settings: Options, base: Path) -> Options:
+    """`settings` with its relative `Path` values made absolute against `base`."""
+    updates = {name: base / value for name, value in settings
+               if isinstance(value, Path) and not value.is_absolute()}
+    return settings.model_copy(update=updates) if updates else settings
+
+
+def _where(loc: Loc, file: str, lines: dict[Loc, int], overridden: set[Loc]) -> dict[str, Any]:
+    """file, line and field of `loc` for a SpecError (`--set` when an override wrote it)."""
+    from_set = any(loc[:len(o)] == o or o[:len(loc)] == loc for o in overridden)
+    return {"file": "--set" if from_set else file,
+            "line": None if from_set else _line_of(lines, loc), "field": _dotted(loc)}
+
+
+def _check_unique_names(spec: Spec, file: str, lines: dict[Loc, int],
+                        overridden: set[Loc]) -> None:
+    """Each component may appear once per section: results, samples and ranks are keyed by
+    name, so two entries of one name would overwrite each other."""
+    for kind, section in SECTION_FOR_KIND.items():
+        seen: dict[str, int] = {}
+        for index, component in enumerate(spec.components(kind)):
+            if component.name in seen:
+                raise SpecError(
+                    f"{kind} {component.name!r} appears twice (also entry {seen[component.name]}); "
+                    "results are keyed by name: keep one entry, or compare option settings in "
+                    "two runs (`harness compare`)", **_where((*section, index, "name"), file, lines,
+                                                           overridden))
+            seen[component.name] = index
+
+
+def _check_rank_by(spec: Spec, file: str, lines: dict[Loc, int], overridden: set[Loc]) -> None:
+    """An explicit `rank_by` must name one of the metrics (the default is only used when it
+    does: the run notes that no rank was made otherwise)."""
+    metrics = [m.name for m in spec.components("metric")]
+    rank_by = spec.correlation.rank_by
+    if metrics and rank_by not in metrics and "rank_by" in spec.correlation.model_fields_set:
+        raise SpecError(f"{rank_by!r} is not among the spec's metrics ({', '.join(metrics)})",
+                        **_where(("correlation", "rank_by"), file, lines, overridden))
+
+
+def _check_task_data(spec: Spec, registry: Registry, file: str, lines: dict[Loc, int],
+                     overridden: set[Loc]) -> None:
+    """Record as problems the SentEval files the downstream tasks would read and cannot: found
+    now, not after every decoder has trained."""
+    from harness.protocols import BuildContext
+
+    data_dir = spec.downstream.data_dir
+    for index, component in enumerate(spec.components("task")):
+        info = registry.get("task", component.name)
+        if info.status(component.settings) != "ok":
+            continue  # already a problem
+        task = info.factory(component.settings, BuildContext(seed=spec.seed))
+        if hasattr(task, "generate"):
+            continue  # the harness makes its data
+        if data_dir is None:
+            raise SpecError(f"task {component.name!r} reads SentEval data: set it to SentEval's "
+                            "data/downstream directory (make one with `harness data senteval "
+                            "--dir DIR`)", **_where(("downstream", "data_dir"), file, lines,
+                                                    overridden))
+        missing = [path for path in task.files(data_dir) if not path.is_file()]
+        if missing:
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            spec._problems.append(SpecError(
+                f"task {task.name} needs {missing[0]}{more}; make it with: harness data senteval "
+                f"--dir {data_dir} --tasks {task.name}",
+                **_where(("downstream", "tasks", index, "name"), file, lines, overridden)))
 
 
 def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None
@@ -543,7 +628,8 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
         _raise_first(exc, file=file, lines=lines, prefix=(), model=model, overridden=overridden)
     _resolve_paths(spec, path.resolve().parent, overridden, file, lines)
     if registry is not None and isinstance(spec, Spec):
-        resolve_components(spec, registry, file=file, lines=lines, overridden=overridden)
+        resolve_components(spec, registry, file=file, lines=lines, overridden=overridden,
+                           base=path.resolve().parent)
     spec._source = file
     spec._sha256 = hashlib.sha256(
         json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()

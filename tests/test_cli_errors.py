@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 from click.testing import CliRunner, Result
 
 from harness.cli import main
@@ -149,7 +150,8 @@ def test_validate_good_spec_and_set(tmp_path: Path) -> None:
     path = write_spec(tmp_path, GOOD)
     result = invoke("validate", str(path), "--set", "decoders.0.hidden=16")
     assert result.exit_code == 0, result.output
-    assert result.stdout == f"{path}: ok (1 encoders x 1 decoders, 1 metrics)\n"
+    assert result.stdout == (f"{path}: ok (1 encoder, 1 decoder to train, 1 metric, "
+                             "0 downstream tasks)\n")
     assert result.stderr == ""
 
 
@@ -314,3 +316,39 @@ def test_subprocess_quickstart_validates() -> None:
     done = run_harness("validate", "benchmarks/quickstart.yaml", cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("benchmarks/quickstart.yaml: ok (")
+
+
+def test_validate_lists_every_problem_and_exits_2(tmp_path: Path, cache: Path) -> None:
+    """A well-formed spec that cannot run here: every problem, then one error line."""
+    (tmp_path / "senteval").mkdir()
+    text = GOOD.replace("encoders: [avg]", "encoders: [avg, {name: infersent, weights: none.pkl}]")
+    text += f"downstream: {{tasks: [MR, TREC], data_dir: {tmp_path / 'senteval'}}}\n"
+    path = write_spec(tmp_path, text)
+    result = invoke("validate", str(path))
+    assert result.exit_code == 2 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["problem"] * 3 + ["error"]
+    assert "encoder 'infersent' is unavailable" in lines[0]
+    assert "task MR needs" in lines[1] and "task TREC needs" in lines[2]
+    assert lines[3] == (f"error: {path}: well formed, but `harness run` refuses it here until "
+                        "these 3 problems are fixed")
+    refused = invoke("run", str(path))
+    assert refused.exit_code == 2 and "infersent' is unavailable" in refused.stderr
+    assert not cache.exists() and not Path("runs").exists()
+
+
+def test_run_refuses_an_out_that_is_a_file(tmp_path: Path, cache: Path) -> None:
+    path = write_spec(tmp_path, GOOD)
+    taken = tmp_path / "results.txt"
+    taken.write_text("mine\n")
+    assert_one_error_line(invoke("run", str(path), "--out", str(taken)),
+                          f"--out {taken}: exists and is not a directory")
+    assert taken.read_text() == "mine\n" and not cache.exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_run_refuses_a_device_this_machine_lacks(tmp_path: Path, cache: Path) -> None:
+    path = write_spec(tmp_path, GOOD)
+    assert_one_error_line(invoke("run", str(path), "--device", "cuda"),
+                          "device 'cuda': this machine has 0 CUDA devices", "--device cpu")
+    assert not cache.exists() and not Path("runs").exists()

@@ -128,13 +128,33 @@ def test_component_options_validated_by_the_component_options_class(
 
 def test_bare_names_and_mappings_are_both_components(tmp_path: Path, registry: Registry) -> None:
     text = edit("  - {name: mos-lstm, hidden: 32, epochs: 1}\n",
-                "  - mos-lstm\n  - {name: mos-lstm, hidden: 8}\n  - {name: mos-lstm, options: {hidden: 4}}\n")
+                "  - mos-lstm\n  - {name: simple-lstm, hidden: 8}\n")
     spec = load_spec(write(tmp_path, text), (), registry)
-    bare, mapping, explicit = spec.components("decoder")
+    bare, mapping = spec.components("decoder")
     default_hidden = registry.get("decoder", "mos-lstm").options.model_fields["hidden"].default
     assert (bare.name, bare.options, bare.settings.hidden) == ("mos-lstm", {}, default_hidden)
     assert (mapping.options, mapping.settings.hidden) == ({"hidden": 8}, 8)
+    text = edit("  - {name: mos-lstm, hidden: 32, epochs: 1}\n",
+                "  - {name: mos-lstm, options: {hidden: 4}}\n")
+    (explicit,) = load_spec(write(tmp_path, text), (), registry).components("decoder")
     assert (explicit.options, explicit.settings.hidden) == ({"hidden": 4}, 4)
+
+
+def test_a_component_may_appear_once(tmp_path: Path, registry: Registry) -> None:
+    text = edit("  - {name: mos-lstm, hidden: 32, epochs: 1}\n",
+                "  - mos-lstm\n  - {name: mos-lstm, hidden: 8}\n")
+    path = write(tmp_path, text)
+    error = spec_error(path, registry)
+    assert (error.field, error.line) == ("decoders.1.name", line_of(text, "hidden: 8"))
+    assert "decoder 'mos-lstm' appears twice (also entry 0)" in error.detail
+
+
+def test_rank_by_must_name_a_metric_when_set(tmp_path: Path, registry: Registry) -> None:
+    text = BASE + "correlation: {rank_by: bleuu}\n"
+    error = spec_error(write(tmp_path, text), registry)
+    assert (error.field, error.line) == ("correlation.rank_by", line_of(text, "rank_by"))
+    assert error.detail == "'bleuu' is not among the spec's metrics (id, perm)"
+    assert load_spec(write(tmp_path, BASE), (), registry).correlation.rank_by == "id-perm"
 
 
 def test_settings_need_a_registry(tmp_path: Path) -> None:
@@ -670,3 +690,37 @@ def test_a_decoder_can_be_restricted_to_some_encoders(tmp_path: Path, registry: 
     misplaced = text.replace("encoders: [avg, hier]", "encoders: [{name: avg, encoders: [avg]}]")
     error = spec_error(write(tmp_path, misplaced, "m.yaml"), registry)
     assert error.detail == "only decoders take `encoders:`"
+
+
+# --------------------------------------------------------------------------- readiness
+
+def test_missing_senteval_files_are_problems_found_before_any_work(tmp_path: Path,
+                                                                   registry: Registry) -> None:
+    (tmp_path / "senteval").mkdir()
+    text = BASE + "downstream: {tasks: [MR, syn-order], data_dir: senteval}\n"
+    spec = load_spec(write(tmp_path, text), (), registry)
+    (problem,) = spec.problems  # the synthetic task needs no files
+    assert (problem.field, problem.line) == ("downstream.tasks.0.name", line_of(text, "tasks"))
+    assert problem.detail == (
+        f"task MR needs {tmp_path / 'senteval' / 'MR' / 'rt-polarity.pos'} and 1 more; make it "
+        f"with: harness data senteval --dir {tmp_path / 'senteval'} --tasks MR")
+
+
+def test_senteval_tasks_need_a_data_dir(tmp_path: Path, registry: Registry) -> None:
+    text = BASE + "downstream: {tasks: [MR]}\n"
+    error = spec_error(write(tmp_path, text), registry)
+    assert error.field == "downstream.data_dir"
+    assert "task 'mr' reads SentEval data" in error.detail
+    assert "harness data senteval --dir DIR" in error.detail
+
+
+def test_relative_paths_in_options_resolve_against_the_spec_folder(
+        tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "specs"
+    text = edit("encoders: [avg]", "encoders: [avg, {name: infersent, weights: w/infersent2.pkl}]")
+    path = write(folder, text)
+    monkeypatch.chdir(tmp_path)
+    spec = load_spec(path, (), registry)
+    assert spec.components("encoder")[1].settings.weights == folder.resolve() / "w" / "infersent2.pkl"
+    again = load_spec(path, ("encoders.1.weights=mine.pkl",), registry)
+    assert again.components("encoder")[1].settings.weights == tmp_path / "mine.pkl"
