@@ -6,6 +6,9 @@ Anything else escaping the library is an internal error (exit 1).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class HarnessError(Exception):
     """A user-facing error whose message is one line saying what is wrong and what to do."""
@@ -29,6 +32,19 @@ class PluginError(HarnessError):
     def __init__(self, plugin: str, message: str) -> None:
         self.plugin = plugin
         super().__init__(f"plugin {plugin!r}: {message}")
+
+
+@contextmanager
+def plugin_call(plugin: str, what: str) -> Iterator[None]:
+    """Run a call into a plugin's code: an exception it raises becomes a PluginError naming the
+    plugin and `what` it was doing (harness errors and memory errors pass through)."""
+    try:
+        yield
+    except (HarnessError, MemoryError):
+        raise
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise PluginError(plugin, f"{what}: {type(exc).__name__}: {first}") from exc
 
 
 class UnknownComponentError(HarnessError):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import UnavailableComponentError, UnknownComponentError
+from harness.errors import UnavailableComponentError, UnknownComponentError, plugin_call
 from harness.protocols import KINDS, BuildContext, ComponentInfo, Options, PluginFailure
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(:[a-z0-9-]+)?$")
@@ -60,7 +60,8 @@ class Registry:
         status = info.status(options)
         if status != "ok":
             raise UnavailableComponentError(kind, name, status.removeprefix("unavailable: "))
-        return info.factory(options, context)
+        with plugin_call(info.plugin, f"building {kind} {name!r}"):
+            return info.factory(options, context)
 
 
 def make_info(kind: str, name: Any, factory: Any, *, description: str = "",

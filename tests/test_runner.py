@@ -302,3 +302,32 @@ def test_a_broken_encoder_fails_the_run_before_any_decoder_trains(tmp_path: Path
     with pytest.raises(PluginError, match=r"plugin 'bad-plugin': encode returned a non-finite"):
         run_spec(spec, registry, tmp_path / "run", cache=cache)
     assert not (cache.root / "train").exists() and not (tmp_path / "run").exists()
+
+
+class _RaisingEncoder(_NaNEncoder):
+    """An encoder plugin whose own code fails."""
+
+    def encode(self, sentences: list[str], batch_size: int = 256):
+        raise ValueError("weights corrupt\nsecond line")
+
+
+def test_an_exception_in_a_plugin_names_the_plugin(tmp_path: Path) -> None:
+    from harness.errors import PluginError
+    from harness.protocols import Options
+    from harness.registry import make_info
+
+    registry = load_registry()
+    registry.add(make_info("encoder", "raising", lambda options, context: _RaisingEncoder(),
+                           options=Options, plugin="bad-plugin"))
+    registry.add(make_info("encoder", "unbuildable", lambda options, context: 1 / 0,
+                           options=Options, plugin="worse-plugin"))
+    cache = Cache(tmp_path / "cache")
+    spec = load_spec(_write_spec(tmp_path), ["encoders=[raising]"], registry=registry)
+    with pytest.raises(PluginError, match=r"^plugin 'bad-plugin': encoder 'raising': encode: "
+                                          r"ValueError: weights corrupt$"):
+        run_spec(spec, registry, tmp_path / "run", cache=cache)
+    spec = load_spec(_write_spec(tmp_path), ["encoders=[unbuildable]"], registry=registry)
+    with pytest.raises(PluginError, match=r"^plugin 'worse-plugin': building encoder "
+                                          r"'unbuildable': ZeroDivisionError"):
+        run_spec(spec, registry, tmp_path / "run", cache=cache)
+    assert not (tmp_path / "run").exists()

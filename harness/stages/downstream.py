@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from harness.errors import DataError
+from harness.errors import DataError, plugin_call
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
 
@@ -123,9 +123,9 @@ def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
             return encoded.encode([normalise(s, ctx.spec.corpus.normalise) for s in sentences],
                                   ctx.spec.encode.batch_size)
 
-        result = task.evaluate(
-            encode, data_dir,
-            config=ctx.spec.downstream.config, seed=ctx.spec.seed, device=ctx.device)
+        with plugin_call(parts["task"]["plugin"], f"task {task.name}: evaluate"):
+            result = task.evaluate(encode, data_dir, config=ctx.spec.downstream.config,
+                                   seed=ctx.spec.seed, device=ctx.device)
         (directory / RESULT_FILE).write_text(json.dumps(result.to_json()), encoding="utf-8")
         return {"score": result.score, "seconds": result.seconds}
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import PluginError
+from harness.errors import PluginError, plugin_call
 from harness.protocols import Encoder, TrainableEncoder
 from harness.spec import Component
 from harness.stages.base import RunContext
@@ -47,8 +47,10 @@ class Encoded:
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start:start + batch_size]
-            out[start:start + len(batch)] = check_vectors(
-                self.model.encode(batch, batch_size=batch_size), len(batch), self.dim, self.plugin)
+            with plugin_call(self.plugin, f"encoder {self.encoder!r}: encode"):
+                vectors = self.model.encode(batch, batch_size=batch_size)
+            out[start:start + len(batch)] = check_vectors(vectors, len(batch), self.dim,
+                                                          self.plugin)
         return out
 
 
@@ -82,16 +84,18 @@ def build_encoder(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
     def build(directory: Path) -> dict[str, Any]:
         # An encoder whose fit accepts a `workdir` checkpoints there and resumes after a kill:
         # the directory is the artifact's partial directory, kept until the fit is done.
-        if "workdir" in inspect.signature(encoder.fit).parameters:
-            encoder.fit(corpus.fit, workdir=directory / "work")
-            shutil.rmtree(directory / "work", ignore_errors=True)
-        else:
-            encoder.fit(corpus.fit)
-        encoder.save(directory)
+        with plugin_call(info.plugin, f"encoder {component.name!r}: fit"):
+            if "workdir" in inspect.signature(encoder.fit).parameters:
+                encoder.fit(corpus.fit, workdir=directory / "work")
+                shutil.rmtree(directory / "work", ignore_errors=True)
+            else:
+                encoder.fit(corpus.fit)
+            encoder.save(directory)
         return {"dim": _dim(encoder, info.plugin)}
 
     directory = ctx.cache.produce("fit", parts, build, label=component.name)
-    encoder.load(directory)  # the same state whether just fitted or cached
+    with plugin_call(info.plugin, f"encoder {component.name!r}: load"):
+        encoder.load(directory)  # the same state whether just fitted or cached
     ctx.add_time("fit", time.perf_counter() - started)
     return encoder, directory.name
 
@@ -108,10 +112,13 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
              "fingerprint": encoder.fingerprint(), "fit": fit_key, "corpus": corpus.key,
              "vocab": vocab.key, "dtype": section.dtype}
 
+    def encode(batch: list[str]) -> Any:
+        with plugin_call(info.plugin, f"encoder {component.name!r}: encode"):
+            return encoder.encode(batch, batch_size=section.batch_size)
+
     def build(directory: Path) -> dict[str, Any]:
         for split, sentences in (("train", corpus.train), ("test", corpus.test)):
-            write_vectors(directory / f"{split}.npy", sentences,
-                          lambda batch: encoder.encode(batch, batch_size=section.batch_size),
+            write_vectors(directory / f"{split}.npy", sentences, encode,
                           dim=dim, plugin=info.plugin, batch_size=section.batch_size,
                           dtype=section.dtype, label=f"encode {component.name} {split}")
         return {"dim": dim, "dtype": section.dtype}

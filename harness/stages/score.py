@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from harness.cache import read_meta
-from harness.errors import PluginError
+from harness.errors import PluginError, plugin_call
 from harness.protocols import Metric
 from harness.spec import Component
 from harness.stages.base import RunContext
@@ -52,13 +52,16 @@ def score_samples(ctx: RunContext, component: Component, samples: Samples) -> Sc
                 raise PluginError(info.plugin, f"metric {component.name!r} requires the sample "
                                                f"field {name!r}, which the samples lack")
             fields[name] = [record[name] for record in samples.records]
-        stats = np.asarray(metric.sentence_statistics(refs, hyps, **fields), dtype=np.float64)
+        with plugin_call(info.plugin, f"metric {component.name!r}: sentence_statistics"):
+            stats = np.asarray(metric.sentence_statistics(refs, hyps, **fields),
+                               dtype=np.float64)
         if stats.ndim != 2 or stats.shape[0] != len(refs):
             raise PluginError(info.plugin, f"metric {component.name!r} returned statistics of "
                                            f"shape {stats.shape}; expected ({len(refs)}, k)")
         np.save(directory / STATISTICS_FILE, stats)
-        value = float(np.asarray(metric.corpus_score(stats.sum(axis=0), len(refs))))
-        low, high = bootstrap_ci(metric, stats, seed=ctx.spec.seed)
+        with plugin_call(info.plugin, f"metric {component.name!r}: corpus_score"):
+            value = float(np.asarray(metric.corpus_score(stats.sum(axis=0), len(refs))))
+            low, high = bootstrap_ci(metric, stats, seed=ctx.spec.seed)
         details: dict[str, Any] = {}
         signature = getattr(metric, "signature", None)
         if callable(signature):
