@@ -6,6 +6,7 @@ Anything else escaping the library is an internal error (exit 1).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -58,7 +59,10 @@ class UnknownComponentError(HarnessError):
             hint = "known: " + ", ".join(known)
         else:
             hint = f"no {kind}s are registered"
-        super().__init__(f"unknown {kind} {name!r}: {hint} (see `harness list`)")
+        selected = [v for v in ("HARNESS_PLUGINS", "HARNESS_DISABLE_PLUGINS") if v in os.environ]
+        where = (f"; {' and '.join(selected)} {'is' if len(selected) == 1 else 'are'} set, "
+                 "so its plugin may not be loaded" if selected else "")
+        super().__init__(f"unknown {kind} {name!r}: {hint} (see `harness list`{where})")
 
 
 class UnavailableComponentError(HarnessError):

@@ -40,8 +40,14 @@ def _names_from_env(variable: str) -> set[str] | None:
 
 
 def _selected(entry_points: Iterable[md.EntryPoint]) -> list[md.EntryPoint]:
+    entry_points = list(entry_points)
     disabled = _names_from_env(DISABLE_ENV) or set()
     allowed = _names_from_env(ALLOW_ENV)
+    known = {ep.name for ep in entry_points}
+    for variable, names in ((DISABLE_ENV, disabled), (ALLOW_ENV, allowed or set())):
+        for unknown in sorted(names - known):
+            log.warning("%s names %r, which is no installed plugin (installed: %s)", variable,
+                        unknown, ", ".join(sorted(known)))
     chosen = [ep for ep in entry_points
               if ep.name not in disabled and (allowed is None or ep.name in allowed)]
     # First-party plugins load first, so a third-party plugin cannot take a first-party name

@@ -346,10 +346,10 @@ def _read_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
 
 def _parse_override(text: str) -> tuple[Loc, Any]:
     if "=" not in text:
-        raise SpecError(f"--set {text!r}: expected KEY.PATH=VALUE", file="--set")
+        raise SpecError(f"{text!r}: expected KEY.PATH=VALUE", file="--set")
     key, raw = text.split("=", 1)
     if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", key):
-        raise SpecError(f"--set {text!r}: malformed key path", file="--set")
+        raise SpecError(f"{text!r}: malformed key path", file="--set")
     try:
         value = yaml.safe_load(raw) if raw.strip() else raw
     except yaml.YAMLError:
@@ -376,7 +376,7 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> set[Loc]:
                     target[part] = child
                 target = child
             else:
-                raise SpecError(f"--set {text!r}: cannot descend into {_dotted(loc[:depth + 1])}",
+                raise SpecError(f"{text!r}: cannot descend into {_dotted(loc[:depth + 1])}",
                                 file="--set", field=_dotted(loc))
         last = loc[-1]
         if isinstance(target, list) and isinstance(last, int) and last < len(target):
@@ -384,7 +384,7 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> set[Loc]:
         elif isinstance(target, dict):
             target[last] = value
         else:
-            raise SpecError(f"--set {text!r}: no such list item", file="--set",
+            raise SpecError(f"{text!r}: no such list item", file="--set",
                             field=_dotted(loc))
         changed.add(loc)
     return changed
@@ -620,6 +620,10 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     path = Path(path)
     file = str(path)
     data, lines = _read_yaml(path)
+    if "scores" in data and "name" not in data:
+        raise SpecError("this is a table of published scores (`scores:`), not a spec; a spec "
+                        "names it, e.g. `downstream: {reference: FILE}` or "
+                        "`diagnostics: {reference: FILE}`", file=file, line=lines.get(("scores",)))
     overridden = apply_overrides(data, overrides)
     model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
     try:

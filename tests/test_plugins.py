@@ -226,6 +226,15 @@ def test_disable_wins_over_allow(monkeypatch: pytest.MonkeyPatch) -> None:
     assert registered(registry) == {("encoder", "fake-length")}
 
 
+def test_a_misspelt_plugin_name_in_the_variables_is_reported(monkeypatch: pytest.MonkeyPatch,
+                                                             caplog) -> None:
+    monkeypatch.setenv(ALLOW_ENV, "fake-good,fake-godo")
+    with caplog.at_level("WARNING", logger="harness.plugins"):
+        registry = load_registry(entry_points=ALL_FAKES)
+    assert registered(registry) == {("encoder", "fake-length")}
+    assert "HARNESS_PLUGINS names 'fake-godo', which is no installed plugin" in caplog.text
+
+
 def test_empty_allow_list_loads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ALLOW_ENV, "")
     registry = load_registry(entry_points=ALL_FAKES)

@@ -219,6 +219,21 @@ def test_write_run_then_harness_report_rebuilds(tmp_path: Path):
         out / "figures" / HEATMAP_FILE).read_bytes()
 
 
+def test_a_reused_run_directory_keeps_only_this_runs_samples_and_figures(tmp_path: Path):
+    sample = tmp_path / "cache-samples.jsonl"
+    sample.write_text(json.dumps({"reference": "a", "hypothesis": "a"}) + "\n")
+    out = tmp_path / "run"
+    (out / "samples").mkdir(parents=True)
+    (out / "figures").mkdir()
+    (out / "samples" / "hier__mos-lstm.jsonl").write_text("{}\n")  # an earlier run's
+    (out / "figures" / "old-curve.png").write_bytes(b"png")
+    (out / "notes.txt").write_text("mine\n")
+    write_run(out, hand_made_results(), {("avg", "mos-lstm"): sample}, ["md"])
+    assert sorted(p.name for p in (out / "samples").iterdir()) == ["avg__mos-lstm.jsonl"]
+    assert "old-curve.png" not in {p.name for p in (out / "figures").iterdir()}
+    assert (out / "notes.txt").read_text() == "mine\n"  # not the harness's to remove
+
+
 def test_load_results_errors_name_the_file(tmp_path: Path):
     with pytest.raises(DataError, match="results.json: not found"):
         load_results(tmp_path)

@@ -724,3 +724,10 @@ def test_relative_paths_in_options_resolve_against_the_spec_folder(
     assert spec.components("encoder")[1].settings.weights == folder.resolve() / "w" / "infersent2.pkl"
     again = load_spec(path, ("encoders.1.weights=mine.pkl",), registry)
     assert again.components("encoder")[1].settings.weights == tmp_path / "mine.pkl"
+
+
+def test_a_published_table_is_not_mistaken_for_a_broken_spec(registry: Registry) -> None:
+    table = Path(__file__).resolve().parents[1] / "benchmarks" / "paper" / "v2s-table4.yaml"
+    error = spec_error(table, registry)
+    assert error.line == line_of(table.read_text(), "scores:")
+    assert error.detail.startswith("this is a table of published scores (`scores:`), not a spec")

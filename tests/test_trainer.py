@@ -482,3 +482,16 @@ def test_weights_without_their_checksum_note_are_refused(tmp_path: Path) -> None
     (tmp_path / MODEL_JSON).unlink()
     with pytest.raises(DataError, match=r"model\.json: missing or unreadable.*cannot be verified"):
         load_decoder_state(make_model(vocab, 4), tmp_path)
+
+
+def test_the_documented_names_import_from_the_packages() -> None:
+    import harness.generation as generation
+    import harness.training as training
+    from harness.generation.search import beam_search
+    from harness.training.checkpoint import save_decoder
+
+    assert training.train_decoder is train_decoder and training.save_decoder is save_decoder
+    assert generation.beam_search is beam_search
+    assert set(training.__all__) >= {"train_decoder", "DivergedError", "load_decoder_state"}
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = training.nothing

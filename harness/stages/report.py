@@ -44,13 +44,20 @@ def sample_file_name(encoder: str, decoder: str) -> str:
 
 def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str], Path],
               formats: list[str]) -> None:
-    """Write results, samples, figures and the reports into `out`, each file atomically."""
+    """Write results, samples, figures and the reports into `out`, each file atomically.
+
+    Samples and figures an earlier run left in `out` that this run does not write are removed,
+    so a reused run directory describes this run only.
+    """
     (out / "samples").mkdir(parents=True, exist_ok=True)
+    written = set()
     for (encoder, decoder), path in samples.items():
         target = out / "samples" / sample_file_name(encoder, decoder)
         tmp = target.with_name(f".{target.name}.tmp")
         shutil.copyfile(path, tmp)
         os.replace(tmp, target)
+        written.add(target.name)
+    _remove_stale(out / "samples", "*.jsonl", written)
     _write_text(out / RESULTS_FILE, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     write_reports(out, results, formats)
 
@@ -64,10 +71,19 @@ def write_reports(out: Path, results: dict[str, Any], formats: list[str]) -> Non
         (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
         for name, data in figures.items():
             _write_bytes(out / FIGURES_DIR / name, data)
+    _remove_stale(out / FIGURES_DIR, "*.png", set(figures))
     if "md" in formats:
         _write_text(out / "report.md", render_markdown(results, figures))
     if "html" in formats:
         _write_text(out / "report.html", render_html(results, figures))
+
+
+def _remove_stale(directory: Path, pattern: str, keep: set[str]) -> None:
+    """Delete the files matching `pattern` in `directory` whose names are not in `keep`."""
+    if directory.is_dir():
+        for path in directory.glob(pattern):
+            if path.name not in keep:
+                path.unlink()
 
 
 def load_results(run_dir: Path) -> dict[str, Any]:
