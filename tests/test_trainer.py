@@ -59,6 +59,15 @@ def kill_at(model: torch.nn.Module, call: int) -> None:
     model.forward = dying_forward  # an instance attribute: not part of the state dict
 
 
+def train_until_killed(data: tuple, work: Path, call: int) -> None:
+    """Train the SMALL model on `data` in `work` until its `call`-th forward pass "kills" it."""
+    vocab, vectors, ids = data
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, call)
+    with pytest.raises(Killed):
+        train(dying, vocab, vectors, ids, work)
+
+
 def train(model, vocab, vectors, ids, work: Path, **overrides):
     kwargs = {**RUN, **overrides}
     return train_decoder(model, vocab, vectors, ids, seed=7, device="cpu",
@@ -177,10 +186,7 @@ def test_killed_and_rerun_gives_identical_weights(uninterrupted, data, tmp_path:
     step (9); the rerun, in a fresh model with another RNG state, ends where the whole run did."""
     whole, whole_summary, whole_work = uninterrupted
     vocab, vectors, ids = data
-    dying = make_model(vocab, 16, seed=3, **SMALL)
-    kill_at(dying, call)
-    with pytest.raises(Killed):
-        train(dying, vocab, vectors, ids, tmp_path)
+    train_until_killed(data, tmp_path, call)
     steps = [c.meta["steps"] for c in read_checkpoints(tmp_path / "ckpt")]
     assert all(s < call for s in steps)
 
@@ -211,10 +217,7 @@ def test_damaged_checkpoint_is_detected_and_never_used(uninterrupted, data, tmp_
                                                        damage: str, caplog) -> None:
     whole, _, _ = uninterrupted
     vocab, vectors, ids = data
-    dying = make_model(vocab, 16, seed=3, **SMALL)
-    kill_at(dying, 8)
-    with pytest.raises(Killed):
-        train(dying, vocab, vectors, ids, tmp_path)
+    train_until_killed(data, tmp_path, 8)
     newest = max((tmp_path / "ckpt").glob("step-*.json"))
     tensors = newest.with_suffix(".safetensors")
     if damage == "flip":
@@ -237,10 +240,7 @@ def test_a_kill_while_writing_a_checkpoint_leaves_nothing_that_is_used(
         uninterrupted, data, tmp_path: Path) -> None:
     whole, _, _ = uninterrupted
     vocab, vectors, ids = data
-    dying = make_model(vocab, 16, seed=3, **SMALL)
-    kill_at(dying, 8)
-    with pytest.raises(Killed):
-        train(dying, vocab, vectors, ids, tmp_path)
+    train_until_killed(data, tmp_path, 8)
     # What a kill between the writes of step 8's files leaves: tensors without their record,
     # and a record cut short before its rename.
     directory = tmp_path / "ckpt"
@@ -259,10 +259,7 @@ def test_no_intact_checkpoint_restarts_with_a_warning(uninterrupted, data, tmp_p
                                                       caplog) -> None:
     whole, _, _ = uninterrupted
     vocab, vectors, ids = data
-    dying = make_model(vocab, 16, seed=3, **SMALL)
-    kill_at(dying, 4)
-    with pytest.raises(Killed):
-        train(dying, vocab, vectors, ids, tmp_path)
+    train_until_killed(data, tmp_path, 4)
     for path in (tmp_path / "ckpt").glob("*.safetensors"):
         path.write_bytes(b"garbage")
     with caplog.at_level(logging.WARNING, logger="harness.training"):
@@ -396,10 +393,7 @@ def test_starting_over_discards_damaged_checkpoints_of_later_steps(
     """Damaged checkpoints of later steps must not outrank (and so delete) the new ones."""
     whole, _, _ = uninterrupted
     vocab, vectors, ids = data
-    dying = make_model(vocab, 16, seed=3, **SMALL)
-    kill_at(dying, 9)
-    with pytest.raises(Killed):
-        train(dying, vocab, vectors, ids, tmp_path)
+    train_until_killed(data, tmp_path, 9)
     directory = tmp_path / "ckpt"
     for path in directory.glob("*.safetensors"):
         path.write_bytes(b"garbage")

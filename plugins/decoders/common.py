@@ -51,7 +51,7 @@ def standardised(vectors: torch.Tensor, norm: nn.BatchNorm1d | None) -> torch.Te
     Sentence vectors of pooling encoders share a large common component and vary little per
     dimension; standardising them (no learned affine) lets a small decoder see the differences
     early in training. The statistics are those of the whole training set
-    (`set_vector_statistics`), the same in training and generation: batch statistics would
+    (`VectorStandardisation`), the same in training and generation: batch statistics would
     differ between length-bucketed training batches and the test set.
     """
     if norm is None:
@@ -60,17 +60,29 @@ def standardised(vectors: torch.Tensor, norm: nn.BatchNorm1d | None) -> torch.Te
                         eps=norm.eps)
 
 
-def set_vector_statistics(norm: nn.BatchNorm1d | None, mean: torch.Tensor,
-                          var: torch.Tensor) -> None:
-    """Store the training vectors' per-dimension mean and variance (D,) in `norm`."""
-    if norm is None:
-        return
-    if mean.shape != norm.running_mean.shape or var.shape != norm.running_var.shape:
-        raise ValueError(f"statistics of shape {tuple(mean.shape)} / {tuple(var.shape)} for "
-                         f"{norm.num_features}-dimensional vectors")
-    with torch.no_grad():
-        norm.running_mean.copy_(mean)
-        norm.running_var.copy_(var)
+class VectorStandardisation:
+    """What a decoder with an optional `vector_norm` (set when its `standardise` option is on)
+    offers the trainer: the training set's statistics go into `vector_norm`."""
+
+    vector_norm: nn.BatchNorm1d | None
+
+    @property
+    def standardise(self) -> bool:
+        """Whether sentence vectors are standardised with the training set's statistics."""
+        return self.vector_norm is not None
+
+    def set_vector_statistics(self, mean: torch.Tensor, var: torch.Tensor) -> None:
+        """Store the training vectors' per-dimension mean and variance (D,); called by the
+        trainer before the first step (a no-op without `standardise`)."""
+        norm = self.vector_norm
+        if norm is None:
+            return
+        if mean.shape != norm.running_mean.shape or var.shape != norm.running_var.shape:
+            raise ValueError(f"statistics of shape {tuple(mean.shape)} / {tuple(var.shape)} "
+                             f"for {norm.num_features}-dimensional vectors")
+        with torch.no_grad():
+            norm.running_mean.copy_(mean)
+            norm.running_var.copy_(var)
 
 
 def full_precision(like: torch.Tensor) -> torch.autocast:

@@ -18,10 +18,10 @@ from torch import nn
 from harness.protocols import BuildContext
 
 from .common import (
+    VectorStandardisation,
     check_vectors,
     full_precision,
     pretrained_embedding,
-    set_vector_statistics,
     standardised,
     vocabulary_vectors,
 )
@@ -42,7 +42,7 @@ class MosState(NamedTuple):
     once."""
 
 
-class MixtureOfSoftmaxesLSTM(nn.Module):
+class MixtureOfSoftmaxesLSTM(VectorStandardisation, nn.Module):
     """Conditional LSTM language model with a (mixture of) softmax output tied to subword vectors.
 
     Implements `harness.protocols.ConditionalLanguageModel`. With `experts == 1` the output is a
@@ -108,16 +108,6 @@ class MixtureOfSoftmaxesLSTM(nn.Module):
             gates = F.linear(context.float(), first.weight_ih_l0[:, self.embedding.weight.size(1):],
                              first.bias_ih_l0 + first.bias_hh_l0)
         return MosState(self._zero_layers(vectors.size(0)), gates)
-
-    @property
-    def standardise(self) -> bool:
-        """Whether sentence vectors are standardised with the training set's statistics."""
-        return self.vector_norm is not None
-
-    def set_vector_statistics(self, mean: torch.Tensor, var: torch.Tensor) -> None:
-        """Standardise sentence vectors with the training set's mean and variance (D,); called
-        by the trainer before the first step (a no-op without `standardise`)."""
-        set_vector_statistics(self.vector_norm, mean, var)
 
     def step(self, tokens: torch.Tensor, vectors: torch.Tensor,
              state: MosState) -> tuple[torch.Tensor, MosState]:

@@ -15,10 +15,10 @@ from torch import nn
 from harness.protocols import BuildContext
 
 from .common import (
+    VectorStandardisation,
     check_vectors,
     full_precision,
     pretrained_embedding,
-    set_vector_statistics,
     standardised,
     vocabulary_vectors,
 )
@@ -28,7 +28,7 @@ LstmState = tuple[torch.Tensor, torch.Tensor]
 """(h, c), each of shape (layers, B, hidden)."""
 
 
-class SimpleLSTM(nn.Module):
+class SimpleLSTM(VectorStandardisation, nn.Module):
     """LSTM language model whose initial state is a linear function of the sentence vector.
 
     Implements `harness.protocols.ConditionalLanguageModel`. The output is a softmax over the
@@ -74,16 +74,6 @@ class SimpleLSTM(nn.Module):
         h0 = mapped[0].contiguous()
         c0 = mapped[1].contiguous() if self.init_cell else torch.zeros_like(h0)
         return h0, c0
-
-    @property
-    def standardise(self) -> bool:
-        """Whether sentence vectors are standardised with the training set's statistics."""
-        return self.vector_norm is not None
-
-    def set_vector_statistics(self, mean: torch.Tensor, var: torch.Tensor) -> None:
-        """Standardise sentence vectors with the training set's mean and variance (D,); called
-        by the trainer before the first step (a no-op without `standardise`)."""
-        set_vector_statistics(self.vector_norm, mean, var)
 
     def step(self, tokens: torch.Tensor, vectors: torch.Tensor,
              state: LstmState) -> tuple[torch.Tensor, LstmState]:
