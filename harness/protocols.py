@@ -127,7 +127,12 @@ class Metric(Protocol):
         """
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
-        """Score(s) on the paper's 0-100 scale from summed statistics (..., k) over `count` pairs."""
+        """Score(s) from summed statistics (..., k) over `count` pairs: on the paper's 0-100
+        scale where that applies, NaN where the score is undefined for those statistics.
+
+        A metric where lower is better (perplexity) sets `higher_is_better = False`; ranks and
+        reports read it.
+        """
 
 
 @dataclass(frozen=True)

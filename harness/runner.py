@@ -23,7 +23,7 @@ from harness.stages.correlate import correlate_diagnostics
 from harness.stages.downstream import downstream_scores, evaluate_tasks
 from harness.stages.encode import encode_corpus
 from harness.stages.generate import Samples, generate_samples
-from harness.stages.report import SCHEMA, write_run
+from harness.stages.report import SCHEMA, json_safe, write_run
 from harness.stages.score import score_samples
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import prepare_vocab
@@ -119,8 +119,11 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
     diagnostics = {m.name: {r["encoder"]: r["metrics"][m.name]["value"]
                             for r in runs if r["decoder"] == primary}
                    for m in spec.components("metric")}
+    lower_is_better = frozenset(name for r in runs for name, entry in r["metrics"].items()
+                                if not entry.get("higher_is_better", True))
     correlations = correlate_diagnostics(diagnostics, downstream, method=spec.correlation.method,
-                                         decoder=primary, rank_by=spec.correlation.rank_by)
+                                         decoder=primary, rank_by=spec.correlation.rank_by,
+                                         lower_is_better=lower_is_better)
     for note in correlations.notes:
         log.warning("%s", note)
     ctx.add_time("total", time.perf_counter() - started)
@@ -142,6 +145,7 @@ def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None =
         "correlations": correlations.to_json(),
         "examples": _examples(samples),
     }
+    results = json_safe(results)  # undefined scores (NaN) are null, as in results.json
     out.mkdir(parents=True, exist_ok=True)
     write_run(out, results, {k: s.path for k, s in samples.items()}, spec.report.formats)
     log.info("run %s: done in %.1f s (%d artifacts cached, %d built); results in %s",
@@ -181,6 +185,7 @@ def run_tables(spec: TableSpec, registry: Registry, out: Path) -> dict[str, Any]
         "correlations": correlations.to_json(),
         "examples": [],
     }
+    results = json_safe(results)
     out.mkdir(parents=True, exist_ok=True)
     write_run(out, results, {}, spec.report.formats)
     log.info("run %s: correlated the tables; results in %s", spec.name, out)

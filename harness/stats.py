@@ -53,6 +53,8 @@ def bootstrap_ci(metric: Metric, statistics: np.ndarray, *, resamples: int = 100
     Sentences are resampled with replacement (Efron & Tibshirani 1993): each resample is a vector
     of multinomial counts over the n sentences, so its summed statistics are `counts @ statistics`
     and every resample is scored in one vectorised `corpus_score` call. Deterministic for a seed.
+    Resamples where the score is undefined (NaN, e.g. Id/PERM without a permutation) are left
+    out; with none defined the interval is (NaN, NaN).
     """
     statistics = np.asarray(statistics, dtype=np.float64)
     if statistics.ndim != 2 or len(statistics) == 0:
@@ -73,7 +75,11 @@ def bootstrap_ci(metric: Metric, statistics: np.ndarray, *, resamples: int = 100
         counts = rng.multinomial(n, uniform, size=min(chunk, resamples - start))
         scores.append(np.asarray(metric.corpus_score(counts @ statistics, n), dtype=np.float64))
     tail = 100.0 * (1.0 - level) / 2.0
-    low, high = np.percentile(np.concatenate(scores), [tail, 100.0 - tail])
+    defined = np.concatenate(scores)
+    defined = defined[np.isfinite(defined)]
+    if defined.size == 0:
+        return math.nan, math.nan
+    low, high = np.percentile(defined, [tail, 100.0 - tail])
     return float(low), float(high)
 
 

@@ -264,9 +264,11 @@ def _score_checked(metric: Any, totals: np.ndarray, count: int, call: str,
         raise _fail(f"{name}.{call} returned {raw!r} (shape {value.shape}) for totals of shape "
                     f"{totals.shape}", "return one number for a (k,) vector of totals")
     score = float(value)
-    if not np.isfinite(score):
-        raise _fail(f"{name}.{call} returned {score}", "return a finite score (define the "
-                    "degenerate cases, e.g. 0 when a denominator is empty)")
+    if np.isinf(score):
+        raise _fail(f"{name}.{call} returned {score}", "return a finite score, or NaN where the "
+                    "score is undefined (e.g. an empty denominator)")
+    if np.isnan(score):
+        return score  # undefined for these statistics: allowed, and left out of intervals
     # A little slack: e.g. BLEU of identical text is exp(mean(log 100)) = 100.00000000000004.
     slack = 1e-9 * max(1.0, abs(score))
     if score_range is not None and not score_range[0] - slack <= score <= score_range[1] + slack:
@@ -337,16 +339,17 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
                     "index statistics as totals[..., j] so leading batch dimensions work") from exc
     looped = np.array([_score_checked(metric, totals[b], n, f"corpus_score(resample {b}, n)",
                                       score_range) for b in range(batches)])
-    if batched.shape != (batches,) or not np.allclose(batched, looped, equal_nan=False):
+    if batched.shape != (batches,) or not np.allclose(batched, looped, equal_nan=True):
         raise _fail(f"{name}.corpus_score over a ({batches}, {k}) batch of totals returned "
                     f"{batched.tolist() if batched.size <= 10 else batched.shape} but one call "
                     f"per row gives {looped.tolist()}",
                     "vectorise over leading dimensions: index totals[..., j], never totals[j]")
     per_sentence = np.asarray(metric.corpus_score(stats.copy(), 1), dtype=np.float64)
-    if per_sentence.shape != (n,) or not np.isfinite(per_sentence).all():
+    if per_sentence.shape != (n,) or np.isinf(per_sentence).any():
         raise _fail(f"{name}.corpus_score(stats, 1) returned shape {per_sentence.shape} or "
-                    "non-finite values; the core reads it as per-sentence scores",
-                    "vectorise over leading dimensions and keep scores finite")
+                    "infinite values; the core reads it as per-sentence scores",
+                    "vectorise over leading dimensions; return NaN only where a score is "
+                    "undefined")
 
     identical = _statistics_checked(metric, references, references,
                                     "sentence_statistics(refs, refs)")
@@ -357,8 +360,10 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
                                     "sentence_statistics(refs, other sentences)")
     worse = _score_checked(metric, different.sum(axis=0), n, "corpus_score of different pairs",
                            score_range)
-    ordered = best >= worse if higher_is_better else best <= worse
-    if not ordered:
+    # An undefined score for unrelated pairs (NaN: Id/PERM without permutations) has no order
+    # to check; identical pairs must have a defined one.
+    ordered = np.isnan(worse) or (best >= worse if higher_is_better else best <= worse)
+    if np.isnan(best) or not ordered:
         raise _fail(f"{name}: hypotheses identical to their references score {best}, "
                     f"unrelated ones {worse}", "identical output must score at least as well; "
                     "pass higher_is_better=False for a metric where lower is better")

@@ -14,7 +14,12 @@ from harness.protocols import BuildContext, Metric
 from harness.synthetic import generate_sentences
 from harness.testing import check_metric
 from harness_plugins.metrics import BertScoreOptions, register_metrics
-from harness_plugins.metrics.bertscore import BertScoreMetric, default_layers, local_model
+from harness_plugins.metrics.bertscore import (
+    BertScoreMetric,
+    default_layers,
+    local_model,
+    packaged_baseline,
+)
 from harness_plugins.metrics.mover import resolve_backbone
 
 
@@ -84,6 +89,17 @@ def test_layers_and_local_models():
     assert local_model("minilm") == resolve_backbone("minilm")
     with pytest.raises(DataError, match="allow_download"):
         local_model("no-such-org/no-such-model")
+
+
+def test_rescaling_baselines_are_found_by_the_backbone_name() -> None:
+    """bert-score would look under the local snapshot's path; the metric looks up the hub name,
+    and says at build time when bert-score ships none."""
+    path = packaged_baseline("bert-base-uncased", "en")
+    assert path.name == "bert-base-uncased.tsv" and path.parent.name == "en" and path.is_file()
+    with pytest.raises(DataError, match="no rescaling baseline for 'bert-base-uncased' in 'xx'"):
+        packaged_baseline("bert-base-uncased", "xx")
+    with pytest.raises(DataError, match="MiniLM"):
+        packaged_baseline("minilm", "en")
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -127,11 +128,23 @@ def test_id_perm_hand_computed():
     assert corpus(metric, REFS, HYPS) == pytest.approx(200.0 / 3.0)
 
 
-def test_id_perm_is_zero_without_permutations():
+def test_id_perm_is_undefined_without_permutations():
     metric = IdentityPerPermutationMetric()
-    assert corpus(metric, ["a b", "c"], ["a", "d"]) == 0.0
+    assert math.isnan(corpus(metric, ["a b", "c"], ["a", "d"]))
     batch = metric.corpus_score(np.array([[0.0, 0.0], [1.0, 4.0]]), 2)
-    assert batch.tolist() == [0.0, 25.0]
+    assert math.isnan(batch[0]) and batch[1] == 25.0
+
+
+def test_id_perm_interval_leaves_out_resamples_without_permutations():
+    """2 identical outputs among 300: every resample with a permutation scores exactly 100, so
+    the interval is [100, 100]; resamples without one are undefined, not 0."""
+    from harness.stats import bootstrap_ci
+
+    stats = np.zeros((300, 2))
+    stats[:2] = 1.0  # [identical, permutation]
+    assert bootstrap_ci(IdentityPerPermutationMetric(), stats, seed=3) == (100.0, 100.0)
+    assert all(math.isnan(v) for v in bootstrap_ci(IdentityPerPermutationMetric(),
+                                                   np.zeros((5, 2)), seed=3))
 
 
 def test_comparison_is_case_sensitive_on_the_strings_given():

@@ -154,6 +154,29 @@ def test_reference_idf_weights_equal_the_plain_reference(backbone):
         assert ours[k] == pytest.approx(expected, abs=1e-3)
 
 
+@pytest.mark.slow
+def test_moverscore_idf_weights_each_side_by_its_own_sentences(backbone):
+    """MoverScore's word_mover_score(refs, hyps, get_idf_dict(refs), get_idf_dict(hyps))."""
+    metric = MoverScoreMetric("minilm", idf="moverscore")
+    references, hypotheses = pairs(12, seed=5)
+    ours = metric.sentence_statistics(references, hypotheses)[:, 0]
+    tokenizer = backbone[0]
+
+    def idf(corpus: list[str]):
+        ids = [tokenizer.encode(sentence) for sentence in corpus]
+        frequency = {t: sum(t in set(doc) for doc in ids) for doc in ids for t in doc}
+        return lambda token: math.log((len(ids) + 1) / (frequency.get(token, 0) + 1))
+
+    reference_idf, hypothesis_idf = idf(references), idf(hypotheses)
+    for k, (reference, hypothesis) in enumerate(zip(references, hypotheses)):
+        ref_w = [reference_idf(t) for t in tokenizer.encode(reference)]
+        hyp_w = [hypothesis_idf(t) for t in tokenizer.encode(hypothesis)]
+        if sum(hyp_w) == 0:  # an empty hypothesis: only [CLS] and [SEP], both idf 0
+            hyp_w = [1.0] * len(hyp_w)
+        expected = plain_mover(*backbone, reference, hypothesis, weights=(ref_w, hyp_w))
+        assert ours[k] == pytest.approx(expected, abs=1e-3)
+
+
 def test_idf_weights_hand_computed():
     idf, unseen = idf_weights([[101, 5, 6, 102], [101, 5, 5, 102], [101, 7, 102]])
     # M = 3 documents: df(101) = 3 -> log(4/4) = 0; df(5) = 2 -> log(4/3); df(6) = 1 -> log(2)

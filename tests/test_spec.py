@@ -154,7 +154,7 @@ def test_rank_by_must_name_a_metric_when_set(tmp_path: Path, registry: Registry)
     error = spec_error(write(tmp_path, text), registry)
     assert (error.field, error.line) == ("correlation.rank_by", line_of(text, "rank_by"))
     assert error.detail == "'bleuu' is not among the spec's metrics (id, perm)"
-    assert load_spec(write(tmp_path, BASE), (), registry).correlation.rank_by == "id-perm"
+    assert load_spec(write(tmp_path, BASE), (), registry).correlation.rank_by == "id"
 
 
 def test_settings_need_a_registry(tmp_path: Path) -> None:
@@ -176,7 +176,7 @@ def test_defaults(tmp_path: Path, registry: Registry) -> None:
     assert (generation.beam, generation.max_len, generation.batch_size) == (5, 30, 256)
     assert generation.length_penalty == "none" and generation.stop_after is None
     assert spec.downstream.reference is None
-    assert (spec.correlation.method, spec.correlation.rank_by) == ("spearman", "id-perm")
+    assert (spec.correlation.method, spec.correlation.rank_by) == ("spearman", "id")
     assert spec.report.formats == ["md"]
     options_class = registry.get("decoder", "mos-lstm").options
     assert spec.components("decoder")[0].settings == options_class()

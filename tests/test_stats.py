@@ -342,3 +342,23 @@ def test_the_shipped_tables_are_read_by_the_reference_reader():
         source, tasks, scores = read_reference_table(PAPER / name)
         assert source.startswith("Kerscher & Eger 2020, Table")
         assert all(set(row) == set(tasks) for row in scores.values())
+
+
+def test_a_lower_is_better_diagnostic_ranks_its_lowest_first() -> None:
+    """Perplexity: the encoder with the lowest value is ranked 1; an undefined value (Id/PERM
+    without permutations) is not ranked."""
+    from harness.stages.correlate import correlate_diagnostics
+    from harness.stages.downstream import Downstream
+
+    scores = {e: {"MR": s} for e, s in zip("abcd", (80.0, 70.0, 60.0, 50.0))}
+    downstream = Downstream(source="", tasks=["MR"], scores=scores)
+    diagnostics = {"ppl": {"a": 5.0, "b": 10.0, "c": 20.0, "d": 40.0},
+                   "id-perm": {"a": 90.0, "b": float("nan"), "c": 50.0, "d": 40.0}}
+    ppl = correlate_diagnostics(diagnostics, downstream, method="spearman", decoder="x",
+                                rank_by="ppl", lower_is_better=frozenset({"ppl"}))
+    assert ppl.ranks["ppl"] == {"a": 1, "b": 2, "c": 3, "d": 4}
+    assert ppl.matrix["ppl"]["MR"]["rho"] == pytest.approx(-1.0)  # agreement, lower is better
+    by_id_perm = correlate_diagnostics(diagnostics, downstream, method="spearman", decoder="x",
+                                       rank_by="id-perm")
+    assert by_id_perm.ranks["id-perm"] == {"a": 1, "c": 2, "d": 3}
+    assert by_id_perm.matrix["id-perm"]["MR"]["n"] == 3

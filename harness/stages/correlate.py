@@ -45,8 +45,12 @@ class Correlations:
 
 def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: Downstream, *,
                           method: str, decoder: str, rank_by: str,
-                          exact_max: int | None = None) -> Correlations:
+                          exact_max: int | None = None,
+                          lower_is_better: frozenset[str] = frozenset()) -> Correlations:
     """Return the correlations of each diagnostic (metric -> encoder -> value) with each task.
+
+    The encoders are ranked by `rank_by`, best first: highest value, or lowest for a diagnostic
+    in `lower_is_better` (perplexity).
 
     p-values are exact permutation p-values up to `exact_max` encoders (default
     `harness.stats.EXACT_MAX`), scipy's beyond; each cell says which in `p_method`.
@@ -76,7 +80,8 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: 
     if downstream.scores:
         ranks["downstream"] = downstream_rank(downstream.scores)
     if rank_by in diagnostics:
-        ranks[rank_by] = rank(diagnostics[rank_by])
+        ranks[rank_by] = rank(diagnostics[rank_by],
+                              higher_is_better=rank_by not in lower_is_better)
     elif diagnostics:
         notes.append(f"rank_by {rank_by!r} is not among the run's metrics")
     sources = {"downstream": downstream.source} if downstream.source else {}

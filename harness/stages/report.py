@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -58,7 +59,9 @@ def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str],
         os.replace(tmp, target)
         written.add(target.name)
     _remove_stale(out / "samples", "*.jsonl", written)
-    _write_text(out / RESULTS_FILE, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    _write_text(out / RESULTS_FILE,
+                json.dumps(json_safe(results), indent=2, ensure_ascii=False, allow_nan=False)
+                + "\n")
     write_reports(out, results, formats)
 
 
@@ -113,8 +116,21 @@ class Section:
     tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
 
 
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float (an undefined score) replaced by None: JSON has no
+    NaN, and results.json is read by other tools than Python's."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def _fmt(value: Any, digits: int = 1) -> str:
-    if value is None:
+    """A number for a table; "–" for a missing or undefined one."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
@@ -161,16 +177,22 @@ def _diagnostics_section(results: dict[str, Any]) -> Section | None:
             cells = [run["encoder"], run["decoder"]]
             for m in metrics:
                 entry = run["metrics"].get(m)
-                if entry is None:
+                # Perplexities near 1 need two decimals; 0-100 scores need one.
+                digits = 1 if (entry or {}).get("higher_is_better", True) else 2
+                if entry is None or _fmt(entry.get("value")) == "–":
                     cells.append("–")
                 elif entry.get("ci95"):
-                    cells.append(f"{entry['value']:.1f} [{entry['ci95'][0]:.1f}, "
-                                 f"{entry['ci95'][1]:.1f}]")
+                    low, high = entry["ci95"]
+                    cells.append(f"{_fmt(entry['value'], digits)} [{_fmt(low, digits)}, "
+                                 f"{_fmt(high, digits)}]")
                 else:
-                    cells.append(f"{entry['value']:.1f}")
+                    cells.append(_fmt(entry["value"], digits))
             rows.append(cells)
-        return Section("V2S diagnostics", ["Corpus scores on the 0-100 scale with percentile-"
-                                           "bootstrap 95% intervals over test sentences."],
+        notes = ["Corpus scores with percentile-bootstrap 95% intervals over test sentences; "
+                 "id, perm, id-perm, bleu, mover and bertscore on the 0-100 scale (higher is "
+                 "better), ppl a perplexity (lower is better). – marks an undefined score "
+                 "(id-perm when no output is a permutation)."]
+        return Section("V2S diagnostics", notes,
                        tables=[("", ["encoder", "decoder", *metrics], rows)])
     values = _published_diagnostics(results)
     if not values:
@@ -200,6 +222,8 @@ def _correlation_section(results: dict[str, Any], figures: dict[str, bytes]) -> 
         return None
     method = corr.get("method", "spearman")
     tasks = list(dict.fromkeys(t for row in matrix.values() for t in row))
+    if not tasks:  # no downstream scores: nothing to correlate with
+        return None
     summary = corr.get("summary") or {}
     rho_rows, p_rows = [], []
     for diag, row in matrix.items():

@@ -16,7 +16,7 @@ from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.generate import Samples
 
-VERSION = 1
+VERSION = 2
 STATISTICS_FILE = "statistics.npy"
 
 
@@ -62,7 +62,9 @@ def score_samples(ctx: RunContext, component: Component, samples: Samples) -> Sc
         with plugin_call(info.plugin, f"metric {component.name!r}: corpus_score"):
             value = float(np.asarray(metric.corpus_score(stats.sum(axis=0), len(refs))))
             low, high = bootstrap_ci(metric, stats, seed=ctx.spec.seed)
-        details: dict[str, Any] = {}
+        # Ranks and reports read the direction; a metric says so when lower is better.
+        details: dict[str, Any] = {"higher_is_better": bool(getattr(metric, "higher_is_better",
+                                                                    True))}
         signature = getattr(metric, "signature", None)
         if callable(signature):
             details["signature"] = signature()

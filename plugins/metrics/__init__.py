@@ -71,9 +71,11 @@ class MoverOptions(BackboneOptions):
     """Options of MoverScore (Zhao et al. 2019) as the Vec2Sent release computes it."""
 
     layers: int = Field(5, ge=1, description="last hidden layers pooled by min, mean and max")
-    idf: Literal["uniform", "references"] = Field(
-        "uniform", description="token weights: uniform (all 1, as the paper's code) or idf "
-                               "computed from the run's references")
+    idf: Literal["uniform", "references", "moverscore"] = Field(
+        "uniform", description="token weights: uniform (all 1, as the paper's code); "
+                               "references (both sides weighted by the references' idf); "
+                               "moverscore (each side by the idf of its own sentences, as "
+                               "the MoverScore package)")
     distance: Literal["squared", "euclidean"] = Field(
         "squared", description="ground distance: squared Euclidean (the paper's code) or "
                                "Euclidean (MoverScore v2)")

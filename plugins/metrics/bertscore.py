@@ -46,6 +46,21 @@ def local_model(model: str, allow_download: bool = False) -> str:
                         f"{str(exc).splitlines()[0]}") from None
 
 
+def packaged_baseline(model: str, lang: str) -> Path:
+    """Return the rescaling baseline bert-score ships for the hub backbone `model` in `lang`."""
+    import bert_score
+
+    if model == "minilm":
+        raise DataError("bert-score ships no rescaling baseline for the MiniLM backbone: give "
+                        "`baseline_path` or leave `rescale_with_baseline` off")
+    path = Path(bert_score.__file__).parent / "rescale_baseline" / lang / f"{model}.tsv"
+    if not path.is_file():
+        raise DataError(f"bert-score ships no rescaling baseline for {model!r} in {lang!r} "
+                        f"(looked for {path}): give `baseline_path` or leave "
+                        "`rescale_with_baseline` off")
+    return path
+
+
 def default_layers(model: str) -> int:
     """Return bert-score's recommended layer for a backbone (5 for the default MiniLM)."""
     if model == "minilm":
@@ -73,9 +88,10 @@ class BertScoreMetric:
         if component not in COMPONENTS:
             raise ValueError(f"unknown component {component!r}; choose one of "
                              f"{', '.join(COMPONENTS)}")
-        if rescale_with_baseline and baseline_path is None and model == "minilm":
-            raise DataError("bert-score ships no rescaling baseline for the MiniLM backbone: "
-                            "give `baseline_path` or leave `rescale_with_baseline` off")
+        if rescale_with_baseline and baseline_path is None:
+            # bert-score would look the baseline up under the local snapshot's path, not the
+            # backbone's name: find it by name here, before anything is scored.
+            baseline_path = str(packaged_baseline(model, lang))
         self.model_name = model
         self.component = component
         self.num_layers = num_layers if num_layers is not None else default_layers(model)

@@ -39,7 +39,7 @@ import numpy as np
 
 from harness.errors import DataError
 
-IDF_MODES = ("uniform", "references")
+IDF_MODES = ("uniform", "references", "moverscore")
 DISTANCES = ("squared", "euclidean")
 _NORM_EPS = 1e-6
 """Added to norms before dividing, as the release does, so an all-zero vector stays finite."""
@@ -217,8 +217,10 @@ class MoverScoreMetric:
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         """Return an (n, 1) array of per-pair MoverScores 1 - EMD (Zhao et al. 2019, eq. 1).
 
-        With `idf="references"` the weights come from the references of this call (the run's
-        test set, as MoverScore's `get_idf_dict` does), so a row then depends on the corpus too.
+        With `idf="references"` both sides are weighted by the idf of this call's references;
+        with `idf="moverscore"` each side by the idf of its own sentences (MoverScore's
+        `word_mover_score(refs, hyps, get_idf_dict(refs), get_idf_dict(hyps))`). Either way a
+        row then depends on the whole test set.
         """
         if len(references) != len(hypotheses):
             raise ValueError(f"got {len(references)} references but {len(hypotheses)} "
@@ -229,18 +231,23 @@ class MoverScoreMetric:
         position = {sentence: i for i, sentence in enumerate(distinct)}
         ids = self.token_ids(distinct)
         vectors = self.token_embeddings(ids)
-        weights = self._weights(ids, [ids[position[r]] for r in references])
+        reference_ids = [ids[position[r]] for r in references]
+        hypothesis_ids = [ids[position[h]] for h in hypotheses]
+        reference_weights = self._weights(ids, reference_ids)
+        hypothesis_weights = (self._weights(ids, hypothesis_ids) if self.idf == "moverscore"
+                              else reference_weights)
         rows = np.empty((len(references), 1))
         for k, (reference, hypothesis) in enumerate(zip(references, hypotheses)):
             i, j = position[reference], position[hypothesis]
-            rows[k, 0] = 1.0 - transport_distance(vectors[i], vectors[j], weights[i], weights[j],
-                                                  self.distance)
+            rows[k, 0] = 1.0 - transport_distance(vectors[i], vectors[j], reference_weights[i],
+                                                  hypothesis_weights[j], self.distance)
         return rows
 
-    def _weights(self, ids: list[list[int]], reference_ids: list[list[int]]) -> list[np.ndarray]:
+    def _weights(self, ids: list[list[int]], corpus: list[list[int]]) -> list[np.ndarray]:
+        """Weights of every sentence's tokens: 1, or their idf over the sentences `corpus`."""
         if self.idf == "uniform":
             return [np.ones(len(sentence)) for sentence in ids]
-        idf, unseen = idf_weights(reference_ids)
+        idf, unseen = idf_weights(corpus)
         return [np.array([idf.get(t, unseen) for t in sentence]) for sentence in ids]
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:

@@ -115,9 +115,10 @@ class IdentityPerPermutationMetric(_ExactMatchMetric):
     """Id/PERM: the percentage of permutations that are exact (paper section 2, Id divided by PERM).
 
     Equals 100 * #identical / #permutations, i.e. 100 * Id / PERM, since identical outputs are
-    permutations too; it measures word order given the right words. Defined as 0 when no output
-    is a permutation (the paper's code would divide by zero). Statistics per pair:
-    [identical, permutation].
+    permutations too; it measures word order given the right words. Undefined (NaN) when no
+    output is a permutation (the paper's code would divide by zero): a 0 there would rank the
+    encoder last in correlations and ranks, and pull bootstrap intervals towards 0. Statistics
+    per pair: [identical, permutation].
     """
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str],
@@ -126,10 +127,11 @@ class IdentityPerPermutationMetric(_ExactMatchMetric):
         return self._indicators(references, hypotheses, reference_raw)
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
-        """Return 100 * #identical / #permutations (0 without permutations) for totals (..., 2)."""
+        """Return 100 * #identical / #permutations (NaN without permutations) for totals
+        (..., 2)."""
         totals = np.asarray(totals, dtype=np.float64)
         identical, permutations = totals[..., 0], totals[..., 1]
-        # Divide only where there is a permutation, so an empty denominator yields 0, not a warning.
-        ratio = np.divide(identical, permutations, out=np.zeros_like(identical),
+        # Divide only where there is a permutation: an empty denominator gives NaN, no warning.
+        ratio = np.divide(identical, permutations, out=np.full_like(identical, np.nan),
                           where=permutations > 0)
         return 100.0 * ratio

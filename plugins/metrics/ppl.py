@@ -23,6 +23,7 @@ class PerplexityMetric:
     """Corpus perplexity exp(sum_i nll_i / sum_i tokens_i) from rows [nll_i, tokens_i]."""
 
     requires: tuple[str, ...] = ("nll", "tokens")
+    higher_is_better = False
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str], *,
                             nll: Sequence[float] | None = None,
