@@ -72,6 +72,9 @@ class Encoder(Protocol):
 class TrainableEncoder(Encoder, Protocol):
     """An encoder that learns from the run's training corpus before encoding."""
 
+    # Optional: `fit_version`, a string to change whenever the same options and corpus would
+    # fit a different state (a changed training procedure), so the cached fit is not reused.
+
     def fit(self, sentences: Sequence[str]) -> None:
         """Train on the corpus' training sentences."""
 

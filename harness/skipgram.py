@@ -65,24 +65,27 @@ def _fit(path: str, *, dim: int, epochs: int, min_count: int, minn: int, maxn: i
     """Return a skip-gram model; a run that diverges is retried at half the learning rate.
 
     fastText's linearly decaying rate can diverge on tiny corpora, with "Encountered NaN" or
-    with huge vectors; each retry halves the starting rate (fastText's default, 0.05).
+    with huge vectors; each retry halves the starting rate (fastText's default, 0.05). Raises
+    DataError when the last attempt diverges too.
     """
     import fasttext
 
     lr = 0.05
-    for attempt in range(4):
+    for _ in range(4):
         try:
             model = fasttext.train_unsupervised(
                 path, model="skipgram", dim=dim, epoch=epochs, lr=lr, minCount=min_count,
                 thread=threads, bucket=bucket, minn=minn, maxn=maxn, verbose=0)
         except RuntimeError as exc:
-            if "NaN" not in str(exc) or attempt == 3:
+            if "NaN" not in str(exc):
                 raise
         else:
-            if np.all(np.abs(model.get_input_matrix()) < DIVERGED) or attempt == 3:
+            if np.all(np.abs(model.get_input_matrix()) < DIVERGED):
                 return model
         lr /= 2
-    raise AssertionError("unreachable")
+    raise DataError(f"skip-gram training diverged four times (learning rate "
+                    f"down to {2 * lr:g}): the corpus is probably too small or too repetitive "
+                    "for the vocabulary's `dim`/`epochs`; lower them or give more text")
 
 
 def _child(request: Path) -> None:
@@ -102,4 +105,8 @@ def _child(request: Path) -> None:
 
 
 if __name__ == "__main__":
-    _child(Path(sys.argv[1]))
+    try:
+        _child(Path(sys.argv[1]))
+    except DataError as exc:  # the parent reports the last line of stderr
+        print(exc, file=sys.stderr)
+        sys.exit(1)

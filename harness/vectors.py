@@ -55,7 +55,15 @@ def write_vectors(path: Path, sentences: Sequence[str], encode: Callable[[Sequen
         for start in range(done, len(sentences), batch_size):
             batch = sentences[start:start + batch_size]
             vectors = check_vectors(encode(batch), len(batch), dim, plugin)
-            array[start:start + len(batch)] = vectors
+            with np.errstate(over="ignore"):  # reported below, naming the plugin
+                stored = vectors.astype(array.dtype)
+            if not np.isfinite(stored).all():  # float16 overflows above 65504
+                row = int(np.flatnonzero(~np.isfinite(stored).all(axis=1))[0])
+                raise PluginError(plugin, f"encode returned a value (row {row} of the batch, "
+                                          f"largest magnitude {float(np.abs(vectors).max()):g}) "
+                                          f"that {array.dtype} cannot hold; use "
+                                          "`encode: {dtype: float32}`")
+            array[start:start + len(batch)] = stored
             array.flush()
             tmp = progress_file.with_suffix(".tmp")
             tmp.write_text(json.dumps({"rows": len(sentences), "dim": dim,

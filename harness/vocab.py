@@ -117,13 +117,18 @@ def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: 
         sentence_iterator=iter(sentences), model_prefix=str(directory / "bpe"),
         model_type="bpe", vocab_size=bpe_size, hard_vocab_limit=False,
         character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-        num_threads=threads, minloglevel=2)
+        # No NFKC: decoding must be able to give back the input's characters ("…" stays "…"),
+        # or even a perfect decoder would score below 100 on Id against such sentences.
+        normalization_rule_name="identity", num_threads=threads, minloglevel=2)
     processor = spm.SentencePieceProcessor(model_file=str(model_path))
     segmented = (" ".join(pieces) for pieces in processor.encode(list(sentences), out_type=str))
     pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
     _, _, vectors = train_skipgram(segmented, dim=dim, epochs=epochs, min_count=1, minn=2,
                                    maxn=5, bucket=100_000, threads=threads, words=pieces)
+    # Padding and unknown pieces carry no meaning: zero vectors, so an unseen character adds
+    # nothing to a pooled sentence vector (fastText would compose one from "<unk>"'s n-grams).
     vectors[PAD_ID] = 0.0
+    vectors[UNK_ID] = 0.0
     np.save(directory / VECTORS_FILE, vectors)
     (directory / "bpe.vocab").unlink(missing_ok=True)
     return SubwordVocab(model_path, vectors)

@@ -102,6 +102,16 @@ def test_float16_storage(tmp_path: Path) -> None:
     assert open_vectors(path).dtype == np.float16
 
 
+def test_float16_storage_refuses_values_it_cannot_hold(tmp_path: Path) -> None:
+    def large(batch):
+        return np.full((len(batch), 3), 7e4, dtype=np.float32)  # above float16's 65504
+
+    with pytest.raises(PluginError, match=r"plugin 'p': encode returned a value \(row 0 .*"
+                                          r"largest magnitude 70000\) that float16 cannot hold"):
+        write_vectors(tmp_path / "v.npy", ["a b", "c"], large, dim=3, plugin="p",
+                      dtype="float16")
+
+
 @pytest.mark.parametrize("bad, message", [
     (lambda batch: np.zeros((len(batch), 2), dtype=np.float32), "shape"),
     (lambda batch: np.full((len(batch), 3), np.nan, dtype=np.float32), "non-finite"),

@@ -131,6 +131,18 @@ def test_changing_an_option_rebuilds_only_what_depends_on_it(
     assert again.builds == 6  # generation + 5 scores; corpus, vocab, encode, train reused
 
 
+def test_a_new_test_set_retrains_nothing(tiny_run: tuple[Path, dict, Cache]) -> None:
+    """Each corpus part has its own key: the vocabulary, the training vectors and the decoder
+    depend on the training split only."""
+    root, _, cache = tiny_run
+    registry = load_registry()
+    spec = load_spec(root / "tiny.yaml", ["corpus.test.sentences=30"], registry=registry)
+    again = Cache(cache.root)
+    run_spec(spec, registry, root / "run4", cache=again)
+    assert again.builds == 8  # corpus, test vectors, generation, 5 scores
+    assert again.hits == 3  # vocab, training vectors, decoder
+
+
 def _harness(*args: str, cache: Path, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "HARNESS_CACHE": str(cache), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
@@ -169,7 +181,7 @@ def test_training_killed_halfway_resumes_to_the_same_result(tmp_path: Path) -> N
     resumed = _harness("run", str(spec), "--out", "run", cache=tmp_path / "c2", cwd=tmp_path)
     _, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
-    assert "encode avg: cached" in err and "train avg -> mos-lstm: resuming" in err
+    assert "encode avg train: cached" in err and "train avg -> mos-lstm: resuming" in err
     first = json.loads((tmp_path / "ref" / "results.json").read_text())["runs"]
     second = json.loads((tmp_path / "run" / "results.json").read_text())["runs"]
     for a, b in zip(first, second):

@@ -97,6 +97,14 @@ def test_vocabulary_too_small_is_a_data_error() -> None:
         encoder.fit(["a b c", "d e f"])
 
 
+def test_no_word_frequent_enough_to_predict_is_a_data_error() -> None:
+    """Without it, every batch would be skipped and fit would return its random vectors."""
+    encoder = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "min_count": 1,
+                                                        "min_target_count": 50}))
+    with pytest.raises(DataError, match="no word occurs 50 times in the 2 fit sentences"):
+        encoder.fit(["a b c", "d e f"])
+
+
 def _batch_for(encoder: Sent2VecEncoder, sentences: list[list[int]], words: int, seed: int = 0):
     keep = np.ones(words)
     cdf = np.cumsum(np.ones(words)) / words

@@ -24,3 +24,27 @@ def test_vectors_for_requested_words_including_unseen_ones() -> None:
     assert words == ["the", "zebra"]
     assert counts.tolist() == [150, 0]
     assert np.isfinite(vectors).all() and np.abs(vectors[1]).sum() > 0  # from char n-grams
+
+
+def test_training_that_keeps_diverging_is_a_data_error(monkeypatch, tmp_path) -> None:
+    """Four attempts, each at half the learning rate, then an error rather than huge vectors."""
+    import sys
+    import types
+
+    import pytest
+
+    from harness.errors import DataError
+    from harness.skipgram import _fit
+
+    rates = []
+
+    def train_unsupervised(path, **options):
+        rates.append(options["lr"])
+        return types.SimpleNamespace(get_input_matrix=lambda: np.full((2, 2), 1e25))
+
+    monkeypatch.setitem(sys.modules, "fasttext",
+                        types.SimpleNamespace(train_unsupervised=train_unsupervised))
+    with pytest.raises(DataError, match="diverged four times"):
+        _fit(str(tmp_path / "corpus.txt"), dim=2, epochs=1, min_count=1, minn=2, maxn=3,
+             bucket=10, threads=1)
+    assert rates == [0.05, 0.025, 0.0125, 0.00625]

@@ -162,3 +162,16 @@ def test_stage_keys_imported_files_by_content(bpemb_like_model, tmp_path, caplog
                                                              vectors=changed)), corpus)
     assert other.key != first.key
     assert other.vocab.vectors[pieces_of(bpemb_like_model).index("▁cat")].tolist() == [3, 5]
+
+
+def test_a_trained_vocabulary_gives_back_every_character_and_zeroes_unknown_pieces(tmp_path):
+    """No NFKC normalisation (a perfect decoder can reproduce "…"), and the unknown piece adds
+    nothing to pooled sentence vectors."""
+    from harness.synthetic import generate_sentences
+    from harness.vocab import PAD_ID, UNK_ID, train_subword_vocab
+
+    odd = "the ﬁnal… word ＄5"
+    vocab = train_subword_vocab(generate_sentences("quickstart", 300, 1) + [odd] * 3, tmp_path,
+                                bpe_size=200, dim=8, epochs=1)
+    assert vocab.decode(vocab.encode([odd])[0]) == odd
+    assert not vocab.vectors[UNK_ID].any() and not vocab.vectors[PAD_ID].any()

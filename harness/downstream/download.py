@@ -166,9 +166,8 @@ class _Context:
             scripts = self.root / ".tools" / "mosesdecoder" / "scripts"
             for name in MOSES_FILES:
                 target = scripts / name
-                if not target.exists():
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(self.get("MOSES", name), target)
+                if not target.exists():  # written whole or not at all: existing means complete
+                    _write(target, self.get("MOSES", name).read_bytes())
             self._moses = MosesTokenizer(scripts / MOSES_FILES[0])
         return self._moses
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.cache import artifact_key
 from harness.corpus import load_source, normalise
 from harness.spec import Source
 from harness.stages.base import RunContext, file_digest, log
@@ -19,10 +20,15 @@ class Corpus:
     """The prepared corpus: normalised train/test sentences and the raw test sentences.
 
     `fit` is the text trainable encoders learn from: the `corpus.fit` source when the spec has
-    one (e.g. ordered text with adjacent sentences), else the training split.
+    one (e.g. ordered text with adjacent sentences), else the training split. Each part has a
+    key of its own (`train_key`, `test_key`, `fit_key`: what determines its sentences), so later
+    stages depend only on the parts they read: a new test set retrains no decoder.
     """
 
     key: str
+    train_key: str
+    test_key: str
+    fit_key: str
     directory: Path
     train: list[str]
     test: list[str]
@@ -32,8 +38,8 @@ class Corpus:
 
 def _source_identity(source: Source, seed: int) -> dict[str, Any]:
     if source.path is not None:
-        return {"path": str(source.path), "sha256": file_digest(source.path),
-                "limit": source.limit}
+        # The content, not where it lies: the same file in another checkout hits the cache.
+        return {"sha256": file_digest(source.path), "limit": source.limit}
     from harness.synthetic import GENERATOR_VERSION
 
     return {"generate": source.generate, "sentences": source.sentences,
@@ -49,12 +55,16 @@ def prepare_corpus(ctx: RunContext) -> Corpus:
     """Return the run's corpus, from the cache when it exists."""
     started = time.perf_counter()
     section = ctx.spec.corpus
-    parts = {"version": VERSION, "max_tokens": section.max_tokens,
-             "normalise": section.normalise.model_dump(),
-             "train": _source_identity(section.train, ctx.spec.seed),
-             # the test split's generator defaults to another seed than the training split's
-             "test": _source_identity(section.test, ctx.spec.seed + 1),
-             "fit": None if section.fit is None else _source_identity(section.fit, ctx.spec.seed)}
+    common = {"version": VERSION, "max_tokens": section.max_tokens,
+              "normalise": section.normalise.model_dump()}
+    sources = {"train": _source_identity(section.train, ctx.spec.seed),
+               # the test split's generator defaults to another seed than the training split's
+               "test": _source_identity(section.test, ctx.spec.seed + 1),
+               "fit": None if section.fit is None else _source_identity(section.fit,
+                                                                        ctx.spec.seed)}
+    parts = {**common, **sources}
+    keys = {part: artifact_key(f"corpus-{part}", {**common, part: identity})
+            for part, identity in sources.items() if identity is not None}
 
     def build(directory: Path) -> dict[str, Any]:
         train = load_source(section.train, section.max_tokens, ctx.spec.seed)
@@ -74,7 +84,8 @@ def prepare_corpus(ctx: RunContext) -> Corpus:
     directory = ctx.cache.produce("corpus", parts, build)
     train = _read(directory / "train.txt")
     fit_file = directory / "fit.txt"
-    corpus = Corpus(key=directory.name, directory=directory, train=train,
+    corpus = Corpus(key=directory.name, train_key=keys["train"], test_key=keys["test"],
+                    fit_key=keys.get("fit", keys["train"]), directory=directory, train=train,
                     test=_read(directory / "test.txt"), test_raw=_read(directory / "test.raw.txt"),
                     fit=_read(fit_file) if fit_file.exists() else train)
     log.debug("corpus: %d train, %d test sentences", len(corpus.train), len(corpus.test))

@@ -22,7 +22,7 @@ from harness.errors import DataError, plugin_call
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
 
-VERSION = 1
+VERSION = 2
 RESULT_FILE = "result.json"
 
 
@@ -103,7 +103,9 @@ def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[
         for encoded in encodings:
             parts = {"version": VERSION, "task": ctx.component_identity("task", component),
                      "task_version": task.version, "config": ctx.spec.downstream.config,
-                     "seed": ctx.spec.seed, "data": data_identity, "encoder": encoded.identity}
+                     "seed": ctx.spec.seed, "data": data_identity, "encoder": encoded.identity,
+                     # task text is normalised like the corpus before it is encoded
+                     "normalise": ctx.spec.corpus.normalise.model_dump()}
             results.setdefault(encoded.encoder, []).append(
                 _evaluate(ctx, task, parts, data_dir, encoded))
         ctx.add_time("downstream", time.perf_counter() - started)

@@ -20,17 +20,19 @@ from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
 from harness.vectors import check_vectors, open_vectors, write_vectors
 
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
 class Encoded:
-    """One encoder's sentence vectors for both splits, stored as memory-mapped `.npy` files."""
+    """One encoder's sentence vectors, one artifact per split (`keys`, `directories`), each a
+    memory-mapped `<split>.npy`: a decoder trained on the train split does not depend on the
+    test split, and a finished split is never encoded again."""
 
     encoder: str
-    key: str
+    keys: dict[str, str]
     dim: int
-    directory: Path
+    directories: dict[str, Path]
     # What downstream evaluation needs to encode other sentences with the same encoder.
     identity: dict[str, Any] = field(default_factory=dict)
     model: Encoder | None = field(default=None, compare=False, repr=False)
@@ -38,7 +40,7 @@ class Encoded:
 
     def vectors(self, split: str) -> np.ndarray:
         """Return the vectors of `split` ("train" or "test"), memory-mapped."""
-        return open_vectors(self.directory / f"{split}.npy")
+        return open_vectors(self.directories[split] / f"{split}.npy")
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return vectors of any sentences, batched and checked like the corpus' vectors."""
@@ -79,7 +81,8 @@ def build_encoder(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
                                        "but lacks fit/save/load")
     started = time.perf_counter()
     parts = {"version": VERSION, "encoder": ctx.component_identity("encoder", component),
-             "corpus": corpus.key, "vocab": vocab.key, "seed": ctx.spec.seed}  # corpus: fit text
+             "fit_version": str(getattr(encoder, "fit_version", "")),
+             "corpus": corpus.fit_key, "vocab": vocab.key, "seed": ctx.spec.seed}
 
     def build(directory: Path) -> dict[str, Any]:
         # An encoder whose fit accepts a `workdir` checkpoints there and resumes after a kill:
@@ -108,24 +111,29 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
     started = time.perf_counter()
     dim = _dim(encoder, info.plugin)
     section = ctx.spec.encode
-    parts = {"version": VERSION, "encoder": ctx.component_identity("encoder", component),
-             "fingerprint": encoder.fingerprint(), "fit": fit_key, "corpus": corpus.key,
-             "vocab": vocab.key, "dtype": section.dtype}
+    identity = {"encoder": ctx.component_identity("encoder", component),
+                "fingerprint": encoder.fingerprint(), "fit": fit_key, "vocab": vocab.key}
 
     def encode(batch: list[str]) -> Any:
         with plugin_call(info.plugin, f"encoder {component.name!r}: encode"):
             return encoder.encode(batch, batch_size=section.batch_size)
 
-    def build(directory: Path) -> dict[str, Any]:
-        for split, sentences in (("train", corpus.train), ("test", corpus.test)):
+    keys, directories = {}, {}
+    for split, sentences, sentences_key in (("train", corpus.train, corpus.train_key),
+                                            ("test", corpus.test, corpus.test_key)):
+        parts = {"version": VERSION, **identity, "split": split, "sentences": sentences_key,
+                 "dtype": section.dtype}
+
+        def build(directory: Path, split: str = split, sentences: list[str] = sentences
+                  ) -> dict[str, Any]:
             write_vectors(directory / f"{split}.npy", sentences, encode,
                           dim=dim, plugin=info.plugin, batch_size=section.batch_size,
                           dtype=section.dtype, label=f"encode {component.name} {split}")
-        return {"dim": dim, "dtype": section.dtype}
+            return {"dim": dim, "dtype": section.dtype, "sentences": len(sentences)}
 
-    directory = ctx.cache.produce("encode", parts, build, label=component.name)
+        directories[split] = ctx.cache.produce("encode", parts, build,
+                                               label=f"{component.name} {split}")
+        keys[split] = directories[split].name
     ctx.add_time("encode", time.perf_counter() - started)
-    identity = {"encoder": parts["encoder"], "fingerprint": parts["fingerprint"],
-                "fit": fit_key, "vocab": vocab.key}
-    return Encoded(encoder=component.name, key=directory.name, dim=dim, directory=directory,
+    return Encoded(encoder=component.name, keys=keys, dim=dim, directories=directories,
                    identity=identity, model=encoder, plugin=info.plugin)

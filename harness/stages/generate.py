@@ -16,7 +16,7 @@ from harness.stages.encode import Encoded
 from harness.stages.train import TrainedDecoder, build_decoder
 from harness.stages.vocab import Vocab
 
-VERSION = 2
+VERSION = 3
 SAMPLES_FILE = "samples.jsonl"
 
 
@@ -51,7 +51,7 @@ def generate_samples(ctx: RunContext, component: Component, trained: TrainedDeco
 
     started = time.perf_counter()
     section = ctx.spec.generation
-    parts = {"version": VERSION, "trained": trained.key, "encoded": encoded.key,
+    parts = {"version": VERSION, "trained": trained.key, "encoded": encoded.keys["test"],
              **section.model_dump()}
 
     def build(directory: Path) -> dict[str, Any]:

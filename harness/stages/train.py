@@ -62,8 +62,13 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
         info = ctx.registry.get("decoder", component.name)
         raise PluginError(info.plugin, f"options of decoder {component.name!r} must subclass "
                                        "harness.protocols.DecoderOptions")
-    parts = {"version": VERSION, "decoder": ctx.component_identity("decoder", component),
-             "encoded": encoded.key, "vocab": vocab.key, "seed": ctx.spec.seed}
+    decoder = ctx.component_identity("decoder", component)
+    # How often training checkpoints and logs does not change the weights (the trainer resumes
+    # across a change of either), so a kill and a rerun with other values keeps the progress.
+    decoder["options"] = {k: v for k, v in decoder["options"].items()
+                          if k not in ("checkpoint_every", "log_every")}
+    parts = {"version": VERSION, "decoder": decoder,
+             "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": ctx.spec.seed}
     label = f"{encoded.encoder} -> {component.name}"
 
     def build(directory: Path) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from harness.stages.base import RunContext, file_digest, log
 from harness.stages.corpus import Corpus
 from harness.vocab import SubwordVocab, import_subword_vocab, train_subword_vocab
 
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Vocab:
 def _trained(section: VocabSection, corpus: Corpus
              ) -> tuple[dict[str, Any], Callable[[Path], dict[str, Any]]]:
     # The key parts are those of the stage before files could be imported, so caches stay valid.
-    parts = {"version": VERSION, "corpus": corpus.key, "bpe_size": section.bpe_size,
+    parts = {"version": VERSION, "corpus": corpus.train_key, "bpe_size": section.bpe_size,
              "dim": section.dim, "epochs": section.epochs}
 
     def build(directory: Path) -> dict[str, Any]:

@@ -28,7 +28,9 @@ sentence boundaries the window holds fewer than 2m + 1 vectors and alpha_s divid
 it holds. Where a word lies in the span of its context (e.g. a repeated word), r_{-1} = 0 and
 q_i = 0 (Gram-Schmidt meets a zero column), so alpha_u = 1. Singular vectors' signs, which the
 paper's U sigma^3 depends on, are fixed so that each vector's largest-magnitude entry is
-positive, making the fit reproducible across LAPACK builds.
+positive, making the fit reproducible across LAPACK builds. Step 5 removes all K corpus
+directions, as that implementation does; the authors' own released code (ziyi-yang/GEM) removes
+only the h sentence-dependent ones.
 """
 
 from __future__ import annotations
@@ -174,6 +176,8 @@ def _by_length(ids: Sequence[Sequence[int]]) -> Iterator[tuple[np.ndarray, np.nd
 class GeometricEmbedding:
     """GEM sentence vectors over the run's subword vectors; `fit` computes the corpus' principal
     vectors, saved as `.npy` files (see the module docstring for the algorithm)."""
+
+    fit_version = VERSION  # part of the fit stage's cache key
 
     name = "gem"
 

@@ -67,6 +67,8 @@ class _Batch:
 class Sent2VecEncoder:
     """Unigram + bigram Sent2Vec trained on the run's corpus (a `TrainableEncoder`)."""
 
+    fit_version = VERSION  # part of the fit stage's cache key
+
     def __init__(self, options: Sent2VecOptions, *, seed: int = 1, device: str = "cpu") -> None:
         self.options = options
         self.seed = options.seed if options.seed is not None else seed
@@ -178,6 +180,10 @@ class Sent2VecEncoder:
         keep = np.ones_like(f) if options.subsample == 0 else \
             np.minimum(1.0, np.sqrt(options.subsample / f) + options.subsample / f)
         keep[frequency < options.min_target_count] = 0.0
+        if not keep.any():
+            raise DataError(f"sent2vec: no word occurs {options.min_target_count} times in the "
+                            f"{len(corpus)} fit sentences, so there is nothing to predict; "
+                            "lower `min_target_count` or fit on more text")
         negative_cdf = np.cumsum(np.sqrt(frequency))
         negative_cdf /= negative_cdf[-1]
 

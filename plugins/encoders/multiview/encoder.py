@@ -158,6 +158,8 @@ def component_sample(sentences: Sequence[str], count: int) -> list[str]:
 class MultiViewEncoder:
     """A multi-view (or invertible-decoder) sentence encoder; `fit` before `encode`."""
 
+    fit_version = VERSION  # part of the fit stage's cache key
+
     def __init__(self, settings: Settings, *, device: str = "cpu", workdir: Path | None = None,
                  progress: bool = True) -> None:
         self.settings = settings

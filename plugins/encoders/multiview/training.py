@@ -147,8 +147,7 @@ def fit_objective(objective: nn.Module, corpus: OrderedCorpus, config: TrainingC
 
     Adam (lr `config.lr`), gradient-norm clipping, `objective.after_step()` after every step.
     With `checkpoint_dir`, the state after each epoch is saved there and training resumes after
-    the last saved epoch (a longer run continues a shorter one's checkpoint); a directory
-    written with another config is refused.
+    the last saved epoch; a directory written with another config is refused.
     `noise` is P_e(w) over word ids (generative objective); `label` names the encoder in
     progress bars and errors.
     """
