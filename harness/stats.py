@@ -238,15 +238,17 @@ def correlation_matrix(diagnostics: dict[str, dict[str, float]],
 
 
 def summarise(matrix: dict[str, dict[str, Correlation]]) -> dict[str, dict[str, float | None]]:
-    """Return diagnostic -> {"mean", "min"} of rho over tasks (paper section 3's avg and min).
+    """Return diagnostic -> {"mean", "min", "tasks"} of rho over tasks (paper section 3's avg
+    and min; `tasks` counts the tasks they are over).
 
-    Tasks whose correlation is undefined are left out; both are None when none is defined.
+    Tasks whose correlation is undefined are left out; mean and min are None when none is
+    defined.
     """
     summary: dict[str, dict[str, float | None]] = {}
     for diagnostic, row in matrix.items():
         rhos = [c.rho for c in row.values() if c.rho is not None]
         summary[diagnostic] = {"mean": float(np.mean(rhos)) if rhos else None,
-                               "min": float(min(rhos)) if rhos else None}
+                               "min": float(min(rhos)) if rhos else None, "tasks": len(rhos)}
     return summary
 
 
@@ -255,26 +257,30 @@ def rank(values: dict[str, float], higher_is_better: bool = True) -> dict[str, i
 
     Non-finite values are not ranked.
     """
+    return {name: int(r) for name, r in _ranks(values, higher_is_better, "min").items()}
+
+
+def _ranks(values: dict[str, float], higher_is_better: bool, ties: str) -> dict[str, float]:
     from scipy.stats import rankdata
 
     names = [name for name, value in values.items() if _finite(value)]
     scores = np.array([float(values[name]) for name in names])
-    ranks = rankdata(-scores if higher_is_better else scores, method="min")
-    return {name: int(r) for name, r in zip(names, ranks)}
+    return dict(zip(names, rankdata(-scores if higher_is_better else scores, method=ties)))
 
 
 def downstream_rank(downstream: dict[str, dict[str, float]]) -> dict[str, int]:
     """Return encoder -> downstream rank, 1 best (paper Table 1, "Rank DS").
 
-    Encoders are ranked within each task (higher score is better), each encoder's ranks are
+    Encoders are ranked within each task (higher score is better; tied encoders share the mean
+    of their places, so every task hands out the same rank total), each encoder's ranks are
     averaged over the tasks it has a score for, and the mean ranks are ranked (lower is better).
     Averaging ranks rather than raw scores keeps tasks on different scales equally weighted.
     """
     tasks = dict.fromkeys(task for scores in downstream.values() for task in scores)
-    rank_lists: dict[str, list[int]] = {}
+    rank_lists: dict[str, list[float]] = {}
     for task in tasks:
-        task_ranks = rank({encoder: scores[task] for encoder, scores in downstream.items()
-                           if task in scores})
+        task_ranks = _ranks({encoder: scores[task] for encoder, scores in downstream.items()
+                             if task in scores}, higher_is_better=True, ties="average")
         for encoder, r in task_ranks.items():
             rank_lists.setdefault(encoder, []).append(r)
     mean_ranks = {encoder: float(np.mean(ranks)) for encoder, ranks in rank_lists.items()}

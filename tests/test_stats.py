@@ -230,13 +230,14 @@ def test_correlation_matrix_and_summary():
     assert matrix["perm"]["CR"].rho == pytest.approx(-0.8)
     assert matrix["id"]["TREC"] == Correlation(None, None, 2)
     summary = summarise(matrix)
-    assert summary["id"] == {"mean": pytest.approx(0.9), "min": pytest.approx(0.8)}
-    assert summary["perm"] == {"mean": pytest.approx(-0.9), "min": pytest.approx(-1.0)}
+    assert summary["id"] == {"mean": pytest.approx(0.9), "min": pytest.approx(0.8), "tasks": 2}
+    assert summary["perm"] == {"mean": pytest.approx(-0.9), "min": pytest.approx(-1.0),
+                               "tasks": 2}
 
 
 def test_summary_is_none_without_defined_correlations():
     assert summarise({"id": {"MR": Correlation(None, None, 1)}}) == {
-        "id": {"mean": None, "min": None}}
+        "id": {"mean": None, "min": None, "tasks": 0}}
 
 
 # --- ranks --------------------------------------------------------------------------------------
@@ -362,3 +363,14 @@ def test_a_lower_is_better_diagnostic_ranks_its_lowest_first() -> None:
                                        rank_by="id-perm")
     assert by_id_perm.ranks["id-perm"] == {"a": 1, "c": 2, "d": 3}
     assert by_id_perm.matrix["id-perm"]["MR"]["n"] == 3
+
+
+def test_downstream_rank_shares_tied_places_evenly() -> None:
+    """Within a task tied encoders share the mean of their places (2.5 each here), so each task
+    hands out the same rank total; then the mean ranks are ranked."""
+    from harness.stats import downstream_rank
+
+    downstream = {"a": {"MR": 90.0, "CR": 70.0}, "b": {"MR": 80.0, "CR": 80.0},
+                  "c": {"MR": 80.0, "CR": 90.0}, "d": {"MR": 50.0, "CR": 60.0}}
+    # MR: a 1, b 2.5, c 2.5, d 4; CR: c 1, b 2, a 3, d 4 -> means a 2, b 2.25, c 1.75, d 4
+    assert downstream_rank(downstream) == {"c": 1, "a": 2, "b": 3, "d": 4}
