@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,13 @@ class Corpus:
     train: list[str]
     test: list[str]
     test_raw: list[str]
-    fit: list[str]
+
+    @cached_property
+    def fit(self) -> list[str]:
+        """The fit text, read on first use: it may be large, and only a fit that the cache
+        lacks reads it."""
+        fit_file = self.directory / "fit.txt"
+        return _read(fit_file) if fit_file.exists() else self.train
 
 
 def _source_identity(source: Source, seed: int) -> dict[str, Any]:
@@ -82,12 +89,10 @@ def prepare_corpus(ctx: RunContext) -> Corpus:
         return {"train_sentences": len(train), "test_sentences": len(test_raw)}
 
     directory = ctx.cache.produce("corpus", parts, build)
-    train = _read(directory / "train.txt")
-    fit_file = directory / "fit.txt"
     corpus = Corpus(key=directory.name, train_key=keys["train"], test_key=keys["test"],
-                    fit_key=keys.get("fit", keys["train"]), directory=directory, train=train,
-                    test=_read(directory / "test.txt"), test_raw=_read(directory / "test.raw.txt"),
-                    fit=_read(fit_file) if fit_file.exists() else train)
+                    fit_key=keys.get("fit", keys["train"]), directory=directory,
+                    train=_read(directory / "train.txt"), test=_read(directory / "test.txt"),
+                    test_raw=_read(directory / "test.raw.txt"))
     log.debug("corpus: %d train, %d test sentences", len(corpus.train), len(corpus.test))
     ctx.add_time("corpus", time.perf_counter() - started)
     return corpus
