@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness.errors import HarnessError, SpecError
+from harness.errors import HarnessError, SpecError, plugin_call
 from harness.protocols import Options
 from harness.registry import Registry
 
@@ -593,7 +593,8 @@ def _check_task_data(spec: Spec, registry: Registry, file: str, lines: dict[Loc,
         info = registry.get("task", component.name)
         if info.status(component.settings) != "ok":
             continue  # already a problem
-        task = info.factory(component.settings, BuildContext(seed=spec.seed))
+        with plugin_call(info.plugin, f"building task {component.name!r}"):
+            task = info.factory(component.settings, BuildContext(seed=spec.seed))
         if hasattr(task, "generate"):
             continue  # the harness makes its data
         if data_dir is None:
