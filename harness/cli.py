@@ -168,6 +168,117 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
     click.echo(f"results: {out / 'results.json'}")
 
 
+def probe_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The options `generate` and `analogy` share with `run`, plus which pairs to probe."""
+    for decorator in reversed([
+        click.option("--encoder", "encoders", multiple=True, metavar="NAME",
+                     help="Only this encoder of the spec (repeatable; default: all)."),
+        click.option("--decoder", "decoders", multiple=True, metavar="NAME",
+                     help="Only this decoder of the spec (repeatable; default: all)."),
+        click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
+                     help="Override a spec value, as for `harness run`."),
+        click.option("--device", default=None, help="auto, cpu, cuda or cuda:N."),
+        click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
+                     help="Artifact cache (default: $HARNESS_CACHE or the user cache "
+                          "directory)."),
+        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+    ]):
+        function = decorator(function)
+    return function
+
+
+def _probed_spec(spec: Path, overrides: tuple[str, ...], device: str | None) -> tuple[Any, Any]:
+    from harness.plugins import load_registry
+    from harness.spec import TableSpec, load_spec
+
+    registry = load_registry()
+    parsed = load_spec(spec, [*overrides, f"device={device}"] if device else list(overrides),
+                       registry)
+    if isinstance(parsed, TableSpec):
+        raise HarnessError(f"{spec}: a table spec trains no decoder to probe")
+    return parsed, registry
+
+
+def _print_probe(result: Any, as_json: bool, label: Callable[[str], str]) -> None:
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return
+    width = max((len(f"{p.encoder} -> {p.decoder}") for p in result.probes), default=0)
+    for i, row in enumerate(result.rows):
+        click.echo(label(row))
+        for probe in result.probes:
+            click.echo(f"  {f'{probe.encoder} -> {probe.decoder}':<{width}}  {probe.outputs[i]}")
+
+
+@main.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.argument("sentences", nargs=-1)
+@click.option("--file", "sentence_file", type=click.Path(path_type=Path), default=None,
+              help="Read the sentences from a file, one per line.")
+@click.option("--interpolate", "steps", type=int, default=None, metavar="STEPS",
+              help="Decode STEPS vectors alpha*x + (1-alpha)*y, alpha from 1 to 0, between "
+                   "exactly two sentences x and y.")
+@probe_options
+@command
+def generate(spec: Path, sentences: tuple[str, ...], sentence_file: Path | None,
+             steps: int | None, encoders: tuple[str, ...], decoders: tuple[str, ...],
+             overrides: tuple[str, ...], device: str | None, cache_dir: Path | None,
+             as_json: bool) -> None:
+    """Regenerate SENTENCES from their vectors with every encoder and decoder of SPEC
+    (Kerscher & Eger 2020, Table 2 left), or interpolate between two of them.
+
+    The spec's decoders are taken from the cache when `harness run SPEC` has trained them;
+    whatever the cache lacks is built first, as `harness run` would. Sentences are normalised
+    like the spec's corpus and decoded with its `generation` settings.
+    """
+    from harness.cache import Cache, default_root
+    from harness.errors import DataError
+    from harness.probes import generate as generate_probe
+    from harness.probes import interpolate
+
+    texts = list(sentences)
+    if sentence_file is not None:
+        try:
+            texts += [line for line in sentence_file.read_text(encoding="utf-8").splitlines()
+                      if line.strip()]
+        except OSError as exc:
+            raise DataError(f"--file {sentence_file}: cannot read it ({exc.strerror})") from None
+    if steps is not None and len(texts) != 2:
+        raise HarnessError(f"--interpolate needs exactly two sentences, got {len(texts)}")
+    parsed, registry = _probed_spec(spec, overrides, device)
+    cache = Cache(cache_dir or default_root())
+    selection = {"encoders": encoders, "decoders": decoders}
+    if steps is not None:
+        result = interpolate(parsed, registry, cache, texts[0], texts[1], steps, **selection)
+    else:
+        result = generate_probe(parsed, registry, cache, texts, **selection)
+    _print_probe(result, as_json, lambda row: row)
+
+
+@main.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.argument("a")
+@click.argument("b")
+@click.argument("c")
+@probe_options
+@command
+def analogy(spec: Path, a: str, b: str, c: str, encoders: tuple[str, ...],
+            decoders: tuple[str, ...], overrides: tuple[str, ...], device: str | None,
+            cache_dir: Path | None, as_json: bool) -> None:
+    """Solve the sentence analogy A : B :: z : C by decoding vec(A) - vec(B) + vec(C) with
+    every encoder and decoder of SPEC (Kerscher & Eger 2020, section 4 and Table 2 right).
+
+    Decoders come from the cache as for `harness generate`.
+    """
+    from harness.cache import Cache, default_root
+    from harness.probes import analogy as analogy_probe
+
+    parsed, registry = _probed_spec(spec, overrides, device)
+    result = analogy_probe(parsed, registry, Cache(cache_dir or default_root()), a, b, c,
+                           encoders=encoders, decoders=decoders)
+    _print_probe(result, as_json, lambda row: f"{row}  (z in a : b :: z : c)")
+
+
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--format", "formats", multiple=True, type=click.Choice(["md", "html"]),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import read_meta
-from harness.spec import Component
+from harness.spec import Component, GenerationSection
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
@@ -42,12 +42,37 @@ class Samples:
         return [r["hypothesis"] for r in self.records]
 
 
+def load_trained_decoder(ctx: RunContext, component: Component, trained: TrainedDecoder,
+                         encoded: Encoded, vocab: Vocab) -> Any:
+    """Return the decoder with its trained weights (checked against their sha256)."""
+    from harness.training.checkpoint import load_decoder_state
+
+    model = build_decoder(ctx, component, encoded, vocab)
+    load_decoder_state(model, trained.directory)
+    return model
+
+
+def decode(model: Any, vectors: Any, section: GenerationSection, vocab: Vocab, device: str, *,
+           progress: bool = False) -> list[Any]:
+    """Return the best hypothesis for each vector (N, D) as the spec's `generation` section
+    asks: greedy search with beam 1, else batched beam search."""
+    from harness.generation.search import beam_search, greedy_search
+
+    ids = dict(bos_id=vocab.vocab.bos_id, eos_id=vocab.vocab.eos_id)
+    if section.beam == 1:
+        return greedy_search(model, vectors, max_len=section.max_len,
+                             batch_size=section.batch_size, device=device, progress=progress,
+                             **ids)
+    return beam_search(model, vectors, beam=section.beam, max_len=section.max_len,
+                       batch_size=section.batch_size, device=device,
+                       length_penalty=section.length_penalty, stop_after=section.stop_after,
+                       progress=progress, **ids)
+
+
 def generate_samples(ctx: RunContext, component: Component, trained: TrainedDecoder,
                      encoded: Encoded, corpus: Corpus, vocab: Vocab) -> Samples:
     """Return the decoded test sentences, generating what the cache lacks."""
     from harness.generation.perplexity import reference_nll
-    from harness.generation.search import beam_search, greedy_search
-    from harness.training.trainer import load_decoder_state
 
     started = time.perf_counter()
     section = ctx.spec.generation
@@ -55,20 +80,11 @@ def generate_samples(ctx: RunContext, component: Component, trained: TrainedDeco
              **section.model_dump()}
 
     def build(directory: Path) -> dict[str, Any]:
-        model = build_decoder(ctx, component, encoded, vocab)
-        load_decoder_state(model, trained.directory)
+        model = load_trained_decoder(ctx, component, trained, encoded, vocab)
         ids = dict(bos_id=vocab.vocab.bos_id, eos_id=vocab.vocab.eos_id)
         begun = time.perf_counter()
-        if section.beam == 1:
-            hypotheses = greedy_search(model, encoded.vectors("test"), max_len=section.max_len,
-                                       batch_size=section.batch_size, device=ctx.device,
-                                       progress=True, **ids)
-        else:
-            hypotheses = beam_search(model, encoded.vectors("test"), beam=section.beam,
-                                     max_len=section.max_len, batch_size=section.batch_size,
-                                     device=ctx.device, length_penalty=section.length_penalty,
-                                     stop_after=section.stop_after,
-                                     progress=True, **ids)
+        hypotheses = decode(model, encoded.vectors("test"), section, vocab, ctx.device,
+                            progress=True)
         seconds = time.perf_counter() - begun
         # Teacher-forced NLL of every input, for the `ppl` metric.
         nll = reference_nll(model, encoded.vectors("test"), vocab.vocab.encode(corpus.test),
