@@ -82,6 +82,7 @@ def main() -> None:
       harness validate benchmarks/quickstart.yaml    check a spec
       harness run benchmarks/quickstart.yaml --out runs/quickstart
       harness run SPEC --set vocab.dim=50 --device cpu   override spec values
+      harness generate SPEC "a sentence"              decode it with the trained decoders
     """
 
 

@@ -264,7 +264,7 @@ def test_report_of_a_missing_directory(tmp_path: Path) -> None:
 def test_help() -> None:
     result = invoke("--help")
     assert result.exit_code == 0
-    for command in ("list", "validate", "run", "report"):
+    for command in ("list", "validate", "run", "report", "compare", "generate", "analogy", "data"):
         assert command in result.stdout
     assert "--out" in result.stdout
 
