@@ -25,7 +25,8 @@ def primary_decoder(results: dict[str, Any]) -> str | None:
 def diagnostic_values(results: dict[str, Any], decoder: str | None = None) -> dict[str, dict[str, float]]:
     """Return metric -> encoder -> corpus value of one decoder's runs (default: the primary).
 
-    A run built from published tables (no runs) gives the values it correlated.
+    A run built from published tables (no runs) gives the values it correlated. Undefined
+    values (null) are left out.
     """
     runs = results.get("runs", [])
     if not runs:
@@ -39,7 +40,8 @@ def diagnostic_values(results: dict[str, Any], decoder: str | None = None) -> di
     values: dict[str, dict[str, float]] = {}
     for run in chosen:
         for metric, entry in run["metrics"].items():
-            values.setdefault(metric, {})[run["encoder"]] = float(entry["value"])
+            if entry.get("value") is not None:  # null: undefined (Id/PERM without a permutation)
+                values.setdefault(metric, {})[run["encoder"]] = float(entry["value"])
     return values
 
 

@@ -125,17 +125,22 @@ def _device(spec: Spec) -> str:
 def _trained_pairs(spec: Spec, registry: Registry, cache: Cache, encoders: Sequence[str],
                    decoders: Sequence[str]) -> Iterator[_Pair]:
     """Yield each selected encoder x decoder pair the spec trains, with its trained decoder."""
-    refuse_problems(spec)
-    chosen_encoders = _chosen(spec, "encoder", encoders)
+    # Metrics and downstream tasks play no part here: their problems do not stop a probe.
+    refuse_problems(spec, sections=("device", "corpus", "vocab", "encoders", "decoders"))
     chosen_decoders = _chosen(spec, "decoder", decoders)
+    pairs = [(encoder, [d for d in chosen_decoders
+                        if d.encoders is None or encoder.name in d.encoders])
+             for encoder in _chosen(spec, "encoder", encoders)]
+    pairs = [(encoder, trained_by) for encoder, trained_by in pairs if trained_by]
+    if not pairs:
+        raise SpecError("the spec trains none of the chosen decoders for the chosen encoders "
+                        "(see the decoders' `encoders:`)", file="--decoder")
     ctx = RunContext(spec=spec, registry=registry, cache=cache, device=_device(spec))
     corpus = prepare_corpus(ctx)
     vocab = prepare_vocab(ctx, corpus)
-    for encoder in chosen_encoders:
+    for encoder, trained_by in pairs:
         encoded = encode_corpus(ctx, encoder, corpus, vocab)
-        for decoder in chosen_decoders:
-            if decoder.encoders is not None and encoder.name not in decoder.encoders:
-                continue
+        for decoder in trained_by:
             trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
             model = load_trained_decoder(ctx, decoder, trained, encoded, vocab)
             yield _Pair(encoder.name, decoder.name, encoded, model, vocab)

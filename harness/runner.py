@@ -14,6 +14,7 @@ from typing import Any
 
 from harness import __version__
 from harness.cache import Cache
+from harness.devices import resolve_device
 from harness.errors import HarnessError
 from harness.registry import Registry
 from harness.spec import Spec, TableSpec
@@ -31,26 +32,6 @@ from harness.stages.vocab import prepare_vocab
 log = logging.getLogger("harness.run")
 PACKAGES = ("numpy", "torch", "sentencepiece", "fasttext", "sacrebleu", "pluggy", "scipy")
 EXAMPLES = 5
-
-
-def resolve_device(requested: str) -> str:
-    """Return the torch device for `auto` (the first GPU when there is one) or as requested;
-    raise HarnessError, before any work, for a device this machine does not have."""
-    import torch
-
-    if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    kind, _, index = requested.partition(":")
-    if kind == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0 or (index and int(index) >= count):
-            have = f"{count} CUDA device{'s' if count != 1 else ''}"
-            raise HarnessError(f"device {requested!r}: this machine has {have} visible to torch "
-                               f"{torch.__version__}; use --device cpu (or auto)")
-    if kind == "mps" and not torch.backends.mps.is_available():
-        raise HarnessError(f"device {requested!r}: MPS is not available here; use --device cpu "
-                           "(or auto)")
-    return requested
 
 
 def _git_commit() -> str | None:
@@ -73,12 +54,15 @@ def _versions(registry: Registry) -> dict[str, str]:
     return versions
 
 
-def refuse_problems(spec: Spec | TableSpec) -> None:
-    """Raise the first reason the spec cannot run here, before any work is done."""
-    if spec.problems:
-        more = (f" (and {len(spec.problems) - 1} more: see `harness validate`)"
-                if len(spec.problems) > 1 else "")
-        raise HarnessError(f"{spec.problems[0]}{more}")
+def refuse_problems(spec: Spec | TableSpec, sections: tuple[str, ...] | None = None) -> None:
+    """Raise the first reason the spec cannot run here, before any work is done; with
+    `sections`, only problems of those top-level sections count (`corpus`, `encoders`, ...)."""
+    problems = [p for p in spec.problems
+                if sections is None or (p.field or "").split(".")[0] in sections]
+    if problems:
+        more = (f" (and {len(problems) - 1} more: see `harness validate`)"
+                if len(problems) > 1 else "")
+        raise HarnessError(f"{problems[0]}{more}")
 
 
 def run_spec(spec: Spec, registry: Registry, out: Path, *, cache: Cache | None = None,

@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness.errors import HarnessError, SpecError, plugin_call
+from harness.errors import HarnessError, SpecError
 from harness.protocols import Options
 from harness.registry import Registry
 
@@ -192,7 +192,7 @@ class SpecDocument(Strict):
     @property
     def problems(self) -> list[SpecError]:
         """What keeps this spec from running here (missing prepared files, unavailable
-        components): `validate` reports them as warnings, `run` refuses to start."""
+        components or device): `validate` lists them and exits 2, `run` refuses to start."""
         return self._problems
 
     @property
@@ -572,6 +572,18 @@ def _check_unique_names(spec: Spec, file: str, lines: dict[Loc, int],
             seen[component.name] = index
 
 
+def _check_device(spec: Spec, file: str, lines: dict[Loc, int], overridden: set[Loc]) -> None:
+    """Record as a problem a device this machine lacks (torch is imported only for a GPU)."""
+    from harness.devices import resolve_device
+
+    try:
+        resolve_device(spec.device)
+    except HarnessError as exc:
+        reason = str(exc).split(": ", 1)[-1]  # without resolve_device's "device 'x'" prefix
+        spec._problems.append(SpecError(f"{spec.device!r}: {reason}",
+                                        **_where(("device",), file, lines, overridden)))
+
+
 def _check_rank_by(spec: Spec, file: str, lines: dict[Loc, int], overridden: set[Loc]) -> None:
     """An explicit `rank_by` must name one of the metrics (the default is only used when it
     does: the run notes that no rank was made otherwise)."""
@@ -586,16 +598,16 @@ def _check_task_data(spec: Spec, registry: Registry, file: str, lines: dict[Loc,
                      overridden: set[Loc]) -> None:
     """Record as problems the SentEval files the downstream tasks would read and cannot: found
     now, not after every decoder has trained."""
+    from harness.downstream.base import GeneratedTask
     from harness.protocols import BuildContext
 
     data_dir = spec.downstream.data_dir
     for index, component in enumerate(spec.components("task")):
-        info = registry.get("task", component.name)
-        if info.status(component.settings) != "ok":
+        if registry.get("task", component.name).status(component.settings) != "ok":
             continue  # already a problem
-        with plugin_call(info.plugin, f"building task {component.name!r}"):
-            task = info.factory(component.settings, BuildContext(seed=spec.seed))
-        if hasattr(task, "generate"):
+        task = registry.create("task", component.name, component.settings,
+                               BuildContext(seed=spec.seed))
+        if isinstance(task, GeneratedTask):
             continue  # the harness makes its data
         if data_dir is None:
             raise SpecError(f"task {component.name!r} reads SentEval data: set it to SentEval's "
@@ -635,6 +647,8 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     if registry is not None and isinstance(spec, Spec):
         resolve_components(spec, registry, file=file, lines=lines, overridden=overridden,
                            base=path.resolve().parent)
+    if isinstance(spec, Spec) and spec.device not in ("auto", "cpu"):
+        _check_device(spec, file, lines, overridden)
     spec._source = file
     spec._sha256 = hashlib.sha256(
         json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()

@@ -107,3 +107,16 @@ def test_render_comparison_text():
     assert id_line.rstrip().endswith("avg, gem, hier, infersent, laser")
     empty = render_comparison({**comparison, "diagnostics": {}})
     assert "no diagnostic in common" in empty
+
+
+def test_undefined_values_are_left_out_of_the_comparison():
+    """A null value (Id/PERM without permutations) is no value: the encoder drops out of that
+    diagnostic's comparison only."""
+    a = results("high", "mos-lstm", MOS)
+    b = results("low", "simple-lstm", LSTM)
+    b["runs"][0]["metrics"]["id"] = {"value": None, "ci95": [None, None]}  # avg
+    comparison = compare_runs(a, b)
+    assert comparison["diagnostics"]["id"]["encoders"] == ["gem", "hier", "infersent", "laser"]
+    assert comparison["diagnostics"]["id"]["n"] == 4
+    assert comparison["diagnostics"]["bleu"]["n"] == 5
+    assert "avg" not in diagnostic_values(b)["id"]

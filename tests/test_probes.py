@@ -80,3 +80,15 @@ def test_the_commands_print_each_pairs_outputs_and_refuse_bad_requests(trained) 
                           (["generate", spec], "expected 1 non-empty sentence, got 0")):
         refused = CliRunner().invoke(main, args, env=env)
         assert refused.exit_code == 2 and message in refused.stderr, refused.output
+
+
+def test_problems_of_metrics_or_tasks_do_not_stop_a_probe(trained) -> None:
+    """Missing SentEval files stop `harness run`, not a probe, which runs no task."""
+    root, _, registry, cache, samples = trained
+    (root / "no-senteval").mkdir(exist_ok=True)
+    spec = load_spec(root / "tiny.yaml", ["downstream.tasks=[MR]",
+                                          f"downstream.data_dir={root / 'no-senteval'}"],
+                     registry=registry)
+    assert [p.field for p in spec.problems] == ["downstream.tasks.0.name"]
+    (probe,) = generate(spec, registry, cache, [samples[0]["reference"]]).probes
+    assert probe.outputs == [samples[0]["hypothesis"]]

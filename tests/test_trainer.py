@@ -489,3 +489,29 @@ def test_the_documented_names_import_from_the_packages() -> None:
     assert set(training.__all__) >= {"train_decoder", "DivergedError", "load_decoder_state"}
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = training.nothing
+
+
+def test_no_checkpoint_is_written_with_non_finite_weights(data, tmp_path: Path) -> None:
+    """The last line of defence: weights that went non-finite in an update (here by a hook
+    after the optimiser's second step) are never saved as a "good" checkpoint."""
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    vocab, vectors, ids = data
+    model = make_model(vocab, 16, seed=3, **SMALL)
+    steps = 0
+
+    def poison(optimizer, args, kwargs) -> None:
+        nonlocal steps
+        steps += 1
+        if steps == 2:
+            with torch.no_grad():
+                model.output_bias[0] = float("nan")
+
+    handle = register_optimizer_step_post_hook(poison)
+    try:
+        with pytest.raises(DivergedError, match=r"non-finite weights at or before step 2.*no "
+                                                r"checkpoint was written yet"):
+            train(model, vocab, vectors, ids, tmp_path)
+    finally:
+        handle.remove()
+    assert list(read_checkpoints(tmp_path / "ckpt")) == []

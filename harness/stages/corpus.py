@@ -71,7 +71,10 @@ def prepare_corpus(ctx: RunContext) -> Corpus:
                                                                         ctx.spec.seed)}
     parts = {**common, **sources}
     keys = {part: artifact_key(f"corpus-{part}", {**common, part: identity})
-            for part, identity in sources.items() if identity is not None}
+            for part, identity in sources.items() if identity is not None and part != "fit"}
+    if sources["fit"] is not None:  # not length-filtered: max_tokens plays no part
+        keys["fit"] = artifact_key("corpus-fit", {"version": VERSION, "fit": sources["fit"],
+                                                  "normalise": common["normalise"]})
 
     def build(directory: Path) -> dict[str, Any]:
         train = load_source(section.train, section.max_tokens, ctx.spec.seed)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from harness.downstream.base import GeneratedTask
 from harness.errors import DataError, plugin_call
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
@@ -138,7 +139,7 @@ def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
 
 def _task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:
     """The task's data directory and what identifies its content, generating synthetic data."""
-    if hasattr(task, "data_key") and hasattr(task, "generate"):
+    if isinstance(task, GeneratedTask):
         key = task.data_key()
         directory = ctx.cache.produce("task-data", {"task": task.name, "data": key},
                                       lambda d: task.generate(d), label=task.name)

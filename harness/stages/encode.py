@@ -49,11 +49,17 @@ class Encoded:
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start:start + batch_size]
-            with plugin_call(self.plugin, f"encoder {self.encoder!r}: encode"):
-                vectors = self.model.encode(batch, batch_size=batch_size)
+            vectors = encode_batch(self.model, batch, batch_size, self.plugin, self.encoder)
             out[start:start + len(batch)] = check_vectors(vectors, len(batch), self.dim,
                                                           self.plugin)
         return out
+
+
+def encode_batch(encoder: Encoder, batch: Sequence[str], batch_size: int, plugin: str,
+                 name: str) -> Any:
+    """The encoder's raw output for `batch`; an exception it raises names its plugin."""
+    with plugin_call(plugin, f"encoder {name!r}: encode"):
+        return encoder.encode(batch, batch_size=batch_size)
 
 
 def _dim(encoder: Encoder, plugin: str) -> int:
@@ -115,8 +121,7 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
                 "fingerprint": encoder.fingerprint(), "fit": fit_key, "vocab": vocab.key}
 
     def encode(batch: list[str]) -> Any:
-        with plugin_call(info.plugin, f"encoder {component.name!r}: encode"):
-            return encoder.encode(batch, batch_size=section.batch_size)
+        return encode_batch(encoder, batch, section.batch_size, info.plugin, component.name)
 
     keys, directories = {}, {}
     for split, sentences, sentences_key in (("train", corpus.train, corpus.train_key),

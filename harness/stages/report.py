@@ -47,8 +47,9 @@ def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str],
               formats: list[str]) -> None:
     """Write results, samples, figures and the reports into `out`, each file atomically.
 
-    Samples and figures an earlier run left in `out` that this run does not write are removed,
-    so a reused run directory describes this run only.
+    `results` holds no NaN or infinity (`json_safe` turns undefined scores into None). Samples
+    and figures an earlier run left in `out` that this run does not write are removed, so a
+    reused run directory describes this run only.
     """
     (out / "samples").mkdir(parents=True, exist_ok=True)
     written = set()
@@ -59,9 +60,9 @@ def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str],
         os.replace(tmp, target)
         written.add(target.name)
     _remove_stale(out / "samples", "*.jsonl", written)
+    # `results` has passed through `json_safe`: JSON has no NaN (allow_nan=False checks it).
     _write_text(out / RESULTS_FILE,
-                json.dumps(json_safe(results), indent=2, ensure_ascii=False, allow_nan=False)
-                + "\n")
+                json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     write_reports(out, results, formats)
 
 

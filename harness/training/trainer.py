@@ -23,6 +23,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from harness.devices import resolve_device
 from harness.errors import DataError, HarnessError
 from harness.training import state
 from harness.training.batches import (
@@ -116,10 +117,9 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
     opts = training_options(options, **overrides)
     who = label or "decoder"
     _check_data(model, train_vectors, train_ids, who)
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
     trainer = _Trainer(model, vocab, train_vectors, train_ids, opts, seed=seed,
-                       device=torch.device(device), directory=Path(checkpoint_dir),
+                       device=torch.device(resolve_device(str(device))),
+                       directory=Path(checkpoint_dir),
                        training_log=TrainingLog(log_path), progress=progress,
                        who=who)
     return trainer.run()
@@ -256,11 +256,12 @@ class _Trainer:
             self._diverged(f"loss {loss_sum.item()}", self.position.steps + 1)
         self.optimizer.zero_grad(set_to_none=True)
         (loss_sum / batch.tokens).backward()
-        grad_norm = nn.utils.get_total_norm([p.grad for p in self.params if p.grad is not None])
+        # The norm before clipping (clip 0: an infinite threshold, no clipping); a non-finite
+        # one may leave non-finite gradients, but they never reach the weights on a CPU.
+        grad_norm = nn.utils.clip_grad_norm_(self.params,
+                                             self.opts.clip if self.opts.clip > 0 else math.inf)
         if on_cpu and not torch.isfinite(grad_norm):
             self._diverged(f"gradient norm {grad_norm.item()}", self.position.steps + 1)
-        if self.opts.clip > 0:
-            nn.utils.clip_grads_with_norm_(self.params, self.opts.clip, grad_norm)
         self.optimizer.step()
         return loss_sum.detach(), grad_norm.detach()
 

@@ -52,7 +52,7 @@ class MosLstmOptions(DecoderOptions):
         description="DropConnect on the hidden-to-hidden LSTM weights (paper: 0.5)")
     freeze_embeddings: bool = Field(True, description="keep the tied subword embeddings fixed")
     standardise: bool = Field(
-        False, description="standardise sentence vectors per dimension (running statistics)")
+        False, description="standardise sentence vectors per dimension (training-set statistics)")
 
 
 class SimpleLstmOptions(DecoderOptions):
@@ -74,4 +74,4 @@ class SimpleLstmOptions(DecoderOptions):
                                   description="dropout between LSTM layers")
     freeze_embeddings: bool = Field(True, description="keep the tied subword embeddings fixed")
     standardise: bool = Field(
-        False, description="standardise sentence vectors per dimension (running statistics)")
+        False, description="standardise sentence vectors per dimension (training-set statistics)")

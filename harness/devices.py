@@ -1,0 +1,25 @@
+"""Which torch device a run uses: `auto` resolved, and devices this machine lacks refused."""
+
+from __future__ import annotations
+
+from harness.errors import HarnessError
+
+
+def resolve_device(requested: str) -> str:
+    """Return the torch device for `auto` (the first GPU when there is one) or as requested;
+    raise HarnessError, before any work, for a device this machine does not have."""
+    import torch  # not at the top: `harness list` imports this package without torch
+
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    kind, _, index = requested.partition(":")
+    if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (index and int(index) >= count):
+            have = f"{count} CUDA device{'s' if count != 1 else ''}"
+            raise HarnessError(f"device {requested!r}: this machine has {have} visible to torch "
+                               f"{torch.__version__}; use --device cpu (or auto)")
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise HarnessError(f"device {requested!r}: MPS is not available here; use --device cpu "
+                           "(or auto)")
+    return requested
