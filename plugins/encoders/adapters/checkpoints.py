@@ -73,7 +73,7 @@ def save_safetensors(state: dict[str, torch.Tensor], target: Path,
 
 
 def load_strict(module: torch.nn.Module, state: dict[str, Any], *, encoder: str,
-                source: Path) -> None:
+                source: Path | str) -> None:
     """Load `state` into `module`, raising one line naming missing and unexpected keys."""
     expected = set(module.state_dict())
     given = set(state)

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .checkpoints import load_strict
 from .common import WeightsError, file_identity
 from .text import word_tokenize
 
@@ -156,16 +157,8 @@ class QuickThoughtModel(nn.Module):
             encoder = GRUSentenceEncoder(input_size, units, bidirectional)
             state = {f"{direction}.{part}_{kind}": torch.from_numpy(np.asarray(value))
                      for (owner, direction, part, kind), value in variables.items() if owner == name}
-            expected, given = set(encoder.state_dict()), set(state)
-            if expected != given:
-                raise WeightsError(f"quickthought: {source}: {name} variables do not match a "
-                                   f"{'bi' if bidirectional else 'uni'}directional GRU: missing "
-                                   f"{sorted(expected - given)}, unexpected {sorted(given - expected)}")
-            try:
-                encoder.load_state_dict(state, strict=True)
-            except RuntimeError as exc:
-                raise WeightsError(f"quickthought: {source}: {name}: "
-                                   f"{str(exc).strip().splitlines()[-1].strip()}") from None
+            gru = f"{name} ({'bi' if bidirectional else 'uni'}directional GRU)"
+            load_strict(encoder, state, encoder="quickthought", source=f"{source}: {gru}")
             self.encoders[name] = encoder
 
     @staticmethod
