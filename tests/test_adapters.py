@@ -31,6 +31,13 @@ from harness_plugins.encoders.adapters.quickthought import (
     reverse_within_length,
 )
 from harness_plugins.encoders.adapters.text import word_tokenize
+from harness_plugins.encoders.options import (
+    InferSentOptions,
+    LaserOptions,
+    QuickThoughtOptions,
+    SbertOptions,
+    Sent2VecOptions,
+)
 
 ENV = ("HARNESS_INFERSENT_WEIGHTS", "HARNESS_INFERSENT_WORD_VECTORS",
        "HARNESS_QUICKTHOUGHT_WEIGHTS", "HARNESS_LASER_WEIGHTS")
@@ -89,7 +96,7 @@ def test_environment_variable_to_a_missing_file_is_named(monkeypatch, tmp_path) 
 
 def test_building_without_weights_fails_with_the_reason() -> None:
     with pytest.raises(HarnessError, match="HARNESS_QUICKTHOUGHT_WEIGHTS"):
-        models._build_quickthought(models.QuickThoughtOptions(), BuildContext())
+        models._build_quickthought(QuickThoughtOptions(), BuildContext())
 
 
 def test_file_identity_follows_content_not_name_or_time(tmp_path) -> None:
@@ -152,20 +159,20 @@ def _infersent_files(tmp_path: Path, hidden: int = 5, dim: int = 6) -> tuple[Pat
 def test_infersent_pickle_needs_the_opt_in(tmp_path, monkeypatch) -> None:
     weights, vec = _infersent_files(tmp_path)
     with pytest.raises(ValidationError, match="allow_pickle: true"):
-        models.InferSentOptions(weights=weights, word_vectors=vec)
+        InferSentOptions(weights=weights, word_vectors=vec)
     monkeypatch.setenv("HARNESS_INFERSENT_WEIGHTS", str(weights))
     monkeypatch.setenv("HARNESS_INFERSENT_WORD_VECTORS", str(vec))
     assert models.infersent_availability() is None
-    refusal = models.infersent_availability(models.InferSentOptions())
+    refusal = models.infersent_availability(InferSentOptions())
     assert refusal is not None and "allow_pickle: true" in refusal
     with pytest.raises(WeightsError, match="can run arbitrary code"):
-        models._build_infersent(models.InferSentOptions(), BuildContext())
+        models._build_infersent(InferSentOptions(), BuildContext())
 
 
 def test_infersent_bilstm_max_over_released_keys(tmp_path) -> None:
     weights, vec = _infersent_files(tmp_path)
     encoder = models._build_infersent(
-        models.InferSentOptions(weights=weights, word_vectors=vec, allow_pickle=True),
+        InferSentOptions(weights=weights, word_vectors=vec, allow_pickle=True),
         BuildContext())
     assert encoder.dim == 10
     given = torch.load(weights, weights_only=True)
@@ -197,13 +204,13 @@ def test_infersent_reads_a_safetensors_conversion_without_opt_in(tmp_path) -> No
     converted = tmp_path / "infersent2.safetensors"
     save_safetensors(torch.load(weights, weights_only=True), converted)
     original = models._build_infersent(
-        models.InferSentOptions(weights=weights, word_vectors=vec, allow_pickle=True),
+        InferSentOptions(weights=weights, word_vectors=vec, allow_pickle=True),
         BuildContext())
-    safe = models._build_infersent(models.InferSentOptions(weights=converted, word_vectors=vec),
+    safe = models._build_infersent(InferSentOptions(weights=converted, word_vectors=vec),
                                    BuildContext())
     np.testing.assert_array_equal(safe.encode(SENTENCES), original.encode(SENTENCES))
     assert safe.fingerprint() == models._build_infersent(
-        models.InferSentOptions(weights=converted, word_vectors=vec), BuildContext()).fingerprint()
+        InferSentOptions(weights=converted, word_vectors=vec), BuildContext()).fingerprint()
 
 
 def test_infersent_missing_key_is_named(tmp_path) -> None:
@@ -212,7 +219,7 @@ def test_infersent_missing_key_is_named(tmp_path) -> None:
     del state["enc_lstm.bias_hh_l0_reverse"]
     broken = tmp_path / "broken.safetensors"
     save_safetensors(state, broken)
-    encoder = models._build_infersent(models.InferSentOptions(weights=broken, word_vectors=vec),
+    encoder = models._build_infersent(InferSentOptions(weights=broken, word_vectors=vec),
                                       BuildContext())
     with pytest.raises(WeightsError, match="missing \\['enc_lstm.bias_hh_l0_reverse'\\]"):
         encoder.encode(["the cat"])
@@ -288,8 +295,8 @@ def _laser_files(tmp_path: Path, layers: int = 5, hidden: int = 3, embed: int = 
 def test_laser_bilstm_max_over_released_keys(tmp_path) -> None:
     directory = _laser_files(tmp_path)
     with pytest.raises(ValidationError, match="allow_pickle"):
-        models.LaserOptions(weights=directory / "bilstm.93langs.2018-12-26.pt")
-    encoder = models._build_laser(models.LaserOptions(weights=directory, allow_pickle=True),
+        LaserOptions(weights=directory / "bilstm.93langs.2018-12-26.pt")
+    encoder = models._build_laser(LaserOptions(weights=directory, allow_pickle=True),
                                   BuildContext())
     assert encoder.dim == 6
     model, dictionary = encoder._load()
@@ -318,10 +325,10 @@ def test_laser_safetensors_conversion_with_json_sidecar(tmp_path) -> None:
     save_safetensors(checkpoint["model"], directory / "bilstm.93langs.2018-12-26.safetensors",
                      {"params": checkpoint["params"], "dictionary": checkpoint["dictionary"]})
     # the directory now holds both: the conversion is preferred and needs no opt-in
-    safe = models._build_laser(models.LaserOptions(weights=directory), BuildContext())
+    safe = models._build_laser(LaserOptions(weights=directory), BuildContext())
     assert safe.weights.suffix == ".safetensors"
     pickled = models._build_laser(
-        models.LaserOptions(weights=directory / "bilstm.93langs.2018-12-26.pt", allow_pickle=True),
+        LaserOptions(weights=directory / "bilstm.93langs.2018-12-26.pt", allow_pickle=True),
         BuildContext())
     np.testing.assert_array_equal(safe.encode(SENTENCES), pickled.encode(SENTENCES))
 
@@ -394,7 +401,7 @@ def test_quickthought_final_states_stop_at_each_sentence_length(tmp_path) -> Non
     candidate = np.array([0.5, -1.0, 2.0])
     np.savez(tmp_path / "1-model.npz", **_quickthought_arrays(3, 4, update=update,
                                                               candidate=candidate))
-    encoder = models._build_quickthought(models.QuickThoughtOptions(weights=tmp_path),
+    encoder = models._build_quickthought(QuickThoughtOptions(weights=tmp_path),
                                          BuildContext())
     assert encoder.dim == 12  # f and g, each 2 directions x 3 units
     assert encoder._models is None  # the dimension comes from the array headers
@@ -411,12 +418,12 @@ def test_quickthought_multichannel_concatenates_models_in_name_order(tmp_path) -
     np.savez(tmp_path / "1-glove.npz", **_quickthought_arrays(3, 4, seed=1))
     np.savez(tmp_path / "2-umbc.npz", **_quickthought_arrays(2, 5, seed=2, old_names=True,
                                                              own_g_embeddings=True))
-    encoder = models._build_quickthought(models.QuickThoughtOptions(weights=tmp_path),
+    encoder = models._build_quickthought(QuickThoughtOptions(weights=tmp_path),
                                          BuildContext())
     assert encoder.dim == 2 * 2 * 3 + 2 * 2 * 2
     assert sum(model.dim for model in encoder.models) == encoder.dim
     first = models._build_quickthought(
-        models.QuickThoughtOptions(weights=tmp_path / "1-glove.npz"), BuildContext())
+        QuickThoughtOptions(weights=tmp_path / "1-glove.npz"), BuildContext())
     vectors = encoder.encode(SENTENCES)
     np.testing.assert_allclose(vectors[:, :12], first.encode(SENTENCES), rtol=1e-6)
     # every encoder's part is unit length (f/|f|, g/|g| of each model)
@@ -431,7 +438,7 @@ def test_quickthought_missing_variable_is_named(tmp_path) -> None:
     arrays = _quickthought_arrays(3, 4)
     del arrays["encoder_out/bw/gru_cell/candidate/bias"]
     np.savez(tmp_path / "model.npz", **arrays)
-    encoder = models._build_quickthought(models.QuickThoughtOptions(weights=tmp_path),
+    encoder = models._build_quickthought(QuickThoughtOptions(weights=tmp_path),
                                          BuildContext())
     with pytest.raises(WeightsError, match="missing \\['bw.candidate_bias'\\]"):
         encoder.encode(["the cat"])
@@ -441,7 +448,7 @@ def test_the_guide_names_every_variable_and_option() -> None:
     guide = (Path(__file__).parents[1] / "docs" / "encoders.md").read_text(encoding="utf-8")
     for variable in ENV:
         assert variable in guide
-    for options in (models.InferSentOptions, models.QuickThoughtOptions, models.LaserOptions,
-                    models.Sent2VecOptions, models.SbertOptions):
+    for options in (InferSentOptions, QuickThoughtOptions, LaserOptions,
+                    Sent2VecOptions, SbertOptions):
         for field in options.model_fields:
             assert f"`{field}" in guide, (options.__name__, field)

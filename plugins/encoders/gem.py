@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from harness.errors import DataError, HarnessError
-from harness.protocols import Options
+
+from .options import GemOptions
 
 VERSION = "1"
 
@@ -181,13 +182,13 @@ class GeometricEmbedding:
 
     name = "gem"
 
-    def __init__(self, vocab: Any, options: Options) -> None:
+    def __init__(self, vocab: Any, options: GemOptions) -> None:
         self.vocab = vocab
         self.options = options
-        self.window = int(options.window)  # type: ignore[attr-defined]
-        self.k = int(options.k)  # type: ignore[attr-defined]
-        self.h = int(options.h)  # type: ignore[attr-defined]
-        self.sigma_power = options.sigma_power  # type: ignore[attr-defined]
+        self.window = int(options.window)
+        self.k = int(options.k)
+        self.h = int(options.h)
+        self.sigma_power = options.sigma_power
         if self.k >= self.dim:
             raise HarnessError(
                 f"encoder 'gem': k={self.k} principal vectors would remove all {self.dim} "

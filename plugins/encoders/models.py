@@ -1,19 +1,17 @@
 """Model-based encoders of Vec2Sent (Kerscher & Eger 2020, section 3): sent2vec, sbert, and the
 adapters running the released InferSent, QuickThought and LASER weights.
 
-Registration imports pydantic and the standard library only; each factory imports its model
-module (torch, sentence-transformers) when a run builds the encoder.
+Registration imports pydantic and the standard library only (the options classes live in
+`options`); each factory imports its model module (torch, sentence-transformers) when a run builds
+the encoder.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from pydantic import Field, model_validator
+from typing import TYPE_CHECKING, Any
 
 from harness.hookspecs import Register, hookimpl
-from harness.protocols import Options
 
 from . import sbert
 from .adapters.common import WeightsError, is_pickle, pickle_refusal
@@ -27,90 +25,16 @@ from .adapters.sources import (
     laser_files,
     quickthought_availability,
 )
+from .options import (
+    InferSentOptions,
+    LaserOptions,
+    QuickThoughtOptions,
+    SbertOptions,
+    Sent2VecOptions,
+)
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext
-
-
-class Sent2VecOptions(Options):
-    """Sent2Vec training options. Defaults follow the released Wikipedia bigram model's training
-    command (dim 700, 9 epochs, min count 8, min target count 20, 10 negatives, t = 5e-6, 4
-    bigrams dropped per sentence); `lr` is Adam's, not the paper's SGD rate (0.2)."""
-
-    dim: int = Field(700, ge=1, description="embedding and sentence-vector dimension (paper: 700)")
-    epochs: int = Field(9, ge=1, description="passes over the training corpus")
-    lr: float = Field(0.01, gt=0.0, description="initial Adam learning rate, decayed linearly to 0")
-    min_count: int = Field(8, ge=1, description="words seen fewer times are dropped")
-    min_target_count: int = Field(
-        20, ge=1, description="words seen fewer times are never prediction targets")
-    buckets: int = Field(2_000_000, ge=1, description="hash buckets for bigram embeddings")
-    negatives: int = Field(10, ge=1, description="negative samples per target word")
-    dropout_k: int = Field(4, ge=0, description="bigrams dropped per sentence when training")
-    subsample: float = Field(
-        5e-6, ge=0.0, description="subsampling threshold t of frequent target words (0 = off)")
-    batch_size: int = Field(128, ge=1, description="sentences per training step")
-    seed: int | None = Field(None, description="random seed (default: the spec's seed)")
-
-
-class SbertOptions(Options):
-    """Which sentence-transformers model SBERT runs."""
-
-    model: str = Field(sbert.BUNDLED, min_length=1, description=(
-        "'minilm' (bundled all-MiniLM-L6-v2, offline), a model directory, or a Hugging Face "
-        "name (downloads on first use)"))
-    normalise: bool = Field(False, description="L2-normalise the sentence vectors")
-
-
-class _PickleOptIn(Options):
-    """Options of an adapter whose released weights are a pickle: the opt-in to read it."""
-
-    encoder: ClassVar[str] = "encoder"
-    allow_pickle: bool = Field(False, description=(
-        "allow reading the released pickle file (.pkl/.pt), which can run code; only for "
-        "files you trust"))
-
-    @model_validator(mode="after")
-    def _explicit_pickle_needs_opt_in(self) -> Any:
-        weights = getattr(self, "weights", None)
-        if weights is not None and Path(weights).is_file() and is_pickle(Path(weights)) \
-                and not self.allow_pickle:
-            raise ValueError(pickle_refusal(self.encoder, Path(weights)).split(": ", 1)[1])
-        return self
-
-
-class InferSentOptions(_PickleOptIn):
-    """Where the released InferSent encoder and its word vectors are."""
-
-    weights: Path | None = Field(None, description=(
-        "infersent2.pkl (or its .safetensors conversion); default $HARNESS_INFERSENT_WEIGHTS"))
-    word_vectors: Path | None = Field(None, description=(
-        "crawl-300d-2M.vec (version 2) or glove.840B.300d.txt (version 1); default "
-        "$HARNESS_INFERSENT_WORD_VECTORS"))
-    version: Literal[1, 2] = Field(2, description="1: GloVe model, 2: fastText model")
-    vocab_size: int | None = Field(
-        300_000, ge=1, description="read the first N word vectors (the Vec2Sent code: 300,000; "
-                                   "null = all)")
-    tokenize: bool = Field(True, description="split punctuation off words as NLTK would")
-    encoder: ClassVar[str] = "infersent"
-
-
-class QuickThoughtOptions(Options):
-    """Where the exported QuickThought (MC-QT) models are."""
-
-    weights: Path | None = Field(None, description=(
-        "directory of exported .npz models (or one .npz); default $HARNESS_QUICKTHOUGHT_WEIGHTS"))
-    tokenize: bool = Field(True, description="split punctuation off words as NLTK would")
-
-
-class LaserOptions(_PickleOptIn):
-    """Where the released LASER encoder and its BPE files are."""
-
-    weights: Path | None = Field(None, description=(
-        "bilstm.93langs.2018-12-26.pt (or .safetensors), or the directory holding it with "
-        "93langs.fcodes and 93langs.fvocab; default $HARNESS_LASER_WEIGHTS"))
-    bpe_codes: Path | None = Field(None, description="BPE codes (default: 93langs.fcodes beside)")
-    bpe_vocab: Path | None = Field(None, description="BPE vocabulary (default: 93langs.fvocab beside)")
-    encoder: ClassVar[str] = "laser"
 
 
 def _build_sent2vec(options: Sent2VecOptions, context: BuildContext) -> Any:

@@ -18,6 +18,8 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.protocols import BuildContext, Options
 
+from .options import WindowOptions
+
 VERSION = "2"
 
 
@@ -124,9 +126,9 @@ class PoolingEncoder(ABC):
     def __init__(self, vocab: Any, options: Options | None = None) -> None:
         self.vocab = vocab
         self.options = options if options is not None else Options()
-        # Only the window-pooling encoders have a `window` option; SWEM-hier's n-gram size 3
-        # (Shen et al. 2018) is the default.
-        self.window = int(getattr(self.options, "window", 3))
+        # Only the window-pooling encoders have a `window` option; the others get its default,
+        # SWEM-hier's n-gram size 3 (Shen et al. 2018), from the one place that states it.
+        self.window = int(getattr(self.options, "window", WindowOptions().window))
 
     @property
     def dim(self) -> int:

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 from harness.errors import DataError, HarnessError
 
 if TYPE_CHECKING:
-    from .models import Sent2VecOptions
+    from .options import Sent2VecOptions
 
 VERSION = "1"
 WEIGHTS_FILE = "sent2vec.safetensors"

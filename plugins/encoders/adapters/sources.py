@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .common import WeightsError, WeightsSource, is_pickle, pickle_refusal
 
 if TYPE_CHECKING:
-    from ..models import InferSentOptions, LaserOptions, QuickThoughtOptions
+    from ..options import InferSentOptions, LaserOptions, QuickThoughtOptions
 
 INFERSENT_URL = "https://dl.fbaipublicfiles.com/infersent/infersent2.pkl"
 FASTTEXT_URL = "https://dl.fbaipublicfiles.com/fasttext/vectors-english/crawl-300d-2M.vec.zip"

@@ -1,0 +1,125 @@
+"""Options classes of the first-party encoders registered by `harness_plugins.encoders` and
+`harness_plugins.encoders.models` (the multi-view ones keep theirs in `multiview/`).
+
+Their own module so that the registration modules and the implementations both import them and
+neither imports the other. Light on purpose (pydantic, the standard library, and the light
+`sbert` and `adapters.common`): `harness list` reads these classes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from harness.protocols import Options
+
+from .adapters.common import is_pickle, pickle_refusal
+from .sbert import BUNDLED
+
+
+class WindowOptions(Options):
+    """Options of the encoders with hierarchical pooling (SWEM-hier, Shen et al. 2018)."""
+
+    window: int = Field(3, ge=1, description="subwords per averaged window (paper: 3)")
+
+
+class GemOptions(Options):
+    """Options of GEM (Yang et al. 2018); defaults are the paper's, for 300-d word vectors."""
+
+    window: int = Field(7, ge=1, description="context words on each side of a word, m (paper: 7)")
+    k: int = Field(45, ge=1, description="corpus principal vectors removed from every sentence "
+                                         "vector, K (paper: 45 of 300 dimensions)")
+    h: int = Field(17, ge=1, description="sentence-dependent principal vectors in the "
+                                         "uniqueness score (paper: 17)")
+    sigma_power: float = Field(3.0, gt=0, description="power of the singular values in the "
+                                                      "coarse sentence embeddings (paper: 3)")
+
+    @model_validator(mode="after")
+    def _h_within_k(self) -> GemOptions:
+        if self.h > self.k:
+            raise ValueError(f"h={self.h} must not exceed k={self.k}: the uniqueness score picks "
+                             "h of the k principal vectors")
+        return self
+
+
+class Sent2VecOptions(Options):
+    """Sent2Vec training options. Defaults follow the released Wikipedia bigram model's training
+    command (dim 700, 9 epochs, min count 8, min target count 20, 10 negatives, t = 5e-6, 4
+    bigrams dropped per sentence); `lr` is Adam's, not the paper's SGD rate (0.2)."""
+
+    dim: int = Field(700, ge=1, description="embedding and sentence-vector dimension (paper: 700)")
+    epochs: int = Field(9, ge=1, description="passes over the training corpus")
+    lr: float = Field(0.01, gt=0.0, description="initial Adam learning rate, decayed linearly to 0")
+    min_count: int = Field(8, ge=1, description="words seen fewer times are dropped")
+    min_target_count: int = Field(
+        20, ge=1, description="words seen fewer times are never prediction targets")
+    buckets: int = Field(2_000_000, ge=1, description="hash buckets for bigram embeddings")
+    negatives: int = Field(10, ge=1, description="negative samples per target word")
+    dropout_k: int = Field(4, ge=0, description="bigrams dropped per sentence when training")
+    subsample: float = Field(
+        5e-6, ge=0.0, description="subsampling threshold t of frequent target words (0 = off)")
+    batch_size: int = Field(128, ge=1, description="sentences per training step")
+    seed: int | None = Field(None, description="random seed (default: the spec's seed)")
+
+
+class SbertOptions(Options):
+    """Which sentence-transformers model SBERT runs."""
+
+    model: str = Field(BUNDLED, min_length=1, description=(
+        "'minilm' (bundled all-MiniLM-L6-v2, offline), a model directory, or a Hugging Face "
+        "name (downloads on first use)"))
+    normalise: bool = Field(False, description="L2-normalise the sentence vectors")
+
+
+class _PickleOptIn(Options):
+    """Options of an adapter whose released weights are a pickle: the opt-in to read it."""
+
+    encoder: ClassVar[str] = "encoder"
+    allow_pickle: bool = Field(False, description=(
+        "allow reading the released pickle file (.pkl/.pt), which can run code; only for "
+        "files you trust"))
+
+    @model_validator(mode="after")
+    def _explicit_pickle_needs_opt_in(self) -> Any:
+        weights = getattr(self, "weights", None)
+        if weights is not None and Path(weights).is_file() and is_pickle(Path(weights)) \
+                and not self.allow_pickle:
+            raise ValueError(pickle_refusal(self.encoder, Path(weights)).split(": ", 1)[1])
+        return self
+
+
+class InferSentOptions(_PickleOptIn):
+    """Where the released InferSent encoder and its word vectors are."""
+
+    weights: Path | None = Field(None, description=(
+        "infersent2.pkl (or its .safetensors conversion); default $HARNESS_INFERSENT_WEIGHTS"))
+    word_vectors: Path | None = Field(None, description=(
+        "crawl-300d-2M.vec (version 2) or glove.840B.300d.txt (version 1); default "
+        "$HARNESS_INFERSENT_WORD_VECTORS"))
+    version: Literal[1, 2] = Field(2, description="1: GloVe model, 2: fastText model")
+    vocab_size: int | None = Field(
+        300_000, ge=1, description="read the first N word vectors (the Vec2Sent code: 300,000; "
+                                   "null = all)")
+    tokenize: bool = Field(True, description="split punctuation off words as NLTK would")
+    encoder: ClassVar[str] = "infersent"
+
+
+class QuickThoughtOptions(Options):
+    """Where the exported QuickThought (MC-QT) models are."""
+
+    weights: Path | None = Field(None, description=(
+        "directory of exported .npz models (or one .npz); default $HARNESS_QUICKTHOUGHT_WEIGHTS"))
+    tokenize: bool = Field(True, description="split punctuation off words as NLTK would")
+
+
+class LaserOptions(_PickleOptIn):
+    """Where the released LASER encoder and its BPE files are."""
+
+    weights: Path | None = Field(None, description=(
+        "bilstm.93langs.2018-12-26.pt (or .safetensors), or the directory holding it with "
+        "93langs.fcodes and 93langs.fvocab; default $HARNESS_LASER_WEIGHTS"))
+    bpe_codes: Path | None = Field(None, description="BPE codes (default: 93langs.fcodes beside)")
+    bpe_vocab: Path | None = Field(None, description="BPE vocabulary (default: 93langs.fvocab beside)")
+    encoder: ClassVar[str] = "laser"
