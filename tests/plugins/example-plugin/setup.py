@@ -1,8 +1,8 @@
 """v2s-example-plugin: a complete third-party plugin for v2s-harness, used by its tests.
 
 Installing it (`pip install tests/plugins/example-plugin`) adds the entry point `example` to the
-group "harness"; `harness list` then shows the encoder `example-bow` and the metric
-`example-length`.
+group "harness"; `harness list` then shows the encoders `example-bow` and `example-idf` (trainable)
+and the metric `example-length`.
 """
 
 from setuptools import setup
@@ -10,7 +10,8 @@ from setuptools import setup
 setup(
     name="v2s-example-plugin",
     version="0.1.0",
-    description="Example v2s-harness plugin: a hashed bag-of-words encoder and a length metric.",
+    description="Example v2s-harness plugin: hashed bag-of-words encoders (counts, and tf-idf "
+                "fitted on the run's text) and a length metric.",
     python_requires=">=3.10",
     packages=["v2s_example_plugin"],
     # numpy and pydantic come with v2s-harness; listing them keeps the dependency explicit.

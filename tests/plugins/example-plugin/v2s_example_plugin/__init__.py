@@ -1,12 +1,17 @@
-"""Example v2s-harness plugin: what a third party ships to add an encoder and a metric.
+"""Example v2s-harness plugin: what a third party ships to add encoders and a metric.
+
+It registers a hashed bag-of-words encoder (`example-bow`), a trainable one weighting it by
+inverse document frequency fitted on the run's text (`example-idf`, with an availability check
+of its `stopwords:` file) and a length metric (`example-length`).
 
 This module is what the entry point `example` (group "harness") names. It is imported by every
-`harness` command, so it stays cheap: only the hooks, the options and lazy factories live here;
-the implementations are imported the first time a run builds them.
+`harness` command, so it stays cheap: only the hooks, the options, availability checks and lazy
+factories live here; the implementations are imported the first time a run builds them.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -16,6 +21,7 @@ from harness.protocols import BuildContext, Options
 
 if TYPE_CHECKING:
     from .bow import HashedBagOfWordsEncoder
+    from .idf import HashedTfIdfEncoder
     from .length import LengthMetric
 
 __version__ = "0.1.0"
@@ -34,6 +40,30 @@ def build_bow(options: BagOfWordsOptions, context: BuildContext) -> HashedBagOfW
     return HashedBagOfWordsEncoder(dim=options.dim)
 
 
+class IdfOptions(Options):
+    """Options of the tf-idf encoder (spec: `{name: example-idf, dim: 128, stopwords: stop.txt}`)."""
+
+    dim: int = Field(64, ge=1, le=1_000_000, description="number of hash buckets (vector size)")
+    stopwords: Path | None = Field(None, description="file with one word per line, removed from "
+                                   "every sentence before weighting (default: none)")
+
+
+def idf_availability(options: IdfOptions | None = None) -> str | None:
+    """None when `example-idf` can run with these options, else what to do: the stopwords file
+    must exist. Cheap on purpose (one stat): `harness list` and `harness validate` call it."""
+    if options is None or options.stopwords is None or options.stopwords.is_file():
+        return None
+    return (f"stopwords file {options.stopwords} not found; write the stopwords there, one per "
+            "line, or remove the `stopwords:` option")
+
+
+def build_idf(options: IdfOptions, context: BuildContext) -> HashedTfIdfEncoder:
+    """A new, unfitted tf-idf encoder (the run fits it on its fit text)."""
+    from .idf import HashedTfIdfEncoder
+
+    return HashedTfIdfEncoder(dim=options.dim, stopwords=options.stopwords)
+
+
 def build_length(options: Options, context: BuildContext) -> LengthMetric:
     """A new length-agreement metric."""
     from .length import LengthMetric
@@ -43,9 +73,13 @@ def build_length(options: Options, context: BuildContext) -> LengthMetric:
 
 @hookimpl
 def register_encoders(register: Register) -> None:
-    """Register the hashed bag-of-words encoder."""
+    """Register the hashed bag-of-words encoder and its tf-idf weighted, trainable variant."""
     register("example-bow", build_bow, options=BagOfWordsOptions,
              description="example plugin: l2-normalised counts of hashed lowercase tokens")
+    register("example-idf", build_idf, options=IdfOptions, availability=idf_availability,
+             trainable=True,
+             description="example plugin: l2-normalised tf-idf of hashed lowercase tokens, "
+                         "idf fitted on the run's text")
 
 
 @hookimpl
