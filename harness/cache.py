@@ -101,10 +101,6 @@ class Cache:
             self.builds += 1
         return final
 
-    def meta(self, stage: str, key: str) -> dict[str, Any]:
-        """Return the meta.json of a finished artifact."""
-        return json.loads((self.path(stage, key) / META_FILE).read_text(encoding="utf-8"))
-
 
 def read_meta(directory: Path) -> dict[str, Any]:
     """Return the meta.json of the artifact in `directory`."""

@@ -88,14 +88,23 @@ def main() -> None:
 
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the documented schema).")
+@click.option("--strict", is_flag=True,
+              help="Exit with 2 when a plugin failed to load (for plugin authors' CI).")
 @command
-def list_command(as_json: bool) -> None:
-    """List registered encoders, decoders and metrics, and plugins that failed to load."""
+def list_command(as_json: bool, strict: bool) -> None:
+    """List registered encoders, decoders, metrics and downstream tasks, and plugins that
+    failed to load."""
     from harness.listing import listing, render_listing
     from harness.plugins import load_registry
 
-    data = listing(load_registry())
+    registry = load_registry()
+    data = listing(registry)
     click.echo(json.dumps(data, indent=2) if as_json else render_listing(data))
+    if strict and registry.failures:
+        names = ", ".join(failure.name for failure in registry.failures)
+        raise HarnessError(f"--strict: {len(registry.failures)} plugin"
+                           f"{'s' if len(registry.failures) > 1 else ''} failed to load "
+                           f"({names}); see failed plugins above")
 
 
 @main.command()
@@ -111,13 +120,14 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     unavailable, data files missing, each with what to do), which `harness run` refuses too.
     """
     from harness.plugins import load_registry
-    from harness.spec import TableSpec, load_spec
+    from harness.spec import TableSpec, load_spec, preflight
 
     parsed = load_spec(spec, overrides, load_registry())
-    if parsed.problems:
-        for problem in parsed.problems:
+    problems = preflight(parsed)
+    if problems:
+        for problem in problems:
             click.echo(f"problem: {problem}", err=True)
-        count = len(parsed.problems)
+        count = len(problems)
         raise HarnessError(f"{spec}: well formed, but `harness run` refuses it here until "
                            f"{'this problem is' if count == 1 else f'these {count} problems are'} "
                            "fixed")
@@ -125,10 +135,8 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
         click.echo(f"{spec}: ok (correlates {parsed.diagnostics.reference.name} with "
                    f"{parsed.downstream.reference.name if parsed.downstream.reference else '-'})")
         return
-    pairs = sum(1 for e in parsed.components("encoder") for d in parsed.components("decoder")
-                if d.encoders is None or e.name in d.encoders)
     click.echo(f"{spec}: ok ({_count(len(parsed.components('encoder')), 'encoder')}, "
-               f"{_count(pairs, 'decoder')} to train, "
+               f"{_count(len(parsed.pairs()), 'decoder')} to train, "
                f"{_count(len(parsed.components('metric')), 'metric')}, "
                f"{_count(len(parsed.components('task')), 'downstream task')})")
 
@@ -156,16 +164,15 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
     from harness.spec import TableSpec, load_spec
 
     extra = [*overrides, f"device={device}"] if device else list(overrides)
-    registry = load_registry()
-    parsed = load_spec(spec, extra, registry)
+    parsed = load_spec(spec, extra, load_registry())
     out = out or Path("runs") / parsed.name
     if out.exists() and not out.is_dir():
         raise HarnessError(f"--out {out}: exists and is not a directory; give a directory for "
                            "the run's results")
     if isinstance(parsed, TableSpec):
-        run_tables(parsed, registry, out)
+        run_tables(parsed, out)
     else:
-        run_spec(parsed, registry, out, cache=Cache(cache_dir or default_root()))
+        run_spec(parsed, out, cache=Cache(cache_dir or default_root()))
     click.echo(f"results: {out / 'results.json'}")
 
 
@@ -188,16 +195,15 @@ def probe_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def _probed_spec(spec: Path, overrides: tuple[str, ...], device: str | None) -> tuple[Any, Any]:
+def _probed_spec(spec: Path, overrides: tuple[str, ...], device: str | None) -> Any:
     from harness.plugins import load_registry
     from harness.spec import TableSpec, load_spec
 
-    registry = load_registry()
     parsed = load_spec(spec, [*overrides, f"device={device}"] if device else list(overrides),
-                       registry)
+                       load_registry())
     if isinstance(parsed, TableSpec):
         raise HarnessError(f"{spec}: a table spec trains no decoder to probe")
-    return parsed, registry
+    return parsed
 
 
 def _print_probe(result: Any, as_json: bool, label: Callable[[str], str]) -> None:
@@ -246,13 +252,13 @@ def generate(spec: Path, sentences: tuple[str, ...], sentence_file: Path | None,
             raise DataError(f"--file {sentence_file}: cannot read it ({exc.strerror})") from None
     if steps is not None and len(texts) != 2:
         raise HarnessError(f"--interpolate needs exactly two sentences, got {len(texts)}")
-    parsed, registry = _probed_spec(spec, overrides, device)
+    parsed = _probed_spec(spec, overrides, device)
     cache = Cache(cache_dir or default_root())
     selection = {"encoders": encoders, "decoders": decoders}
     if steps is not None:
-        result = interpolate(parsed, registry, cache, texts[0], texts[1], steps, **selection)
+        result = interpolate(parsed, cache, texts[0], texts[1], steps, **selection)
     else:
-        result = generate_probe(parsed, registry, cache, texts, **selection)
+        result = generate_probe(parsed, cache, texts, **selection)
     _print_probe(result, as_json, lambda row: row)
 
 
@@ -274,8 +280,8 @@ def analogy(spec: Path, a: str, b: str, c: str, encoders: tuple[str, ...],
     from harness.cache import Cache, default_root
     from harness.probes import analogy as analogy_probe
 
-    parsed, registry = _probed_spec(spec, overrides, device)
-    result = analogy_probe(parsed, registry, Cache(cache_dir or default_root()), a, b, c,
+    parsed = _probed_spec(spec, overrides, device)
+    result = analogy_probe(parsed, Cache(cache_dir or default_root()), a, b, c,
                            encoders=encoders, decoders=decoders)
     _print_probe(result, as_json, lambda row: f"{row}  (z in a : b :: z : c)")
 
@@ -287,7 +293,8 @@ def analogy(spec: Path, a: str, b: str, c: str, encoders: tuple[str, ...],
 @command
 def report(run_dir: Path, formats: tuple[str, ...]) -> None:
     """Rebuild report.md / report.html of a run directory from its results.json."""
-    from harness.stages.report import load_results, write_reports
+    from harness.results import load_results
+    from harness.stages.report import write_reports
 
     write_reports(run_dir, load_results(run_dir), list(formats))
     click.echo(f"reports written in {run_dir}")
@@ -308,11 +315,12 @@ def compare(run_a: Path, run_b: Path, method: str, decoder_a: str | None,
     rank correlation of its values across the encoders both runs share (e.g. another decoder
     family, training size or seed)."""
     from harness.compare import compare_runs, render_comparison
-    from harness.stages.report import load_results
+    from harness.results import load_results
 
     comparison = compare_runs(load_results(run_a), load_results(run_b), method,
                               decoder_a=decoder_a, decoder_b=decoder_b)
-    click.echo(json.dumps(comparison, indent=2) if as_json else render_comparison(comparison))
+    click.echo(json.dumps(comparison.model_dump(mode="json"), indent=2) if as_json
+               else render_comparison(comparison))
 
 
 @main.group()
@@ -330,7 +338,7 @@ def data() -> None:
 def data_senteval(directory: Path, tasks: str | None, quiet: bool) -> None:
     """Download SentEval's downstream data from the official sources (as SentEval's
     get_transfer_data.bash does), resumably, and verify every file's line count."""
-    from harness.downstream.download import download_senteval
+    from harness.data.senteval import download_senteval
 
     report = download_senteval(directory, tasks=tasks.split(",") if tasks else None,
                                progress=not quiet)

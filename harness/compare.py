@@ -8,55 +8,98 @@ two settings are two runs' results.json (or two decoders of one run).
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import DataError
+from harness.results import RunResults
 
 
-def primary_decoder(results: dict[str, Any]) -> str | None:
-    """Return the decoder a run correlated (its first), or None for a run without decoders."""
-    decoder = (results.get("correlations") or {}).get("decoder")
-    decoders = [run["decoder"] for run in results.get("runs", [])]
-    if decoder in decoders:
-        return decoder
-    return decoders[0] if decoders else None
+class RunLabel(BaseModel):
+    """Which result set a side of the comparison is: spec name, decoder, training size, seed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    decoder: str | None
+    train_sentences: int | None
+    seed: int | None
+    published: str | None = Field(None, exclude_if=lambda value: value is None)
+
+    def describe(self) -> str:
+        """One line naming the result set."""
+        parts = [self.name or "(unnamed)"]
+        if self.published:
+            parts.append(f"published: {self.published}")
+        if self.decoder:
+            parts.append(f"decoder {self.decoder}")
+        if self.train_sentences:
+            parts.append(f"{self.train_sentences} training sentences")
+        if self.seed is not None:
+            parts.append(f"seed {self.seed}")
+        return ", ".join(parts)
 
 
-def diagnostic_values(results: dict[str, Any], decoder: str | None = None) -> dict[str, dict[str, float]]:
+class Stability(BaseModel):
+    """One diagnostic's rank correlation between the two result sets, over `encoders`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rho: float | None
+    p: float | None
+    p_method: str | None = Field(None, exclude_if=lambda value: value is None)
+    n: int
+    encoders: list[str]
+
+
+class Comparison(BaseModel):
+    """Paper Table 3 for two result sets: each common diagnostic's stability, and the
+    diagnostics only one of them has."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: str
+    a: RunLabel
+    b: RunLabel
+    diagnostics: dict[str, Stability]
+    only_a: list[str]
+    only_b: list[str]
+    notes: list[str]
+
+
+def diagnostic_values(results: RunResults, decoder: str | None = None
+                      ) -> dict[str, dict[str, float]]:
     """Return metric -> encoder -> corpus value of one decoder's runs (default: the primary).
 
     A run built from published tables (no runs) gives the values it correlated. Undefined
     values (null) are left out.
     """
-    runs = results.get("runs", [])
-    if not runs:
-        return dict(results.get("diagnostics")
-                    or (results.get("correlations") or {}).get("diagnostics") or {})
-    decoder = decoder or primary_decoder(results)
-    chosen = [run for run in runs if run["decoder"] == decoder]
+    if not results.runs:
+        return {metric: {encoder: value for encoder, value in column.items()
+                         if value is not None}
+                for metric, column in results.published_diagnostics().items()}
+    decoder = decoder or results.primary_decoder()
+    chosen = [run for run in results.runs if run.decoder == decoder]
     if not chosen:
-        known = sorted({run["decoder"] for run in runs})
-        raise DataError(f"no runs with decoder {decoder!r}; the results have {', '.join(known)}")
+        raise DataError(f"no runs with decoder {decoder!r}; the results have "
+                        f"{', '.join(sorted(results.decoders()))}")
     values: dict[str, dict[str, float]] = {}
     for run in chosen:
-        for metric, entry in run["metrics"].items():
-            if entry.get("value") is not None:  # null: undefined (Id/PERM without a permutation)
-                values.setdefault(metric, {})[run["encoder"]] = float(entry["value"])
+        for metric, score in run.metrics.items():
+            if score.value is not None:  # None: undefined (Id/PERM without a permutation)
+                values.setdefault(metric, {})[run.encoder] = score.value
     return values
 
 
-def _label(results: dict[str, Any], decoder: str | None) -> dict[str, Any]:
-    spec = results.get("spec") or {}
-    corpus = (results.get("provenance") or {}).get("corpus") or {}
-    label = {"name": spec.get("name", ""), "decoder": decoder,
-             "train_sentences": corpus.get("train"), "seed": spec.get("seed")}
-    if not results.get("runs") and results.get("diagnostics_source"):
-        label["published"] = results["diagnostics_source"]
-    return label
+def _label(results: RunResults, decoder: str | None) -> RunLabel:
+    corpus = results.provenance.corpus
+    published = results.published_source() if not results.runs else ""
+    return RunLabel(name=results.name, decoder=decoder,
+                    train_sentences=corpus.train if corpus else None, seed=results.seed,
+                    published=published or None)
 
 
-def compare_runs(results_a: dict[str, Any], results_b: dict[str, Any], method: str = "spearman",
-                 *, decoder_a: str | None = None, decoder_b: str | None = None) -> dict[str, Any]:
+def compare_runs(results_a: RunResults, results_b: RunResults, method: str = "spearman",
+                 *, decoder_a: str | None = None, decoder_b: str | None = None) -> Comparison:
     """Return, per diagnostic, the rank correlation across the encoders common to both runs.
 
     Paper Table 3: rho of each diagnostic between two settings, over the encoders both have
@@ -66,52 +109,40 @@ def compare_runs(results_a: dict[str, Any], results_b: dict[str, Any], method: s
     """
     from harness.stats import correlate
 
-    decoder_a = decoder_a or primary_decoder(results_a)
-    decoder_b = decoder_b or primary_decoder(results_b)
+    decoder_a = decoder_a or results_a.primary_decoder()
+    decoder_b = decoder_b or results_b.primary_decoder()
     values_a = diagnostic_values(results_a, decoder_a)
     values_b = diagnostic_values(results_b, decoder_b)
-    diagnostics: dict[str, dict[str, Any]] = {}
+    diagnostics: dict[str, Stability] = {}
     notes: list[str] = []
     for metric in [m for m in values_a if m in values_b]:
         a, b = values_a[metric], values_b[metric]
         common = sorted(encoder for encoder in a if encoder in b)
         result = correlate(a, b, method)
-        diagnostics[metric] = {**result.to_json(), "encoders": common}
+        diagnostics[metric] = Stability(rho=result.rho, p=result.p, p_method=result.p_method,
+                                        n=result.n, encoders=common)
         if result.rho is None:
             notes.append(f"{metric}: undefined over {result.n} common encoders (needs 3 or more, "
                          "and values that are not all equal)")
-    return {"method": method, "a": _label(results_a, decoder_a), "b": _label(results_b, decoder_b),
-            "diagnostics": diagnostics,
-            "only_a": [m for m in values_a if m not in values_b],
-            "only_b": [m for m in values_b if m not in values_a], "notes": notes}
+    return Comparison(method=method, a=_label(results_a, decoder_a),
+                      b=_label(results_b, decoder_b), diagnostics=diagnostics,
+                      only_a=[m for m in values_a if m not in values_b],
+                      only_b=[m for m in values_b if m not in values_a], notes=notes)
 
 
 def _number(value: float | None, digits: int) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def render_comparison(comparison: dict[str, Any]) -> str:
+def render_comparison(comparison: Comparison) -> str:
     """Return the comparison as a plain-text table, one diagnostic per line (paper Table 3)."""
-    def describe(label: dict[str, Any]) -> str:
-        parts = [label.get("name") or "(unnamed)"]
-        if label.get("published"):
-            parts.append(f"published: {label['published']}")
-        if label.get("decoder"):
-            parts.append(f"decoder {label['decoder']}")
-        if label.get("train_sentences"):
-            parts.append(f"{label['train_sentences']} training sentences")
-        if label.get("seed") is not None:
-            parts.append(f"seed {label['seed']}")
-        return ", ".join(parts)
-
-    lines = [f"Stability of the V2S diagnostics: {comparison['method']} correlation across "
+    lines = [f"Stability of the V2S diagnostics: {comparison.method} correlation across "
              "encoders (Kerscher & Eger 2020, Table 3)",
-             f"  A: {describe(comparison['a'])}", f"  B: {describe(comparison['b'])}", ""]
+             f"  A: {comparison.a.describe()}", f"  B: {comparison.b.describe()}", ""]
     rows = [("diagnostic", "rho", "p", "n", "encoders")]
-    for metric, entry in comparison["diagnostics"].items():
-        p = _number(entry["p"], 3) + (" (exact)" if entry.get("p_method") == "exact" else "")
-        rows.append((metric, _number(entry["rho"], 2), p, str(entry["n"]),
-                     ", ".join(entry["encoders"])))
+    for metric, entry in comparison.diagnostics.items():
+        p = _number(entry.p, 3) + (" (exact)" if entry.p_method == "exact" else "")
+        rows.append((metric, _number(entry.rho, 2), p, str(entry.n), ", ".join(entry.encoders)))
     if len(rows) == 1:
         lines.append("  no diagnostic in common")
     else:
@@ -119,8 +150,8 @@ def render_comparison(comparison: dict[str, Any]) -> str:
         for row in rows:
             cells = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in (1, 2, 3)]
             lines.append("  " + "  ".join([*cells, row[4]]).rstrip())
-    for key, who in (("only_a", "A"), ("only_b", "B")):
-        if comparison.get(key):
-            lines.append(f"  only in {who}: {', '.join(comparison[key])}")
-    lines += [f"  note: {note}" for note in comparison.get("notes", [])]
+    for names, who in ((comparison.only_a, "A"), (comparison.only_b, "B")):
+        if names:
+            lines.append(f"  only in {who}: {', '.join(names)}")
+    lines += [f"  note: {note}" for note in comparison.notes]
     return "\n".join(lines) + "\n"

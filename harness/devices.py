@@ -18,8 +18,8 @@ def resolve_device(requested: str) -> str:
         if count == 0 or (index and int(index) >= count):
             have = f"{count} CUDA device{'s' if count != 1 else ''}"
             raise HarnessError(f"device {requested!r}: this machine has {have} visible to torch "
-                               f"{torch.__version__}; use --device cpu (or auto)")
+                               f"{torch.__version__}; use device cpu or auto (`--set device=cpu`)")
     if kind == "mps" and not torch.backends.mps.is_available():
-        raise HarnessError(f"device {requested!r}: MPS is not available here; use --device cpu "
-                           "(or auto)")
+        raise HarnessError(f"device {requested!r}: MPS is not available here; use device cpu or "
+                           "auto (`--set device=cpu`)")
     return requested

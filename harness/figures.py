@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.results import Correlations, PairResult
 
 HEATMAP_COLORMAP = "RdBu_r"
 """Diverging: negative correlations blue, positive red, zero white."""
@@ -27,28 +30,29 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def heatmap_png(matrix: dict[str, dict[str, dict[str, Any]]],
-                summary: dict[str, dict[str, float | None]] | None = None, *,
-                method: str = "spearman", title: str | None = None) -> bytes:
+def heatmap_png(correlations: Correlations, *, title: str | None = None) -> bytes:
     """Return a PNG heatmap of rho, diagnostics x tasks, as in Kerscher & Eger 2020, Figure 2.
 
-    `matrix` is diagnostic -> task -> {"rho", ...}; undefined cells are grey. With `summary`
-    (diagnostic -> {"mean", "min"}), two more columns follow the tasks, as the paper's text
-    summarises each diagnostic by its mean and minimum over tasks. Every cell is annotated.
+    Undefined cells are grey. With a summary (each diagnostic's mean and min over tasks), two
+    more columns follow the tasks, as the paper's text summarises each diagnostic by them.
+    Every cell is annotated.
     """
     import numpy as np
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
+    matrix, summary, method = correlations.matrix, correlations.summary, correlations.method
     diagnostics = list(matrix)
     tasks = list(dict.fromkeys(task for row in matrix.values() for task in row))
     columns = tasks + (["mean", "min"] if summary else [])
 
     def cell(diagnostic: str, column: str) -> float:
+        value: float | None = None
         if column in tasks:
-            value = matrix[diagnostic].get(column, {}).get("rho")
-        else:
-            value = (summary or {}).get(diagnostic, {}).get(column)
+            if column in matrix[diagnostic]:
+                value = matrix[diagnostic][column].rho
+        elif diagnostic in summary:
+            value = getattr(summary[diagnostic], column)
         return math.nan if value is None else float(value)
 
     values = np.array([[cell(d, c) for c in columns] for d in diagnostics], dtype=float)
@@ -75,12 +79,11 @@ def heatmap_png(matrix: dict[str, dict[str, dict[str, Any]]],
     return _png(figure)
 
 
-def training_curves_png(runs: list[dict[str, Any]]) -> bytes | None:
+def training_curves_png(runs: list[PairResult]) -> bytes | None:
     """Return a PNG of training and validation loss per epoch for each run, or None if no run
-    has a curve (`run["train"]["curve"]`: a list of {"epoch", "train_loss", "val_loss"})."""
-    curves = [(f"{run['encoder']} / {run['decoder']}", run.get("train", {}).get("curve") or [])
-              for run in runs]
-    curves = [(label, points) for label, points in curves if points]
+    has a training curve."""
+    curves = [(f"{run.encoder} / {run.decoder}", run.train.curve) for run in runs
+              if run.train.curve]
     if not curves:
         return None
     from matplotlib import colormaps
@@ -93,7 +96,7 @@ def training_curves_png(runs: list[dict[str, Any]]) -> bytes | None:
     for index, (label, points) in enumerate(curves):
         colour = palette(index % 10)
         for key, style, suffix in (("val_loss", "-", "validation"), ("train_loss", "--", "train")):
-            pairs = [(p["epoch"], p[key]) for p in points if p.get(key) is not None]
+            pairs = [(p.epoch, getattr(p, key)) for p in points if getattr(p, key) is not None]
             if pairs:
                 epochs, losses = zip(*pairs)
                 axes.plot(epochs, losses, style, color=colour, marker=".",

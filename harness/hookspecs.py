@@ -1,39 +1,56 @@
-"""Hook specifications: what a plugin can register.
+"""Hook specifications: what a plugin can register, and the `register` callback it is given.
 
 Each hook receives a `register` callback bound to the calling plugin, so the core knows which
-plugin registered which component and refuses a wrong type at once.
+plugin registered which component and refuses a wrong type at once. What the registered
+factories return is declared in `harness.protocols`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 import pluggy
+
+from harness.protocols import Availability, Factory, Options
 
 hookspec = pluggy.HookspecMarker("harness")
 hookimpl = pluggy.HookimplMarker("harness")
 
-Register = Callable[..., None]
+
+class Register(Protocol):
+    """The callback a `register_*` hook receives, bound to the calling plugin."""
+
+    def __call__(self, name: str, factory: Factory, *, description: str = "",
+                 options: type[Options] = Options, availability: Availability | None = None,
+                 trainable: bool = False) -> None:
+        """Register component `name` of the hook's kind.
+
+        `name`: lower case letters, digits and hyphens, optionally a `:view` suffix.
+        `factory(options, context)` builds it when a run needs it; `options` validates what a
+        spec gives it; `availability` says whether it can run here
+        (`harness.protocols.Availability`); `trainable` marks an encoder that fits on the run's
+        text (`harness.protocols.TrainableEncoder`).
+        """
 
 
 @hookspec
 def register_encoders(register: Register) -> None:
-    """Register sentence encoders: register(name, factory, description=..., options=..., ...)."""
+    """Register sentence encoders (`harness.protocols.Encoder`)."""
 
 
 @hookspec
 def register_decoders(register: Register) -> None:
-    """Register decoder families: register(name, factory, description=..., options=..., ...)."""
+    """Register decoder families (`harness.protocols.ConditionalLanguageModel`)."""
 
 
 @hookspec
 def register_metrics(register: Register) -> None:
-    """Register metrics: register(name, factory, description=..., options=..., ...)."""
+    """Register metrics (`harness.protocols.Metric`)."""
 
 
 @hookspec
 def register_tasks(register: Register) -> None:
-    """Register downstream tasks: register(name, factory, description=..., options=..., ...)."""
+    """Register downstream tasks (`harness.protocols.DownstreamTask`)."""
 
 
 HOOK_FOR_KIND: dict[str, str] = {

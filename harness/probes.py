@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 
 from harness.cache import Cache
+from harness.devices import resolve_device
 from harness.errors import SpecError
-from harness.registry import Registry
-from harness.runner import refuse_problems, resolve_device
-from harness.spec import Spec
+from harness.spec import Component, Spec, preflight, refuse
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.encode import encode_corpus
@@ -66,22 +65,22 @@ class _Pair:
     vocab: Any
 
 
-def generate(spec: Spec, registry: Registry, cache: Cache, sentences: Sequence[str], *,
+def generate(spec: Spec, cache: Cache, sentences: Sequence[str], *,
              encoders: Sequence[str] = (), decoders: Sequence[str] = ()) -> ProbeResult:
     """Decode each sentence from its own vector, with every (selected) encoder and decoder."""
     inputs = _normalised(spec, sentences, at_least=1)
-    return _probe(spec, registry, cache, inputs, lambda vectors: vectors, encoders, decoders)
+    return _probe(spec, cache, inputs, lambda vectors: vectors, encoders, decoders)
 
 
-def analogy(spec: Spec, registry: Registry, cache: Cache, a: str, b: str, c: str, *,
+def analogy(spec: Spec, cache: Cache, a: str, b: str, c: str, *,
             encoders: Sequence[str] = (), decoders: Sequence[str] = ()) -> ProbeResult:
     """Decode u = vec(a) - vec(b) + vec(c): the z of a : b :: z : c."""
     a, b, c = _normalised(spec, [a, b, c], at_least=3)
-    return _probe(spec, registry, cache, [a, b, c], lambda v: v[0:1] - v[1:2] + v[2:3],
+    return _probe(spec, cache, [a, b, c], lambda v: v[0:1] - v[1:2] + v[2:3],
                   encoders, decoders, rows=[f"{a} - {b} + {c}"])
 
 
-def interpolate(spec: Spec, registry: Registry, cache: Cache, x: str, y: str, steps: int, *,
+def interpolate(spec: Spec, cache: Cache, x: str, y: str, steps: int, *,
                 encoders: Sequence[str] = (), decoders: Sequence[str] = ()) -> ProbeResult:
     """Decode z(alpha) = alpha vec(x) + (1 - alpha) vec(y) for `steps` alphas from 1 to 0."""
     if steps < 2:
@@ -89,7 +88,7 @@ def interpolate(spec: Spec, registry: Registry, cache: Cache, x: str, y: str, st
                         file="--interpolate")
     x, y = _normalised(spec, [x, y], at_least=2)
     alphas = np.linspace(1.0, 0.0, steps)
-    return _probe(spec, registry, cache, [x, y],
+    return _probe(spec, cache, [x, y],
                   lambda v: alphas[:, None] * v[0:1] + (1.0 - alphas[:, None]) * v[1:2],
                   encoders, decoders, rows=[f"alpha={a:.2f}" for a in alphas])
 
@@ -104,49 +103,45 @@ def _normalised(spec: Spec, sentences: Sequence[str], *, at_least: int) -> list[
     return out
 
 
-def _probe(spec: Spec, registry: Registry, cache: Cache, inputs: list[str], combine: Any,
+def _probe(spec: Spec, cache: Cache, inputs: list[str], combine: Any,
            encoders: Sequence[str], decoders: Sequence[str],
            rows: list[str] | None = None) -> ProbeResult:
     result = ProbeResult(rows=rows or inputs)
-    for pair in _trained_pairs(spec, registry, cache, encoders, decoders):
+    for pair in _trained_pairs(spec, cache, encoders, decoders):
         vectors = np.asarray(combine(pair.encoded.encode(inputs, spec.encode.batch_size)),
                              dtype=np.float32)
         hypotheses = decode(pair.model, vectors, spec.generation, pair.vocab,
-                            _device(spec))
+                            resolve_device(spec.device))
         result.probes.append(Probe(pair.encoder, pair.decoder,
                                    [pair.vocab.vocab.decode(h.ids) for h in hypotheses]))
     return result
 
 
-def _device(spec: Spec) -> str:
-    return resolve_device(spec.device)
-
-
-def _trained_pairs(spec: Spec, registry: Registry, cache: Cache, encoders: Sequence[str],
+def _trained_pairs(spec: Spec, cache: Cache, encoders: Sequence[str],
                    decoders: Sequence[str]) -> Iterator[_Pair]:
     """Yield each selected encoder x decoder pair the spec trains, with its trained decoder."""
     # Metrics and downstream tasks play no part here: their problems do not stop a probe.
-    refuse_problems(spec, sections=("device", "corpus", "vocab", "encoders", "decoders"))
-    chosen_decoders = _chosen(spec, "decoder", decoders)
-    pairs = [(encoder, [d for d in chosen_decoders
-                        if d.encoders is None or encoder.name in d.encoders])
-             for encoder in _chosen(spec, "encoder", encoders)]
-    pairs = [(encoder, trained_by) for encoder, trained_by in pairs if trained_by]
+    refuse(preflight(spec), sections=("device", "corpus", "vocab", "encoders", "decoders"))
+    chosen_decoders = {c.name for c in _chosen(spec, "decoder", decoders)}
+    chosen_encoders = {c.name for c in _chosen(spec, "encoder", encoders)}
+    pairs = [(encoder, decoder) for encoder, decoder in spec.pairs()
+             if encoder.name in chosen_encoders and decoder.name in chosen_decoders]
     if not pairs:
         raise SpecError("the spec trains none of the chosen decoders for the chosen encoders "
                         "(see the decoders' `encoders:`)", file="--decoder")
-    ctx = RunContext(spec=spec, registry=registry, cache=cache, device=_device(spec))
+    ctx = RunContext(spec=spec, cache=cache, device=resolve_device(spec.device))
     corpus = prepare_corpus(ctx)
     vocab = prepare_vocab(ctx, corpus)
-    for encoder, trained_by in pairs:
-        encoded = encode_corpus(ctx, encoder, corpus, vocab)
-        for decoder in trained_by:
-            trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
-            model = load_trained_decoder(ctx, decoder, trained, encoded, vocab)
-            yield _Pair(encoder.name, decoder.name, encoded, model, vocab)
+    encoded = {}
+    for encoder, decoder in pairs:
+        if encoder.name not in encoded:
+            encoded[encoder.name] = encode_corpus(ctx, encoder, corpus, vocab)
+        trained = train_decoder_for(ctx, decoder, encoded[encoder.name], corpus, vocab)
+        model = load_trained_decoder(ctx, decoder, trained, encoded[encoder.name], vocab)
+        yield _Pair(encoder.name, decoder.name, encoded[encoder.name], model, vocab)
 
 
-def _chosen(spec: Spec, kind: str, names: Sequence[str]) -> list[Any]:
+def _chosen(spec: Spec, kind: str, names: Sequence[str]) -> list[Component]:
     """The spec's components of `kind` named in `names` (all of them when `names` is empty)."""
     components = spec.components(kind)
     known = [c.name for c in components]

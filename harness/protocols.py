@@ -1,29 +1,38 @@
-"""The contracts between the core and its plugins: component protocols and their result types.
+"""The contracts between the core and its plugins, on the ground floor of the harness.
 
-Protocols are `runtime_checkable` so any object with the right methods can be evaluated without
-being registered (the conformance kit in `harness.testing` checks the details).
-This module imports nothing heavy: numpy and torch appear only in annotations.
+Everything the core relies on a plugin for is declared here: the component protocols (encoders,
+decoders, metrics, downstream tasks), their optional parts, the options base classes, what a
+factory receives, the `register` callback a hook is given, and the result types tasks return.
+Protocols are `runtime_checkable`, so any object with the right methods can be evaluated without
+being registered (`harness.testing` checks the details).
+
+Optional parts are small protocols or documented attributes with defaults; the core reads them
+only through the functions below them (`required_fields`, `higher_is_better`, ...), so each has
+one declaration and one reader.
+
+This module imports nothing from the rest of the harness, and nothing heavy: numpy and torch
+appear in annotations only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
-from harness.training.options import TrainingOptions
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     import numpy as np
     import torch
 
-    from harness.vocab import SubwordVocab
-
 KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task")
 """Component kinds, in listing order. A new kind needs a hookspec and an entry here."""
+
+
+# ------------------------------------------------------------------------------------ options
 
 
 class Options(BaseModel):
@@ -32,25 +41,102 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class TrainingOptions(BaseModel):
+    """How the core trains a decoder: optimiser, schedule, validation, checkpoints, logging."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    epochs: int = Field(5, ge=1, description="training epochs (at most, with early stopping)")
+    batch_size: int = Field(64, ge=1, description="sentences per training batch")
+    lr: float = Field(2e-3, gt=0.0, description="learning rate")
+    clip: float = Field(0.25, ge=0.0, description="gradient-norm clipping threshold (0 = off)")
+    optimizer: Literal["adam", "sgd"] = Field("adam", description="optimiser")
+    weight_decay: float = Field(0.0, ge=0.0, description="L2 weight decay of the optimiser")
+    schedule: Literal["constant", "plateau"] = Field(
+        "constant", description="learning rate schedule: constant, or multiplied by lr_factor "
+                                "when the validation loss stops falling")
+    lr_factor: float = Field(0.5, gt=0.0, lt=1.0,
+                             description="factor applied to the learning rate on a plateau")
+    lr_patience: int = Field(0, ge=0, description="epochs without improvement the plateau "
+                                                  "schedule tolerates before lowering the rate")
+    val_fraction: float = Field(
+        0.02, ge=0.0, lt=0.5, description="share of the training sentences held out (seeded) "
+                                          "for the validation loss; 0 = no validation")
+    patience: int = Field(0, ge=0, description="stop after this many epochs without a lower "
+                                               "validation loss (0 = never stop early)")
+    checkpoint_every: int = Field(1000, ge=0, description="also checkpoint every N optimiser "
+                                                          "steps within an epoch (0 = off)")
+    log_every: int = Field(100, ge=0, description="log the training loss every N steps "
+                                                  "(0 = per epoch only)")
+
+
 class DecoderOptions(TrainingOptions, Options):
     """Options every decoder family has: the core's trainer reads the `TrainingOptions` fields
-    (epochs, batch size, optimiser, schedule, validation, checkpoints)."""
+    (epochs, batch size, optimiser, schedule, validation, checkpoints) from them as they are."""
+
+
+# ------------------------------------------------------------------------- what a plugin gets
+
+
+@runtime_checkable
+class SubwordVocabulary(Protocol):
+    """The run's subword vocabulary, as a factory receives it in `BuildContext.vocab`.
+
+    A sentencepiece BPE model with one vector per id (`harness.vocab.SubwordVocab`). Ids follow
+    the model; `pad_id`, `bos_id` and `eos_id` always exist (ids after the model's pieces, with
+    zero vectors, when the model lacks them).
+    """
+
+    pad_id: int
+    unk_id: int
+    bos_id: int
+    eos_id: int
+    vectors: np.ndarray
+    """(len(vocab), dim) float32: the subword vectors, row i for id i."""
+
+    def __len__(self) -> int:
+        """Number of ids, specials included."""
+
+    @property
+    def dim(self) -> int:
+        """Dimension of the subword vectors."""
+
+    def encode(self, sentences: Sequence[str]) -> list[list[int]]:
+        """The piece ids of each sentence (no bos/eos)."""
+
+    def pieces(self, sentence: str) -> list[str]:
+        """The pieces of one sentence, e.g. ['▁the', '▁teach', 'er']."""
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of piece ids, special ids left out."""
 
 
 @dataclass(frozen=True)
 class BuildContext:
     """What the core hands a component factory besides the component's own options.
 
-    `vocab` is the run's subword vocabulary (BPE model + subword vectors); `workdir` is a private
-    cache directory for assets the component makes (e.g. trained weights); `input_dim` is the
-    sentence-vector dimension a decoder is conditioned on.
+    `vocab` is the run's subword vocabulary; `workdir` is a private cache directory for assets
+    the component makes (e.g. trained weights); `input_dim` is the sentence-vector dimension a
+    decoder is conditioned on.
     """
 
     device: str = "cpu"
     seed: int = 1
-    vocab: SubwordVocab | None = None
+    vocab: SubwordVocabulary | None = None
     workdir: Path | None = None
     input_dim: int | None = None
+
+
+Factory = Callable[[Any, BuildContext], Any]
+"""`factory(options, context)`: builds a component when a run needs it."""
+
+Availability = Callable[..., "str | None"]
+"""`availability()` or `availability(options=...)`: None when the component can run here, else
+what the user must do. With a parameter named `options` it receives the component's validated
+options from a spec (a weights path, say), and None from `harness list`."""
+
+
+# ------------------------------------------------------------------------------------ encoders
 
 
 @runtime_checkable
@@ -70,13 +156,18 @@ class Encoder(Protocol):
 
 @runtime_checkable
 class TrainableEncoder(Encoder, Protocol):
-    """An encoder that learns from the run's training corpus before encoding."""
+    """An encoder that learns from the run's fit text before encoding (registered with
+    `trainable=True`).
 
-    # Optional: `fit_version`, a string to change whenever the same options and corpus would
-    # fit a different state (a changed training procedure), so the cached fit is not reused.
+    The fit text is the corpus' training split, or the spec's `corpus.fit` source, in which
+    blank lines separate documents (for objectives over adjacent sentences).
+
+    Optional parts: a `fit_version` string (`VersionedFit`), and a resumable `fit` that takes a
+    `workdir` keyword (`ResumableFit`).
+    """
 
     def fit(self, sentences: Sequence[str]) -> None:
-        """Train on the corpus' training sentences."""
+        """Train on the fit text."""
 
     def save(self, directory: Path) -> None:
         """Write the fitted state into `directory` (no pickles)."""
@@ -86,12 +177,50 @@ class TrainableEncoder(Encoder, Protocol):
 
 
 @runtime_checkable
+class VersionedFit(Protocol):
+    """Optional for a `TrainableEncoder`: `fit_version`, changed whenever the same options and
+    text would fit a different state (a changed training procedure), so the fit stage's cached
+    state is not reused. Default: ""."""
+
+    fit_version: str
+
+
+class ResumableFit(Protocol):
+    """Optional for a `TrainableEncoder`: a `fit` that takes a `workdir` keyword.
+
+    The core passes a directory that survives a killed run (the artifact's partial directory):
+    checkpoint there and continue from it when `fit` is called again. The directory is removed
+    once the fit is saved. Told apart from a plain `fit` by its signature (`fits_resumably`).
+    """
+
+    def fit(self, sentences: Sequence[str], *, workdir: Path) -> None:
+        """Train on the fit text, resuming from `workdir` when it holds a checkpoint."""
+
+
+def fit_version(encoder: Encoder) -> str:
+    """The encoder's `fit_version` (`VersionedFit`), or "" when it declares none."""
+    return str(encoder.fit_version) if isinstance(encoder, VersionedFit) else ""
+
+
+def fits_resumably(encoder: TrainableEncoder) -> bool:
+    """True when the encoder's `fit` takes a `workdir` keyword (`ResumableFit`)."""
+    try:
+        return "workdir" in inspect.signature(encoder.fit).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+# ------------------------------------------------------------------------------------ decoders
+
+
+@runtime_checkable
 class ConditionalLanguageModel(Protocol):
     """A decoder: a language model over subword ids conditioned on a sentence vector.
 
-    Implemented as a `torch.nn.Module`. Token id conventions come from the run's `SubwordVocab`
+    Implemented as a `torch.nn.Module`. Token id conventions come from the run's vocabulary
     (`pad_id`, `bos_id`, `eos_id`). The core's trainer calls `forward` with teacher forcing; the
-    core's greedy and beam search call `initial_state`, `step` and `reorder_state`.
+    core's greedy and beam search call `initial_state`, `step` and `reorder_state`. Optional
+    part: `StandardisedInputs`.
     """
 
     def forward(self, inputs: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
@@ -100,15 +229,34 @@ class ConditionalLanguageModel(Protocol):
     def initial_state(self, vectors: torch.Tensor) -> Any:
         """Recurrent state before the first step, for vectors (B, D)."""
 
-    def step(self, tokens: torch.Tensor, vectors: torch.Tensor, state: Any) -> tuple[torch.Tensor, Any]:
+    def step(self, tokens: torch.Tensor, vectors: torch.Tensor, state: Any
+             ) -> tuple[torch.Tensor, Any]:
         """Advance one token: log-probabilities (B, V) of the next token and the new state."""
 
     def reorder_state(self, state: Any, index: torch.Tensor) -> Any:
         """Select rows `index` of the state (beam search keeps the surviving hypotheses)."""
 
-    # Optional: a decoder whose `standardise` attribute is true and that defines
-    # `set_vector_statistics(mean, var)` gets the per-dimension mean and variance (D,) of the
-    # training vectors from the trainer before the first step.
+
+@runtime_checkable
+class StandardisedInputs(Protocol):
+    """Optional for a decoder: one that standardises its sentence vectors per dimension.
+
+    When `standardise` is true, the trainer calls `set_vector_statistics(mean, var)` with the
+    per-dimension mean and variance (D,) of the training vectors before the first step.
+    """
+
+    standardise: bool
+
+    def set_vector_statistics(self, mean: torch.Tensor, var: torch.Tensor) -> None:
+        """Keep the training vectors' statistics (saved with the weights)."""
+
+
+def wants_vector_statistics(model: object) -> bool:
+    """True when the decoder standardises its inputs and takes their statistics."""
+    return isinstance(model, StandardisedInputs) and bool(model.standardise)
+
+
+# ------------------------------------------------------------------------------------- metrics
 
 
 @runtime_checkable
@@ -119,23 +267,173 @@ class Metric(Protocol):
     and computes the corpus score from their column sums. That one shape serves means (Id), ratios
     of counts (Id/PERM) and corpus BLEU alike, and lets the core bootstrap any metric's interval by
     resampling rows.
+
+    Optional attributes, with their defaults:
+    - `requires: tuple[str, ...] = ()`: sample fields beyond the two texts the metric needs
+      (e.g. `("nll", "tokens")`); the core passes each to `sentence_statistics` as a keyword
+      argument holding one value per pair (`required_fields`);
+    - `higher_is_better: bool = True`: False for a metric where lower is better (perplexity);
+      ranks and reports follow it (`higher_is_better`);
+    - `signature()`: a string naming the exact configuration (sacrebleu's signature, say),
+      recorded beside the score (`SignedMetric`).
     """
 
-    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
-        """Return an (n, k) float array of per-pair statistics.
-
-        A metric that needs more than the two texts names the sample fields it needs in a
-        `requires` attribute (e.g. `("nll", "tokens")`); the core then passes each field as a
-        keyword argument holding one value per pair.
-        """
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]
+                            ) -> np.ndarray:
+        """Return an (n, k) float array of per-pair statistics."""
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
         """Score(s) from summed statistics (..., k) over `count` pairs: on the paper's 0-100
-        scale where that applies, NaN where the score is undefined for those statistics.
+        scale where that applies, NaN where the score is undefined for those statistics."""
 
-        A metric where lower is better (perplexity) sets `higher_is_better = False`; ranks and
-        reports read it.
-        """
+
+@runtime_checkable
+class SignedMetric(Protocol):
+    """Optional for a metric: `signature()`, the exact configuration it scored with."""
+
+    def signature(self) -> str:
+        """A string such as sacrebleu's `nrefs:1|case:mixed|eff:no|tok:13a|...`."""
+
+
+def required_fields(metric: Metric) -> tuple[str, ...]:
+    """The sample fields the metric declares in `requires` (default: none)."""
+    return tuple(getattr(metric, "requires", ()))
+
+
+def higher_is_better(metric: Metric) -> bool:
+    """The metric's `higher_is_better` (default: True)."""
+    return bool(getattr(metric, "higher_is_better", True))
+
+
+def metric_signature(metric: Metric) -> str | None:
+    """The metric's `signature()` (`SignedMetric`), or None when it has none."""
+    return str(metric.signature()) if isinstance(metric, SignedMetric) else None
+
+
+# ------------------------------------------------------------------------------ downstream tasks
+
+
+Encode = Callable[[list[str]], "np.ndarray"]
+"""Sentences -> float array (len(sentences), dim); given to `evaluate` by the core."""
+
+
+@dataclass(frozen=True)
+class Examples:
+    """One split of a task: sentences (or sentence pairs) and their labels.
+
+    `first` holds the sentences, `second` the other side of each pair (None for single-sentence
+    tasks). `labels` holds class ids (int64) for classification and gold scores (float64) for
+    relatedness/similarity.
+    """
+
+    first: tuple[str, ...]
+    labels: np.ndarray
+    second: tuple[str, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """A task's splits as read from disk.
+
+    Split names are the task's own (`all`, `train`/`dev`/`test`, one per subset, ...).
+    `classes` names the class ids of a classification task; `files` are the files read, in
+    reading order.
+    """
+
+    name: str
+    splits: Mapping[str, Examples]
+    files: tuple[Path, ...] = ()
+    classes: tuple[str, ...] = ()
+
+    def sizes(self) -> dict[str, int]:
+        """Return split name -> number of examples."""
+        return {split: len(examples) for split, examples in self.splits.items()}
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """The outcome of one task for one encoder.
+
+    `score` is the task's headline number (`metric` names it); `scores` holds every sub-score
+    (dev accuracy, F1, Spearman, per-subset correlations, ...). `columns` are the values under the
+    names reference tables use (e.g. `{"MRPC": 73.2, "MRPC-F1": 81.0}`).
+    """
+
+    task: str
+    metric: str
+    score: float
+    scores: Mapping[str, float]
+    n_train: int
+    n_dev: int
+    n_test: int
+    config: str
+    seed: int
+    columns: Mapping[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the result as JSON-ready data (the cache and results.json store this)."""
+        return {"task": self.task, "metric": self.metric, "score": self.score,
+                "scores": dict(self.scores), "n_train": self.n_train, "n_dev": self.n_dev,
+                "n_test": self.n_test, "config": self.config, "seed": self.seed,
+                "columns": dict(self.columns), "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TaskResult:
+        """Return the result `to_json` wrote."""
+        return cls(task=str(data["task"]), metric=str(data["metric"]), score=float(data["score"]),
+                   scores={str(k): float(v) for k, v in data["scores"].items()},
+                   n_train=int(data["n_train"]), n_dev=int(data["n_dev"]),
+                   n_test=int(data["n_test"]), config=str(data["config"]), seed=int(data["seed"]),
+                   columns={str(k): float(v) for k, v in data.get("columns", {}).items()},
+                   seconds=float(data.get("seconds", 0.0)))
+
+
+@runtime_checkable
+class DownstreamTask(Protocol):
+    """A downstream evaluation: what a `register_tasks` factory returns.
+
+    `name` is the task as reference tables spell it (`MR`, `SICK-R`, `STS14`); `version` changes
+    whenever loading or evaluation changes the result (it is part of cache keys).
+    `files(data_dir)` lists the files `load` reads, so the core can digest them for its cache key
+    and check them before a run without loading. `evaluate` is handed an `encode` callable
+    (sentences -> vectors, batched and checked by the core), so a task never sees the encoder, and
+    must be deterministic given `seed`. Optional part: `GeneratedTask`.
+    """
+
+    name: str
+    version: str
+
+    def files(self, data_dir: Path) -> list[Path]:
+        """Return the data files this task reads under `data_dir`."""
+
+    def load(self, data_dir: Path) -> TaskData:
+        """Read the task's splits; raise `harness.errors.DataError` naming the file on a problem."""
+
+    def evaluate(self, encode: Encode, data_dir: Path, *, config: str = "prototyping",
+                 seed: int = 1111, device: str = "cpu") -> TaskResult:
+        """Encode the task's sentences with `encode`, train/evaluate, and return the result."""
+
+
+@runtime_checkable
+class GeneratedTask(DownstreamTask, Protocol):
+    """Optional for a task: one whose data the harness generates itself (no `data_dir`).
+
+    The core calls `generate(directory)` on a cache directory named after `data_key()` before
+    `evaluate(..., directory)`; `generate` is idempotent and writes atomically.
+    """
+
+    def data_key(self) -> str:
+        """Return what determines the generated files (generator versions, seed, sizes)."""
+
+    def generate(self, directory: Path) -> None:
+        """Write the task's data into `directory` unless it is already complete."""
+
+
+# ------------------------------------------------------------------------------- registration
 
 
 @dataclass(frozen=True)
@@ -143,42 +441,43 @@ class ComponentInfo:
     """A registered component: cheap metadata plus a factory that builds it on demand.
 
     `factory(options, context)` is called only when a run needs the component, so registering
-    imports no model code. `availability()` returns None when the component can run, otherwise
-    what the user must do to make it run.
+    imports no model code. `availability` follows `Availability`.
     """
 
     kind: str
     name: str
-    factory: Callable[[Any, BuildContext], Any]
+    factory: Factory
     description: str = ""
     options: type[Options] = Options
-    availability: Callable[[], str | None] | None = None
+    availability: Availability | None = None
     trainable: bool = False
     plugin: str = ""
     distribution: str = ""
     version: str = ""
 
-    def status(self, options: Options | None = None) -> str:
-        """"ok", or "unavailable: <what to do>".
+    def unavailable_reason(self, options: Options | None = None) -> Any:
+        """What `availability` says for these options: None when the component can run.
 
         An `availability` callable with a parameter named `options` is given the component's
-        validated options (e.g. a weights path set in the spec); `harness list` passes None.
+        validated options (None from `harness list`); one without is called with no argument.
+        Whatever it raises propagates (`status` turns it into a message).
         """
         if self.availability is None:
-            return "ok"
+            return None
+        if _takes_options(self.availability):
+            return self.availability(options=options)
+        return self.availability()
+
+    def status(self, options: Options | None = None) -> str:
+        """"ok", or "unavailable: <what to do>"."""
         try:
-            if _takes_options(self.availability):
-                reason = self.availability(options=options)
-            else:
-                reason = self.availability()
+            reason = self.unavailable_reason(options)
         except Exception as exc:  # a broken availability check must not break `harness list`
             reason = f"availability check failed: {exc}"
         return "ok" if reason is None else f"unavailable: {reason}"
 
 
 def _takes_options(function: Callable[..., Any]) -> bool:
-    import inspect
-
     try:
         return "options" in inspect.signature(function).parameters
     except (TypeError, ValueError):

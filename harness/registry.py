@@ -55,13 +55,21 @@ class Registry:
             raise UnknownComponentError(kind, name, close, known) from None
 
     def create(self, kind: str, name: str, options: Options, context: BuildContext) -> Any:
-        """Build the component with validated options; refuses an unavailable one."""
+        """Build a component by name outside a spec (a script, a notebook); refuses an
+        unavailable one. Runs build the components their spec resolved instead."""
         info = self.get(kind, name)
         status = info.status(options)
         if status != "ok":
             raise UnavailableComponentError(kind, name, status.removeprefix("unavailable: "))
-        with plugin_call(info.plugin, f"building {kind} {name!r}"):
-            return info.factory(options, context)
+        return build(info, options, context)
+
+
+def build(info: ComponentInfo, options: Options, context: BuildContext, purpose: str = "") -> Any:
+    """A new instance of the component; an exception its factory raises becomes a
+    `PluginError` naming the plugin (and the `purpose`, e.g. "for encoder 'avg' (dim 300)")."""
+    what = f"building {info.kind} {info.name!r} {purpose}".rstrip()
+    with plugin_call(info.plugin, what):
+        return info.factory(options, context)
 
 
 def make_info(kind: str, name: Any, factory: Any, *, description: str = "",

@@ -349,9 +349,11 @@ def test_run_refuses_an_out_that_is_a_file(tmp_path: Path, cache: Path) -> None:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_run_refuses_a_device_this_machine_lacks(tmp_path: Path, cache: Path) -> None:
     path = write_spec(tmp_path, GOOD)
+    # The advice names an option both `run` and `validate` have.
     assert_one_error_line(invoke("run", str(path), "--device", "cuda"),
-                          "device: 'cuda': this machine has 0 CUDA devices", "--device cpu")
+                          "device: 'cuda': this machine has 0 CUDA devices", "--set device=cpu")
     assert not cache.exists() and not Path("runs").exists()
     refused = invoke("validate", str(path), "--set", "device=cuda:3")
     assert refused.exit_code == 2
     assert refused.stderr.startswith("problem: --set: device: 'cuda:3': this machine has 0 CUDA")
+    assert "--set device=cpu" in refused.stderr

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 import harness_plugins.decoders as decoders
 from harness.errors import DataError
-from harness.protocols import BuildContext, ConditionalLanguageModel
+from harness.protocols import BuildContext, ConditionalLanguageModel, TrainingOptions
 from harness.testing import check_decoder, check_registration
 from harness.training.trainer import load_decoder_state, save_decoder
 from harness_plugins.decoders.lstm import MixtureOfSoftmaxesLSTM, build_mos_lstm
@@ -254,7 +254,8 @@ def test_standardisation_uses_the_training_set_statistics(family: str, tmp_path:
     else:
         model = SimpleLSTM(vocab.vectors, 6, hidden=8, standardise=True, dropout=0.0,
                            dropout_input=0.0, dropout_layers=0.0)
-    train_decoder(model, vocab, vectors, ids, epochs=1, batch_size=4, val_fraction=0.25, seed=1,
+    train_decoder(model, vocab, vectors, ids,
+                  TrainingOptions(epochs=1, batch_size=4, val_fraction=0.25), seed=1,
                   device="cpu", checkpoint_dir=tmp_path / "ckpt", log_path=tmp_path / "log",
                   progress=False)
     train_rows, _ = split_validation(20, 0.25, 1)

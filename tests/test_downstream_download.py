@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.downstream import download
-from harness.downstream.download import download_senteval, fetch
-from harness.downstream.loaders import load_task
+from harness.data import senteval as download
+from harness.data.fetch import fetch
+from harness.data.senteval import download_senteval
 from harness.errors import DataError, HarnessError
+from harness_plugins.tasks.senteval.loaders import load_task
 
 needs_perl = pytest.mark.skipif(shutil.which("perl") is None,
                                 reason="SentEval's preparation of STS and SICK runs Perl")

@@ -10,13 +10,13 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from harness.downstream import evaluation
-from harness.downstream.classifier import SentEvalClassifier, make_optimizer
-from harness.downstream.configs import CONFIGS, get_config
-from harness.downstream.relatedness import fit_relatedness, tai_targets
-from harness.downstream.sts import SubsetScore, cosine, score_subset, score_year
-from harness.downstream.tasks import f1_percent
 from harness.errors import HarnessError
+from harness_plugins.tasks.senteval import evaluation
+from harness_plugins.tasks.senteval.classifier import SentEvalClassifier, make_optimizer
+from harness_plugins.tasks.senteval.configs import CONFIGS, get_config
+from harness_plugins.tasks.senteval.relatedness import fit_relatedness, tai_targets
+from harness_plugins.tasks.senteval.sts import SubsetScore, cosine, score_subset, score_year
+from harness_plugins.tasks.senteval.tasks import f1_percent
 
 PROTOTYPING = CONFIGS["prototyping"]
 

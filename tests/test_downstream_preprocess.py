@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.downstream.preprocess import MosesTokenizer, cat_v, ptb_file, ptb_tokenize, strip_quotes
+from harness.data.preprocess import MosesTokenizer, cat_v, ptb_file, ptb_tokenize, strip_quotes
 from harness.errors import DataError
 
 

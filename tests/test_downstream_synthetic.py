@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from harness import synthetic as corpus
-from harness.downstream.base import GeneratedTask
-from harness.downstream.conformance import check_task, hashed_bag_of_words
-from harness.downstream.synthetic import (
+from harness.protocols import GeneratedTask
+from harness.testing import check_task, hashed_bag_of_words
+from harness_plugins.tasks.synthetic import (
     GROUP_A,
     SYNTHETIC_TASKS,
     Sizes,

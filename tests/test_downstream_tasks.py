@@ -12,14 +12,19 @@ from scipy.stats import pearsonr
 from test_downstream_fixtures import write_senteval_fixture
 
 import harness_plugins.tasks as task_plugin
-from harness.downstream.base import DownstreamTask, Examples, GeneratedTask, TaskResult, table_row
-from harness.downstream.conformance import check_task, hashed_bag_of_words
-from harness.downstream.loaders import load_task
-from harness.downstream.sts import cosine
-from harness.downstream.tasks import FAMILIES, Vectors, pair_features, senteval_order, senteval_task
 from harness.errors import HarnessError
-from harness.protocols import BuildContext, Options
-from harness.testing import check_registration
+from harness.protocols import BuildContext, DownstreamTask, Examples, GeneratedTask, Options, TaskResult
+from harness.stages.downstream import table_row
+from harness.testing import check_registration, check_task, hashed_bag_of_words
+from harness_plugins.tasks.senteval.loaders import load_task
+from harness_plugins.tasks.senteval.sts import cosine
+from harness_plugins.tasks.senteval.tasks import (
+    FAMILIES,
+    Vectors,
+    pair_features,
+    senteval_order,
+    senteval_task,
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +68,7 @@ def test_pair_features_are_abs_difference_and_product_in_senteval_order() -> Non
 
 
 def load_like(splits: dict[str, Examples]):
-    from harness.downstream.base import TaskData
+    from harness.protocols import TaskData
 
     return TaskData(name="T", splits=splits)
 

@@ -33,7 +33,7 @@ corpus:
   train: {generate: quickstart, sentences: 600}
   test: {generate: quickstart, sentences: 60, seed: 2}
 vocab: {bpe_size: 200, dim: 16, epochs: 1}
-encoders: [avg, example-bow]
+encoders: [avg, example-bow, example-idf]
 decoders:
   - {name: mos-lstm, layers: 1, hidden: 32, epochs: 1}
 generation: {beam: 2, max_len: 20}
@@ -91,12 +91,23 @@ def test_list_shows_installed_and_failed_plugins(installed: None, clean_env: dic
     assert "avg" in out and "mos-lstm" in out
 
 
+def test_list_strict_exits_2_while_a_broken_plugin_is_installed(
+        installed: None, clean_env: dict[str, str]) -> None:
+    done = harness("list", "--strict", env=clean_env)
+    assert done.returncode == 2 and "example-bow" in done.stdout
+    assert done.stderr.startswith(f"error: --strict: {len(BROKEN_ENTRY_POINTS)} plugins failed")
+    skip = {**clean_env, "HARNESS_DISABLE_PLUGINS": ",".join(BROKEN_ENTRY_POINTS)}
+    assert harness("list", "--strict", env=skip).returncode == 0
+
+
 def test_list_json_records_failures(installed: None, clean_env: dict[str, str]) -> None:
     done = harness("list", "--json", env=clean_env)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     bow = {e["name"]: e for e in data["encoders"]}["example-bow"]
     assert (bow["plugin"], bow["version"], bow["status"]) == ("example", "0.1.0", "ok")
+    idf = {e["name"]: e for e in data["encoders"]}["example-idf"]
+    assert (idf["plugin"], idf["version"], idf["status"]) == ("example", "0.1.0", "ok")
     assert {e["name"] for e in data["metrics"]} >= {"example-length", "id", "bleu"}
     failures = {f["name"]: f for f in data["failed_plugins"]
                 if f["distribution"] == "v2s-broken-plugin"}
@@ -126,7 +137,8 @@ def test_run_with_third_party_encoder_and_metric(installed: None, clean_env: dic
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
     runs = {(r["encoder"], r["decoder"]): r for r in results["runs"]}
-    assert set(runs) == {("avg", "mos-lstm"), ("example-bow", "mos-lstm")}
+    assert set(runs) == {("avg", "mos-lstm"), ("example-bow", "mos-lstm"),
+                         ("example-idf", "mos-lstm")}
     for run in runs.values():
         assert set(run["metrics"]) == {"id", "perm", "id-perm", "bleu", "example-length"}
         length = run["metrics"]["example-length"]

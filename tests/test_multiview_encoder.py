@@ -342,9 +342,9 @@ def test_runs_through_the_harness_and_is_fitted_once(tmp_path: Path) -> None:
     assert registry.get("encoder", "multiview-d").plugin == "harness-multiview"
     (tmp_path / "spec.yaml").write_text(RUN_SPEC)
     spec = load_spec(tmp_path / "spec.yaml", registry=registry)
-    first = run_spec(spec, registry, tmp_path / "run", cache=Cache(tmp_path / "cache"))
+    first = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache")).to_json()
     assert [(r["encoder"], r["dim"]) for r in first["runs"]] == [
         ("multiview-d", 16), ("invertible-bijective", 12 * 8)]
     again = Cache(tmp_path / "cache")
-    second = run_spec(spec, registry, tmp_path / "run2", cache=again)
+    second = run_spec(spec, tmp_path / "run2", cache=again).to_json()
     assert again.builds == 0 and second["runs"] == first["runs"]

@@ -274,6 +274,27 @@ def test_list_command_json_schema() -> None:
     assert "mos-lstm" in [e["name"] for e in data["decoders"]]
 
 
+def test_list_strict_fails_when_a_plugin_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For plugin authors' CI: the listing is printed either way; --strict exits with 2 and one
+    error line naming the failed plugins when any failed, 0 when none did."""
+    import harness.plugins
+    from harness.cli import main
+
+    broken = load_registry(entry_points=[fake("fake-good", "good_encoder"),
+                                         fake("fake-raises", "raises")])
+    assert [f.name for f in broken.failures] == ["fake-raises"]
+    monkeypatch.setattr(harness.plugins, "load_registry", lambda: broken)
+    lenient = CliRunner().invoke(main, ["list"])
+    assert lenient.exit_code == 0 and "fake-raises" in lenient.stdout
+    strict = CliRunner().invoke(main, ["list", "--strict"])
+    assert strict.exit_code == 2 and "Failed plugins (1)" in strict.stdout
+    assert strict.stderr == ("error: --strict: 1 plugin failed to load (fake-raises); see failed "
+                             "plugins above\n")
+    healthy = load_registry(entry_points=[fake("fake-good", "good_encoder")])
+    monkeypatch.setattr(harness.plugins, "load_registry", lambda: healthy)
+    assert CliRunner().invoke(main, ["list", "--strict", "--json"]).exit_code == 0
+
+
 def test_list_command_imports_nothing_heavy(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import json, sys

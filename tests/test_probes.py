@@ -13,7 +13,7 @@ from harness.cli import main
 from harness.plugins import load_registry
 from harness.probes import analogy, generate, interpolate
 from harness.runner import run_spec
-from harness.spec import load_spec
+from harness.spec import load_spec, preflight
 from tests.test_runner import _write_spec
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -26,7 +26,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory):
     registry = load_registry()
     spec = load_spec(_write_spec(root), registry=registry)
     cache = Cache(root / "cache")
-    run_spec(spec, registry, root / "run", cache=cache)
+    run_spec(spec, root / "run", cache=cache)
     samples = [json.loads(line) for line in
                (root / "run" / "samples" / "avg__mos-lstm.jsonl").read_text().splitlines()]
     return root, spec, registry, cache, samples
@@ -36,7 +36,7 @@ def test_generate_regenerates_test_sentences_as_the_run_did(trained) -> None:
     """Same sentence, same vector, same search: the run's own samples."""
     _, spec, registry, cache, samples = trained
     builds = cache.builds
-    result = generate(spec, registry, cache, [s["reference"] for s in samples[:5]])
+    result = generate(spec, cache, [s["reference"] for s in samples[:5]])
     (probe,) = result.probes
     assert (probe.encoder, probe.decoder) == ("avg", "mos-lstm")
     assert probe.outputs == [s["hypothesis"] for s in samples[:5]]
@@ -48,14 +48,14 @@ def test_an_analogy_with_a_equal_to_b_decodes_c(trained) -> None:
     """u = r - s + v with r = s is v itself."""
     _, spec, registry, cache, samples = trained
     a, c = samples[0]["reference"], samples[1]["reference"]
-    (probe,) = analogy(spec, registry, cache, a, a, c).probes
+    (probe,) = analogy(spec, cache, a, a, c).probes
     assert probe.outputs == [samples[1]["hypothesis"]]
 
 
 def test_interpolation_ends_at_both_sentences(trained) -> None:
     _, spec, registry, cache, samples = trained
     x, y = samples[2]["reference"], samples[3]["reference"]
-    result = interpolate(spec, registry, cache, x, y, 4)
+    result = interpolate(spec, cache, x, y, 4)
     assert result.rows == ["alpha=1.00", "alpha=0.67", "alpha=0.33", "alpha=0.00"]
     outputs = result.probes[0].outputs
     assert (outputs[0], outputs[-1]) == (samples[2]["hypothesis"], samples[3]["hypothesis"])
@@ -89,6 +89,6 @@ def test_problems_of_metrics_or_tasks_do_not_stop_a_probe(trained) -> None:
     spec = load_spec(root / "tiny.yaml", ["downstream.tasks=[MR]",
                                           f"downstream.data_dir={root / 'no-senteval'}"],
                      registry=registry)
-    assert [p.field for p in spec.problems] == ["downstream.tasks.0.name"]
-    (probe,) = generate(spec, registry, cache, [samples[0]["reference"]]).probes
+    assert [p.field for p in preflight(spec)] == ["downstream.tasks.0.name"]
+    (probe,) = generate(spec, cache, [samples[0]["reference"]]).probes
     assert probe.outputs == [samples[0]["hypothesis"]]

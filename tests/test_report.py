@@ -16,11 +16,10 @@ from click.testing import CliRunner
 from harness.cli import main
 from harness.errors import DataError
 from harness.figures import HEATMAP_COLORMAP, heatmap_png, training_curves_png
+from harness.results import SCHEMA, Correlations, PairResult, RunResults, load_results
 from harness.stages.report import (
     CURVES_FILE,
     HEATMAP_FILE,
-    SCHEMA,
-    load_results,
     render_markdown,
     write_reports,
     write_run,
@@ -34,7 +33,12 @@ def cell(rho: float | None, p: float | None = None, n: int = 4) -> dict:
     return {"rho": rho, "p": p, "p_method": "exact" if p is not None else None, "n": n}
 
 
-def hand_made_results(curves: bool = True) -> dict:
+def hand_made_results(curves: bool = True) -> RunResults:
+    return RunResults.model_validate(hand_made_data(curves))
+
+
+def hand_made_data(curves: bool = True) -> dict:
+    """A results.json as a run would write it, by hand."""
     def run(encoder: str, id_value: float, low: float, high: float, curve: bool) -> dict:
         train = {"epochs": 3, "train_loss": 2.5, "val_loss": 2.75, "tokens_per_s": 1234.0}
         if curve:
@@ -109,7 +113,8 @@ def test_html_embeds_the_heatmap_as_png(written: Path):
 def test_heatmap_shows_positive_red_negative_blue_and_undefined_grey():
     from matplotlib import colormaps
 
-    data = heatmap_png({"id": {"MR": cell(0.9), "CR": cell(-0.8), "TREC": cell(None)}})
+    data = heatmap_png(Correlations.model_validate(
+        {"matrix": {"id": {"MR": cell(0.9), "CR": cell(-0.8), "TREC": cell(None)}}}))
     rgb = pixels(data)
 
     def near(colour) -> np.ndarray:
@@ -136,8 +141,9 @@ def test_heatmap_adds_mean_and_min_columns():
     def coloured(data: bytes) -> int:
         return int((np.abs(pixels(data) - colour).max(axis=-1) < 0.02).sum())
 
-    alone = coloured(heatmap_png(matrix))
-    with_summary = coloured(heatmap_png(matrix, {"id": {"mean": 0.5, "min": 0.5}}))
+    alone = coloured(heatmap_png(Correlations.model_validate({"matrix": matrix})))
+    with_summary = coloured(heatmap_png(Correlations.model_validate(
+        {"matrix": matrix, "summary": {"id": {"mean": 0.5, "min": 0.5}}})))
     # 1 of 2 cells has that colour, then 3 of 4 in a heatmap as wide: 1.5 times the area
     assert with_summary > 1.4 * alone > 0
 
@@ -177,27 +183,28 @@ def test_training_curves_absent_are_said_and_not_drawn(tmp_path: Path):
     assert (tmp_path / "figures" / HEATMAP_FILE).exists()
     assert "No training curves were recorded." in (tmp_path / "report.md").read_text()
     assert set(embedded_images((tmp_path / "report.html").read_text())) == {"heatmap"}
-    assert training_curves_png([{"encoder": "a", "decoder": "b", "train": {}}]) is None
+    assert training_curves_png([PairResult(encoder="a", decoder="b")]) is None
 
 
 def test_training_curves_png():
-    data = training_curves_png(hand_made_results()["runs"])
+    data = training_curves_png(hand_made_results().runs)
     assert data is not None and png_size(data)[0] > 300
 
 
 def test_no_heatmap_without_a_defined_correlation(tmp_path: Path):
-    results = hand_made_results()
-    results["correlations"]["matrix"] = {"id": {"MR": cell(None, n=2)}}
-    write_reports(tmp_path, results, ["md"])
+    data = hand_made_data()
+    data["correlations"]["matrix"] = {"id": {"MR": cell(None, n=2)}}
+    write_reports(tmp_path, RunResults.model_validate(data), ["md"])
     assert not (tmp_path / "figures" / HEATMAP_FILE).exists()
     assert "figures/heatmap.png" not in (tmp_path / "report.md").read_text()
 
 
 def test_report_of_published_tables_shows_their_values():
-    results = {"schema": SCHEMA, "spec": {"name": "paper"}, "runs": [],
-               "diagnostics": {"id": {"avg": 15.18, "laser": 18.52}},
-               "diagnostics_source": "Kerscher & Eger 2020, Table 4",
-               "correlations": {"method": "spearman", "decoder": "", "matrix": {}, "ranks": {}}}
+    results = RunResults.model_validate(
+        {"schema": SCHEMA, "spec": {"name": "paper"}, "runs": [],
+         "diagnostics": {"id": {"avg": 15.18, "laser": 18.52}},
+         "diagnostics_source": "Kerscher & Eger 2020, Table 4",
+         "correlations": {"method": "spearman", "decoder": "", "matrix": {}, "ranks": {}}})
     text = render_markdown(results, figures={})
     assert "As published (Kerscher & Eger 2020, Table 4); no intervals." in text
     assert "| laser | 18.52 |" in text
@@ -211,7 +218,7 @@ def test_write_run_then_harness_report_rebuilds(tmp_path: Path):
     out.mkdir()
     write_run(out, hand_made_results(), {("avg", "mos-lstm"): sample}, ["md"])
     assert (out / "samples" / "avg__mos-lstm.jsonl").read_text() == sample.read_text()
-    assert load_results(out)["spec"]["name"] == "hand-made"
+    assert load_results(out).name == "hand-made"
     assert not (out / "report.html").exists()
     result = CliRunner().invoke(main, ["report", str(out)])
     assert result.exit_code == 0, result.output

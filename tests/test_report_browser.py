@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.results import RunResults
 from harness.stages.correlate import correlations_from_tables
-from harness.stages.report import SCHEMA, write_reports
+from harness.stages.report import write_reports
 
 PAPER = Path(__file__).resolve().parents[1] / "benchmarks" / "paper"
 pytestmark = pytest.mark.integration
@@ -51,8 +52,7 @@ def test_report_html_shows_the_heatmap_in_chromium(tmp_path: Path):
     browser = chromium()
     correlations = correlations_from_tables(PAPER / "v2s-table4.yaml",
                                             PAPER / "senteval-table5.yaml")
-    results = {"schema": SCHEMA, "spec": {"name": "paper-correlations"}, "runs": [],
-               "correlations": correlations.to_json()}
+    results = RunResults(spec={"name": "paper-correlations"}, correlations=correlations)
     write_reports(tmp_path, results, ["html"])
     rgb = screenshot(browser, tmp_path / "report.html", tmp_path / "shot.png", tmp_path / "profile")
 

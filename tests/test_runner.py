@@ -57,7 +57,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, Cach
     registry = load_registry()
     spec = load_spec(_write_spec(root), registry=registry)
     cache = Cache(root / "cache")
-    results = run_spec(spec, registry, root / "run", cache=cache)
+    results = run_spec(spec, root / "run", cache=cache).to_json()
     return root, results, cache
 
 
@@ -116,7 +116,7 @@ def test_rerun_reuses_every_artifact(tiny_run: tuple[Path, dict, Cache]) -> None
     registry = load_registry()
     spec = load_spec(root / "tiny.yaml", registry=registry)
     again = Cache(cache.root)
-    second = run_spec(spec, registry, root / "run2", cache=again)
+    second = run_spec(spec, root / "run2", cache=again).to_json()
     assert again.builds == 0 and again.hits >= 8  # corpus, vocab, encode, train, gen, 4 scores
     assert second["runs"] == first["runs"]
 
@@ -127,7 +127,7 @@ def test_changing_an_option_rebuilds_only_what_depends_on_it(
     registry = load_registry()
     spec = load_spec(root / "tiny.yaml", ["generation.beam=1"], registry=registry)
     again = Cache(cache.root)
-    run_spec(spec, registry, root / "run3", cache=again)
+    run_spec(spec, root / "run3", cache=again)
     assert again.builds == 6  # generation + 5 scores; corpus, vocab, encode, train reused
 
 
@@ -138,7 +138,7 @@ def test_a_new_test_set_retrains_nothing(tiny_run: tuple[Path, dict, Cache]) -> 
     registry = load_registry()
     spec = load_spec(root / "tiny.yaml", ["corpus.test.sentences=30"], registry=registry)
     again = Cache(cache.root)
-    run_spec(spec, registry, root / "run4", cache=again)
+    run_spec(spec, root / "run4", cache=again)
     assert again.builds == 8  # corpus, test vectors, generation, 5 scores
     assert again.hits == 3  # vocab, training vectors, decoder
 
@@ -232,10 +232,10 @@ def test_trainable_encoder_is_fitted_once_and_loaded_from_the_cache(tmp_path: Pa
     spec_path = _write_spec(tmp_path, epochs=1)
     spec = load_spec(spec_path, ["encoders=[counting]"], registry=registry)
     cache = Cache(tmp_path / "cache")
-    first = run_spec(spec, registry, tmp_path / "run", cache=cache)
+    first = run_spec(spec, tmp_path / "run", cache=cache).to_json()
     assert _CountingEncoder.fits == 1 and (cache.root / "fit").is_dir()
     again = Cache(cache.root)
-    second = run_spec(spec, registry, tmp_path / "run2", cache=again)
+    second = run_spec(spec, tmp_path / "run2", cache=again).to_json()
     assert _CountingEncoder.fits == 1 and again.builds == 0
     assert first["runs"] == second["runs"] and first["runs"][0]["dim"] == 2
 
@@ -258,7 +258,7 @@ def test_table_spec_correlates_published_tables_without_training(tmp_path: Path)
         "correlation: {rank_by: id}\n")
     registry = load_registry()
     spec = load_spec(tmp_path / "pc.yaml", registry=registry)
-    results = run_tables(spec, registry, tmp_path / "run")
+    results = run_tables(spec, tmp_path / "run").to_json()
     matrix = results["correlations"]["matrix"]
     expected = spearmanr([15.0, 1.0, 14.0, 3.0], [72.0, 63.0, 68.0, 85.0]).statistic
     assert matrix["id"]["MR"]["rho"] == pytest.approx(expected)
@@ -276,7 +276,7 @@ def test_computed_downstream_scores_fill_in_for_encoders_the_table_lacks(tmp_pat
                  "downstream.tasks=[{name: syn-topic, train: 120, dev: 40, test: 60}]"]
     spec = load_spec(spec_path, overrides, registry=registry)
     cache = Cache(tmp_path / "cache")
-    results = run_spec(spec, registry, tmp_path / "run", cache=cache)
+    results = run_spec(spec, tmp_path / "run", cache=cache).to_json()
     # avg is in the reference table; avg-max-hier is not, so it gets the computed task score
     assert results["downstream_origin"] == {"avg": "reference", "avg-max-hier": "computed"}
     assert results["downstream"]["avg"] == {"MR": 70.0, "CR": 75.0}
@@ -286,7 +286,7 @@ def test_computed_downstream_scores_fill_in_for_encoders_the_table_lacks(tmp_pat
     assert detail["n_test"] == 60 and 0.0 <= detail["score"] <= 100.0
     assert (cache.root / "downstream").is_dir() and (cache.root / "task-data").is_dir()
     again = Cache(cache.root)
-    assert run_spec(spec, registry, tmp_path / "run2", cache=again)["downstream"] == \
+    assert run_spec(spec, tmp_path / "run2", cache=again).to_json()["downstream"] == \
         results["downstream"]
     assert again.builds == 0
 
@@ -318,7 +318,7 @@ def test_a_broken_encoder_fails_the_run_before_any_decoder_trains(tmp_path: Path
     spec = load_spec(_write_spec(tmp_path), ["encoders=[avg, nan-encoder]"], registry=registry)
     cache = Cache(tmp_path / "cache")
     with pytest.raises(PluginError, match=r"plugin 'bad-plugin': encode returned a non-finite"):
-        run_spec(spec, registry, tmp_path / "run", cache=cache)
+        run_spec(spec, tmp_path / "run", cache=cache)
     assert not (cache.root / "train").exists() and not (tmp_path / "run").exists()
 
 
@@ -343,9 +343,9 @@ def test_an_exception_in_a_plugin_names_the_plugin(tmp_path: Path) -> None:
     spec = load_spec(_write_spec(tmp_path), ["encoders=[raising]"], registry=registry)
     with pytest.raises(PluginError, match=r"^plugin 'bad-plugin': encoder 'raising': encode: "
                                           r"ValueError: weights corrupt$"):
-        run_spec(spec, registry, tmp_path / "run", cache=cache)
+        run_spec(spec, tmp_path / "run", cache=cache)
     spec = load_spec(_write_spec(tmp_path), ["encoders=[unbuildable]"], registry=registry)
     with pytest.raises(PluginError, match=r"^plugin 'worse-plugin': building encoder "
                                           r"'unbuildable': ZeroDivisionError"):
-        run_spec(spec, registry, tmp_path / "run", cache=cache)
+        run_spec(spec, tmp_path / "run", cache=cache)
     assert not (tmp_path / "run").exists()

@@ -14,6 +14,7 @@ from harness.generation.perplexity import reference_nll
 from harness.generation.ranking import best_reachable, rank
 from harness.generation.reference import priority_queue_beam_search, released_beam_search
 from harness.generation.search import Hypothesis, beam_search, greedy_search
+from harness.protocols import TrainingOptions
 from harness.training.batches import sorted_batches
 from harness.training.trainer import train_decoder
 from harness_plugins.metrics.ppl import PerplexityMetric
@@ -61,8 +62,9 @@ def trained(tmp_path_factory: pytest.TempPathFactory):
     model = make_model(vocab, 32, hidden=64, experts=2, dropout=0.0, dropout_input=0.0,
                        dropout_layers=0.0, freeze_embeddings=False)
     work = tmp_path_factory.mktemp("copy")
-    train_decoder(model, vocab, vectors, ids, epochs=30, batch_size=8, lr=1e-2, clip=1.0,
-                  val_fraction=0.0, seed=1, device="cpu", checkpoint_dir=work / "ckpt",
+    train_decoder(model, vocab, vectors, ids,
+                  TrainingOptions(epochs=30, batch_size=8, lr=1e-2, clip=1.0, val_fraction=0.0),
+                  seed=1, device="cpu", checkpoint_dir=work / "ckpt",
                   log_path=work / "train.jsonl", progress=False)
     noisy = vectors + np.random.default_rng(3).normal(0, 0.5, vectors.shape).astype(np.float32)
     return model.eval(), ids, vectors, noisy
@@ -226,12 +228,10 @@ def test_beam_regenerates_training_sentences(trained) -> None:
     assert sum(list(h.ids) == s for h, s in zip(out, ids, strict=True)) >= 0.8 * len(ids)
 
 
-def test_length_normalise_means_mean_penalty(trained) -> None:
+def test_an_unknown_length_penalty_is_refused(trained) -> None:
     model, _, _, noisy = trained
     kwargs = {"beam": 3, "bos_id": BOS, "eos_id": EOS, "max_len": 8, "batch_size": 32,
               "device": "cpu"}
-    old = beam_search(model, noisy, length_normalise=True, **kwargs)
-    assert old == beam_search(model, noisy, length_penalty="mean", **kwargs)
     with pytest.raises(ValueError, match="length_penalty"):
         beam_search(model, noisy, length_penalty="average", **kwargs)
 

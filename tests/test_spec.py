@@ -18,6 +18,7 @@ from harness.spec import (
     Spec,
     apply_overrides,
     load_spec,
+    preflight,
 )
 
 BASE = """\
@@ -165,6 +166,22 @@ def test_settings_need_a_registry(tmp_path: Path) -> None:
         _ = decoder.settings
 
 
+def test_a_loaded_spec_is_not_changed_in_place(tmp_path: Path, registry: Registry) -> None:
+    """Resolution makes new objects: the validated models are frozen, and each component
+    carries its registry entry, looked up once."""
+    spec = load_spec(write(tmp_path, BASE), (), registry)
+    with pytest.raises(ValueError, match="frozen"):
+        spec.seed = 3  # type: ignore[misc]
+    with pytest.raises(ValueError, match="frozen"):
+        spec.corpus.max_tokens = 3  # type: ignore[misc]
+    (decoder,) = spec.components("decoder")
+    assert decoder.info is registry.get("decoder", "mos-lstm")
+    assert decoder.identity() == {"name": "mos-lstm",
+                                  "options": decoder.settings.model_dump(mode="json"),
+                                  "plugin": "harness-decoders",
+                                  "version": decoder.info.version}
+
+
 def test_defaults(tmp_path: Path, registry: Registry) -> None:
     spec = load_spec(write(tmp_path, MINIMAL), (), registry)
     assert (spec.seed, spec.device) == (1, "auto")
@@ -229,12 +246,12 @@ def test_an_unavailable_encoder_is_a_problem_that_stops_the_run(tmp_path: Path) 
     path = write(tmp_path, text)
     spec = load_spec(path, (), fake_registry({"alpha": None,
                                               "needs-weights": "set NEEDS_WEIGHTS_PATH"}))
-    (problem,) = spec.problems
+    (problem,) = preflight(spec)
     assert (problem.file, problem.field) == (str(path), "encoders.1.name")
     assert problem.line == line_of(text, "encoders:")
     assert problem.detail == "encoder 'needs-weights' is unavailable: set NEEDS_WEIGHTS_PATH"
     with pytest.raises(HarnessError, match="needs-weights' is unavailable"):
-        run_spec(spec, fake_registry({}), tmp_path / "out", cache=None)
+        run_spec(spec, tmp_path / "out", cache=None)
     assert not (tmp_path / "out").exists()
 
 
@@ -243,7 +260,7 @@ def test_a_missing_file_with_a_prepare_hint_is_a_problem_not_an_error(tmp_path: 
                         "train: {path: data/train.txt, prepare: harness data newscrawl}")
     path = write(tmp_path, text)
     spec = load_spec(path, (), load_registry())
-    (problem,) = spec.problems
+    (problem,) = preflight(spec)
     assert problem.field == "corpus.train.path"
     assert problem.detail.endswith("train.txt; make it with: harness data newscrawl")
 
@@ -415,6 +432,20 @@ def test_set_of_an_unknown_component_option(tmp_path: Path, registry: Registry) 
     error = spec_error(write(tmp_path, BASE), registry, ("decoders.0.hiden=3",))
     assert (error.file, error.line, error.field) == ("--set", None, "decoders.0.hiden")
     assert error.detail.startswith("unknown key; expected one of: ")
+
+
+@pytest.mark.parametrize(("override", "field", "detail"), [
+    ("corpus.train.path=a.txt", "corpus.train", "give exactly one of `generate: NAME` or "
+                                                "`path: FILE`"),
+    ("vocab.model=bpe.model", "vocab", "give both `model:` and `vectors:`"),
+])
+def test_a_section_error_caused_by_set_names_the_override(
+        tmp_path: Path, registry: Registry, override: str, field: str, detail: str) -> None:
+    """The override made the section invalid: the error points at `--set`, not at the line
+    where the (valid) section was written."""
+    error = spec_error(write(tmp_path, BASE), registry, (override,))
+    assert (error.file, error.line, error.field) == ("--set", None, field)
+    assert error.detail.startswith(detail)
 
 
 def test_set_of_a_wrong_component_option_type(tmp_path: Path, registry: Registry) -> None:
@@ -682,6 +713,9 @@ def test_a_decoder_can_be_restricted_to_some_encoders(tmp_path: Path, registry: 
     first, second = spec.components("decoder")
     assert first.encoders is None and second.encoders == ["hier"]
     assert second.settings.hidden == 16 and "encoders" not in second.identity()["options"]
+    # the jobs: every decoder for every encoder it is trained for, encoder by encoder
+    assert [(e.name, d.name) for e, d in spec.pairs()] == [
+        ("avg", "mos-lstm"), ("hier", "mos-lstm"), ("hier", "simple-lstm")]
     bad = text.replace("encoders: [hier]}", "encoders: [gem]}")
     path = write(tmp_path, bad, "bad.yaml")
     error = spec_error(path, registry)
@@ -699,7 +733,7 @@ def test_missing_senteval_files_are_problems_found_before_any_work(tmp_path: Pat
     (tmp_path / "senteval").mkdir()
     text = BASE + "downstream: {tasks: [MR, syn-order], data_dir: senteval}\n"
     spec = load_spec(write(tmp_path, text), (), registry)
-    (problem,) = spec.problems  # the synthetic task needs no files
+    (problem,) = preflight(spec)  # the synthetic task needs no files
     assert (problem.field, problem.line) == ("downstream.tasks.0.name", line_of(text, "tasks"))
     assert problem.detail == (
         f"task MR needs {tmp_path / 'senteval' / 'MR' / 'rt-polarity.pos'} and 1 more; make it "
@@ -707,8 +741,14 @@ def test_missing_senteval_files_are_problems_found_before_any_work(tmp_path: Pat
 
 
 def test_senteval_tasks_need_a_data_dir(tmp_path: Path, registry: Registry) -> None:
+    """Whether a task reads SentEval's files is known once it is built: preflight finds it,
+    before any work (loading a spec builds no task)."""
     text = BASE + "downstream: {tasks: [MR]}\n"
-    error = spec_error(write(tmp_path, text), registry)
+    spec = load_spec(write(tmp_path, text), (), registry)
+    with pytest.raises(SpecError) as info:
+        preflight(spec)
+    error = info.value
+    assert (error.file, error.line) == (str(tmp_path / "spec.yaml"), line_of(text, "downstream:"))
     assert error.field == "downstream.data_dir"
     assert "task 'mr' reads SentEval data" in error.detail
     assert "harness data senteval --dir DIR" in error.detail

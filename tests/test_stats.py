@@ -290,11 +290,11 @@ def test_correlations_from_the_paper_tables_equal_scipy():
             y = [table5["scores"][e][task] for e in encoders]
             rho, _ = scipy_stats.spearmanr(x, y)
             cell = result.matrix[diagnostic][task]
-            assert cell["rho"] == pytest.approx(rho) and cell["n"] == 8
-            assert cell["p_method"] == "exact"
+            assert cell.rho == pytest.approx(rho) and cell.n == 8
+            assert cell.p_method == "exact"
             rhos.append(rho)
-        assert result.summary[diagnostic]["mean"] == pytest.approx(np.mean(rhos))
-        assert result.summary[diagnostic]["min"] == pytest.approx(min(rhos))
+        assert result.summary[diagnostic].mean == pytest.approx(np.mean(rhos))
+        assert result.summary[diagnostic].min == pytest.approx(min(rhos))
     assert result.notes == ["no downstream scores for: laser (not in Kerscher & Eger 2020, "
                             "Table 5)"]
 
@@ -304,12 +304,12 @@ def test_paper_figure_2_summary_where_the_text_states_it():
     # SentEval scores too, which Table 5 does not print). From the printed tables (8 encoders):
     summary = correlations_from_tables(PAPER / "v2s-table4.yaml",
                                        PAPER / "senteval-table5.yaml").summary
-    assert summary["id"]["min"] == pytest.approx(0.38, abs=0.01)       # matches the text
-    assert summary["id-perm"]["mean"] == pytest.approx(0.69, abs=0.015)  # matches the text
-    assert summary["id"]["mean"] == pytest.approx(0.54, abs=0.005)     # text: 0.59
-    assert summary["id-perm"]["min"] == pytest.approx(0.52, abs=0.005)  # text: 0.58
+    assert summary["id"].min == pytest.approx(0.38, abs=0.01)       # matches the text
+    assert summary["id-perm"].mean == pytest.approx(0.69, abs=0.015)  # matches the text
+    assert summary["id"].mean == pytest.approx(0.54, abs=0.005)     # text: 0.59
+    assert summary["id-perm"].min == pytest.approx(0.52, abs=0.005)  # text: 0.58
     # The paper's ordering of the diagnostics by mean: Id/PERM > Id > Mover > BLEU > PERM.
-    means = {d: s["mean"] for d, s in summary.items()}
+    means = {d: s.mean for d, s in summary.items()}
     assert sorted(means, key=means.get, reverse=True) == ["id-perm", "id", "mover", "bleu", "perm"]
 
 
@@ -327,7 +327,7 @@ def test_paper_table_1_ranks_from_the_tables():
 def test_correlations_to_json_round_trip():
     result = correlations_from_tables(PAPER / "v2s-table4.yaml", PAPER / "senteval-table5.yaml",
                                       method="kendall")
-    data = json.loads(json.dumps(result.to_json()))
+    data = json.loads(json.dumps(result.model_dump(mode="json")))
     assert data["method"] == "kendall" and data["rank_by"] == "id"
     assert data["sources"] == {"diagnostics": "Kerscher & Eger 2020, Table 4",
                                "downstream": "Kerscher & Eger 2020, Table 5"}
@@ -358,11 +358,11 @@ def test_a_lower_is_better_diagnostic_ranks_its_lowest_first() -> None:
     ppl = correlate_diagnostics(diagnostics, downstream, method="spearman", decoder="x",
                                 rank_by="ppl", lower_is_better=frozenset({"ppl"}))
     assert ppl.ranks["ppl"] == {"a": 1, "b": 2, "c": 3, "d": 4}
-    assert ppl.matrix["ppl"]["MR"]["rho"] == pytest.approx(-1.0)  # agreement, lower is better
+    assert ppl.matrix["ppl"]["MR"].rho == pytest.approx(-1.0)  # agreement, lower is better
     by_id_perm = correlate_diagnostics(diagnostics, downstream, method="spearman", decoder="x",
                                        rank_by="id-perm")
     assert by_id_perm.ranks["id-perm"] == {"a": 1, "c": 2, "d": 3}
-    assert by_id_perm.matrix["id-perm"]["MR"]["n"] == 3
+    assert by_id_perm.matrix["id-perm"]["MR"].n == 3
 
 
 def test_downstream_rank_shares_tied_places_evenly() -> None:

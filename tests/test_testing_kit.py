@@ -66,12 +66,19 @@ def test_mos_lstm_decoder_conforms(registry: Registry, vocab: SubwordVocab, one_
 def test_first_party_plugins_register_cleanly() -> None:
     import harness_plugins.decoders
     import harness_plugins.encoders
+    import harness_plugins.encoders.models
+    import harness_plugins.encoders.multiview
     import harness_plugins.metrics
+    import harness_plugins.tasks
 
     infos = [*check_registration(harness_plugins.encoders, "harness-encoders"),
+             *check_registration(harness_plugins.encoders.models, "harness-model-encoders"),
+             *check_registration(harness_plugins.encoders.multiview, "harness-multiview"),
              *check_registration(harness_plugins.decoders, "harness-decoders"),
-             *check_registration(harness_plugins.metrics, "harness-metrics")]
-    assert {"avg", "mos-lstm", "id", "bleu"} <= {info.name for info in infos}
+             *check_registration(harness_plugins.metrics, "harness-metrics"),
+             *check_registration(harness_plugins.tasks, "harness-tasks")]
+    assert {"avg", "sbert", "multiview-d", "mos-lstm", "id", "bleu", "mr", "syn-order"} <= {
+        info.name for info in infos}
 
 
 # --------------------------------------------------------------------------- broken encoders
@@ -416,3 +423,67 @@ def test_registration_kit_spots_missing_hookimpl_marker() -> None:
     module.register_encoders = register_encoders  # type: ignore[attr-defined]
     with pytest.raises(AssertionError, match="decorate register_encoders with @harness"):
         check_registration(module)
+
+
+def test_registration_kit_warns_of_an_unmarked_hook_beside_a_marked_one() -> None:
+    """A plugin whose encoders register but whose metric hook lacks @hookimpl would lose the
+    metric silently: the kit warns."""
+    import types
+
+    from harness.hookspecs import hookimpl
+
+    module = types.ModuleType("half-marked")
+
+    @hookimpl
+    def register_encoders(register: Any) -> None:
+        register("marked", lambda options, context: None, description="x")
+
+    def register_metrics(register: Any) -> None:
+        register("unmarked", lambda options, context: None, description="x")
+
+    module.register_encoders = register_encoders  # type: ignore[attr-defined]
+    module.register_metrics = register_metrics  # type: ignore[attr-defined]
+    with pytest.warns(UserWarning, match="register_metrics is not marked @hookimpl"):
+        (info,) = check_registration(module)
+    assert info.name == "marked"
+
+
+def test_registration_kit_calls_availability_as_harness_list_does() -> None:
+    """An availability check written as the plugin guide shows takes `options` (None from
+    `harness list`); one without parameters is called with none. Both pass the kit; one that
+    raises or returns an empty message fails it."""
+    import types
+
+    from harness.hookspecs import hookimpl
+
+    seen: list[Any] = []
+
+    def needs_options(options: Any) -> str | None:  # no default: called with options=None
+        seen.append(options)
+        return None
+
+    def cannot_run() -> str:
+        return "download it first"
+
+    def broken(options: Any = None) -> str:
+        raise OSError("disk gone")
+
+    def check(availability: Any) -> list[Any]:
+        module = types.ModuleType("with-availability")
+
+        @hookimpl
+        def register_encoders(register: Any) -> None:
+            register("checked", lambda options, context: None, description="x",
+                     availability=availability)
+
+        module.register_encoders = register_encoders  # type: ignore[attr-defined]
+        return check_registration(module)
+
+    (info,) = check(needs_options)
+    assert seen == [None] and info.status() == "ok"
+    (info,) = check(cannot_run)
+    assert info.status() == "unavailable: download it first"
+    with pytest.raises(AssertionError, match=r"availability\(\) raised OSError: disk gone"):
+        check(broken)
+    with pytest.raises(AssertionError, match="availability\\(\\) returned ''"):
+        check(lambda: "")

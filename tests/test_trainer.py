@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,7 +15,12 @@ from harness.generation.perplexity import reference_nll
 from harness.generation.search import greedy_search
 from harness.training.batches import bucketed_batches, split_validation
 from harness.training.checkpoint import read_checkpoints
-from harness.training.options import TrainingOptions, training_options
+from harness.training.options import (
+    BOOKKEEPING_FIELDS,
+    EXTENSIBLE_FIELDS,
+    RESULT_FIELDS,
+    TrainingOptions,
+)
 from harness.training.trainer import DivergedError, train_decoder
 from harness_plugins.decoders.options import MosLstmOptions
 from tests.decoder_fakes import BOS, EOS, make_model, make_vocab
@@ -70,9 +74,9 @@ def train_until_killed(data: tuple, work: Path, call: int) -> None:
 
 def train(model, vocab, vectors, ids, work: Path, **overrides):
     kwargs = {**RUN, **overrides}
-    return train_decoder(model, vocab, vectors, ids, seed=7, device="cpu",
-                         checkpoint_dir=work / "ckpt", log_path=work / "train.jsonl",
-                         progress=False, label="decoder 'mos-lstm' for encoder 'test'", **kwargs)
+    return train_decoder(model, vocab, vectors, ids, TrainingOptions(**kwargs), seed=7,
+                         device="cpu", checkpoint_dir=work / "ckpt", log_path=work / "train.jsonl",
+                         progress=False, label="decoder 'mos-lstm' for encoder 'test'")
 
 
 def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
@@ -113,10 +117,11 @@ def test_training_learns_the_copy_task(tmp_path: Path) -> None:
     vectors, ids = copy_task()
     model = make_model(vocab, 32, hidden=64, experts=2, dropout=0.0, dropout_input=0.0,
                        dropout_layers=0.0, freeze_embeddings=False)
-    summary = train_decoder(model, vocab, vectors, ids, epochs=30, batch_size=8, lr=1e-2,
-                            clip=1.0, val_fraction=0.0, log_every=0, seed=1, device="cpu",
-                            checkpoint_dir=tmp_path / "c", log_path=tmp_path / "log.jsonl",
-                            progress=False)
+    summary = train_decoder(model, vocab, vectors, ids,
+                            TrainingOptions(epochs=30, batch_size=8, lr=1e-2, clip=1.0,
+                                            val_fraction=0.0, log_every=0),
+                            seed=1, device="cpu", checkpoint_dir=tmp_path / "c",
+                            log_path=tmp_path / "log.jsonl", progress=False)
     log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in log] == list(range(1, 31)) and {r["event"] for r in log} == {"epoch"}
     assert log[-1]["train_loss"] < 0.2 * log[0]["train_loss"]
@@ -304,16 +309,17 @@ def test_wrong_vector_dimension_names_encoder_and_decoder(tmp_path: Path) -> Non
 
 # --- options: optimiser, schedule, early stopping ----------------------------------------------
 
-def test_options_come_from_decoder_options_and_overrides() -> None:
-    read = training_options(SimpleNamespace(epochs=7, lr=0.1, patience=2, optimizer="sgd",
-                                            hidden=3), lr=0.5)
-    assert (read.epochs, read.lr, read.patience, read.optimizer) == (7, 0.5, 2, "sgd")
-    assert read.batch_size == TrainingOptions().batch_size  # a field the object lacks
-    decoder = training_options(MosLstmOptions(epochs=4, batch_size=9))
+def test_decoder_options_are_training_options_and_their_fields_divide() -> None:
+    """A decoder's options reach the trainer as they are; every training field is either one
+    that changes the weights, one that may grow between runs, or bookkeeping."""
+    decoder = MosLstmOptions(epochs=4, batch_size=9)
+    assert isinstance(decoder, TrainingOptions)
     assert (decoder.epochs, decoder.batch_size) == (4, 9)
-    assert training_options(None) == TrainingOptions()
+    parts = [set(RESULT_FIELDS), set(EXTENSIBLE_FIELDS), set(BOOKKEEPING_FIELDS)]
+    assert set().union(*parts) == set(TrainingOptions.model_fields)
+    assert sum(len(part) for part in parts) == len(TrainingOptions.model_fields)
     with pytest.raises(ValueError):
-        training_options(None, batchsize=3)
+        TrainingOptions(batchsize=3)
 
 
 def test_early_stopping_and_plateau_schedule(data, tmp_path: Path) -> None:
@@ -343,9 +349,11 @@ def test_sgd_step_is_plain_gradient_descent(tmp_path: Path) -> None:
     options = dict(hidden=8, dropout=0.0, dropout_input=0.0, dropout_layers=0.0)
     model = make_model(vocab, 4, seed=1, **options)
     reference = make_model(vocab, 4, seed=1, **options)
-    train_decoder(model, vocab, vectors, ids, epochs=1, batch_size=4, lr=0.1, clip=0.0,
-                  optimizer="sgd", val_fraction=0.0, seed=1, device="cpu",
-                  checkpoint_dir=tmp_path, log_path=tmp_path / "log.jsonl", progress=False)
+    train_decoder(model, vocab, vectors, ids,
+                  TrainingOptions(epochs=1, batch_size=4, lr=0.1, clip=0.0, optimizer="sgd",
+                                  val_fraction=0.0),
+                  seed=1, device="cpu", checkpoint_dir=tmp_path, log_path=tmp_path / "log.jsonl",
+                  progress=False)
     # One batch holds every sentence: one step of w -= lr * grad(mean token NLL).
     inputs = torch.full((4, 7), 0)
     targets = torch.full((4, 7), -100)

@@ -138,7 +138,7 @@ def test_spec_section_loads_both_files_or_trains():
 
 
 def run_context(tmp_path: Path, section: VocabSection) -> RunContext:
-    return RunContext(spec=SimpleNamespace(vocab=section), registry=None,  # type: ignore[arg-type]
+    return RunContext(spec=SimpleNamespace(vocab=section),  # type: ignore[arg-type]
                       cache=Cache(root=tmp_path / "cache"))
 
 
@@ -149,8 +149,8 @@ def test_stage_keys_imported_files_by_content(bpemb_like_model, tmp_path, caplog
         first = prepare_vocab(run_context(tmp_path, VocabSection(model=bpemb_like_model,
                                                                  vectors=vectors)), corpus)
     count = len(pieces_of(bpemb_like_model))
-    assert first.summary["missing_vectors"] == count - 2
-    assert first.summary["source"] == "imported"
+    assert first.summary.missing_vectors == count - 2
+    assert first.summary.source == "imported"
     assert f"{count - 2} of {count} pieces" in caplog.text
 
     # The same content under another name hits the cache; different content misses it.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.downstream.tasks import FAMILIES, senteval_task
+from harness_plugins.tasks.senteval.tasks import FAMILIES, senteval_task
 
 
 class HashedBagOfWords:
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.synthetic is not None:
-        from harness.downstream.synthetic import SYNTHETIC_TASKS, synthetic_task
+        from harness_plugins.tasks.synthetic import SYNTHETIC_TASKS, synthetic_task
 
         names = args.tasks.split(",") if args.tasks else list(SYNTHETIC_TASKS)
         tasks = [synthetic_task(name) for name in names]

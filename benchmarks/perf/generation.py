@@ -44,7 +44,7 @@ import torch
 
 from harness.generation.reference import priority_queue_beam_search, released_beam_search
 from harness.generation.search import Hypothesis, beam_search
-from harness.protocols import BuildContext
+from harness.protocols import BuildContext, TrainingOptions
 from harness.synthetic import generate_sentences
 from harness.training.trainer import load_decoder_state, save_decoder, train_decoder
 from harness.vocab import SubwordVocab, train_subword_vocab
@@ -151,9 +151,10 @@ def trained_model(args: argparse.Namespace, data: Data, workdir: Path) -> torch.
     if (model_dir / "model.safetensors").exists():
         load_decoder_state(model, model_dir)
     elif args.epochs > 0:
-        train_decoder(model, data.vocab, data.train_vectors, data.train_ids, epochs=args.epochs,
-                      batch_size=args.batch_size, lr=3e-3, val_fraction=0.0, seed=args.seed,
-                      device=args.device, checkpoint_dir=model_dir / "ckpt",
+        train_decoder(model, data.vocab, data.train_vectors, data.train_ids,
+                      TrainingOptions(epochs=args.epochs, batch_size=args.batch_size, lr=3e-3,
+                                      val_fraction=0.0),
+                      seed=args.seed, device=args.device, checkpoint_dir=model_dir / "ckpt",
                       log_path=model_dir / "train.jsonl", progress=True)
         save_decoder(model, model_dir)
     return model.to(args.device).eval()

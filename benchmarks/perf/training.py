@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness.protocols import BuildContext
+from harness.protocols import BuildContext, TrainingOptions
 from harness.training.batches import bucketed_batches
 from harness.training.trainer import train_decoder
 from harness_plugins.decoders.lstm import build_mos_lstm
@@ -103,17 +103,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                          clip=args.clip, warmup=args.warmup, device=args.device)
 
         warm = copy.deepcopy(model)
-        common = {"batch_size": args.batch_size, "lr": args.lr, "clip": args.clip,
-                  "val_fraction": 0.0, "checkpoint_every": 0, "log_every": 0,
-                  "seed": args.seed, "device": args.device, "progress": False}
+        options = TrainingOptions(epochs=1, batch_size=args.batch_size, lr=args.lr,
+                                  clip=args.clip, val_fraction=0.0, checkpoint_every=0,
+                                  log_every=0)
+        common = {"seed": args.seed, "device": args.device, "progress": False}
         warm_n = args.warmup * args.batch_size
         for stale in ("warm", "ours"):  # a reused --workdir must not resume old runs
             shutil.rmtree(workdir / stale, ignore_errors=True)
         train_decoder(warm, data.vocab, data.train_vectors[:warm_n], data.train_ids[:warm_n],
-                      epochs=1, checkpoint_dir=workdir / "warm",
+                      options, checkpoint_dir=workdir / "warm",
                       log_path=workdir / "warm" / "log.jsonl", **common)
         summary = train_decoder(model, data.vocab, data.train_vectors[:needed],
-                                data.train_ids[:needed], epochs=1,
+                                data.train_ids[:needed], options,
                                 checkpoint_dir=workdir / "ours",
                                 log_path=workdir / "ours" / "log.jsonl", **common)
     report = {

@@ -9,10 +9,12 @@ the score is always the summed log-probability.)
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 LengthPenalty = Literal["none", "mean", "paper"]
-LENGTH_PENALTIES: tuple[str, ...] = ("none", "mean", "paper")
+"""How hypotheses are ranked: summed log-probability, its mean per token, or the released
+code's score / (len + 5/6). The spec's `generation.length_penalty` takes these values."""
+LENGTH_PENALTIES: tuple[str, ...] = get_args(LengthPenalty)
 
 _PAPER_OFFSET = 1.0 + 5.0 / 6.0  # the start token plus the released code's 5/6
 

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from harness.generation.ranking import best_reachable, rank
+from harness.generation.ranking import LengthPenalty, best_reachable, rank
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,8 @@ def greedy_search(model: nn.Module, vectors: Any, *, bos_id: int, eos_id: int, m
 
 def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_id: int,
                 max_len: int, batch_size: int, device: str | torch.device,
-                length_penalty: str | None = None, stop_after: int | None = None,
-                length_normalise: bool = False, progress: bool = False) -> list[Hypothesis]:
+                length_penalty: LengthPenalty = "none", stop_after: int | None = None,
+                progress: bool = False) -> list[Hypothesis]:
     """Return the best hypothesis found by beam search of width `beam` for each vector (N, D).
 
     At every step each live hypothesis proposes its `beam` most likely next tokens; the
@@ -60,15 +60,14 @@ def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_i
     `length_penalty` (`harness.generation.ranking`: none | mean | paper); a sentence with none
     ended by `max_len` tokens gets its best live one. A sentence stops when no live hypothesis
     can outrank its best ended one any more, or, with `stop_after`, once that many hypotheses
-    have ended (the released code stops at 5). `length_normalise=True` means
-    `length_penalty="mean"` (kept for older callers). With `beam=1` this is greedy search.
+    have ended (the released code stops at 5). With `beam=1` this is greedy search.
     """
     _check_max_len(max_len)
     if beam < 1:
         raise ValueError(f"beam must be at least 1, got {beam}")
     if stop_after is not None and stop_after < 1:
         raise ValueError(f"stop_after must be at least 1, got {stop_after}")
-    penalty = length_penalty or ("mean" if length_normalise else "none")
+    penalty = length_penalty
     rank(0.0, 1, penalty)  # rejects an unknown penalty before any work
     results: list[Hypothesis] = []
     with generating(model, device) as (dev, autocast):

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import Cache
-from harness.protocols import BuildContext, ComponentInfo
-from harness.registry import Registry
+from harness.protocols import BuildContext
 from harness.spec import Component, Spec
 
 log = logging.getLogger("harness.run")
@@ -19,10 +18,9 @@ log = logging.getLogger("harness.run")
 
 @dataclass
 class RunContext:
-    """Everything a stage needs: the spec, the plugins, the cache, the device, the timings."""
+    """Everything a stage needs: the resolved spec, the cache, the device, the timings."""
 
     spec: Spec
-    registry: Registry
     cache: Cache
     device: str = "cpu"
     timings: dict[str, float] = field(default_factory=dict)
@@ -33,17 +31,16 @@ class RunContext:
         """Return the context handed to component factories."""
         return BuildContext(device=self.device, seed=self.spec.seed, **extra)
 
-    def component_identity(self, kind: str, component: Component) -> dict[str, Any]:
-        """Return name, validated options and plugin version: a component's part of a cache key."""
-        info: ComponentInfo = self.registry.get(kind, component.name)
-        return {**component.identity(), "plugin": info.plugin, "version": info.version}
+    def build(self, component: Component, purpose: str = "", **context: Any) -> Any:
+        """A new instance of `component`, built with the run's device and seed."""
+        return component.build(self.build_context(**context), purpose)
 
-    def build_once(self, kind: str, component: Component, **context: Any) -> Any:
+    def build_once(self, component: Component, **context: Any) -> Any:
         """Return the component built with these options, building it on first use only."""
-        key = json.dumps([kind, component.identity()], sort_keys=True, default=str)
+        key = json.dumps([component.info.kind, component.identity()], sort_keys=True,
+                         default=str)
         if key not in self.built:
-            self.built[key] = self.registry.create(kind, component.name, component.settings,
-                                                   self.build_context(**context))
+            self.built[key] = self.build(component, **context)
         return self.built[key]
 
     def add_time(self, stage: str, seconds: float) -> None:

@@ -9,41 +9,16 @@ runs on a run's own scores or, without training, on published tables
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from harness.results import CorrelationCell, Correlations, CorrelationSummary
 from harness.stages.downstream import Downstream, read_reference_table
 
 MIN_ENCODERS = 3
 
 
-@dataclass(frozen=True)
-class Correlations:
-    """The correlation matrix, its summary, the rank tables, and notes on what was missing.
-
-    `matrix` is diagnostic -> task -> {"rho", "p", "p_method", "n"}; `diagnostics` holds the
-    values correlated (diagnostic -> encoder -> value) and `sources` where they came from.
-    """
-
-    method: str
-    decoder: str
-    matrix: dict[str, dict[str, dict[str, Any]]]
-    summary: dict[str, dict[str, float | None]]
-    ranks: dict[str, dict[str, int]]
-    notes: list[str] = field(default_factory=list)
-    rank_by: str = ""
-    diagnostics: dict[str, dict[str, float]] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the results.json form of the correlations (DESIGN.md's `correlations`)."""
-        return {"method": self.method, "decoder": self.decoder, "matrix": self.matrix,
-                "summary": self.summary, "ranks": self.ranks, "rank_by": self.rank_by,
-                "notes": self.notes, "diagnostics": self.diagnostics, "sources": self.sources}
-
-
-def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: Downstream, *,
+def correlate_diagnostics(diagnostics: dict[str, dict[str, float | None]],
+                          downstream: Downstream, *,
                           method: str, decoder: str, rank_by: str,
                           exact_max: int | None = None,
                           lower_is_better: frozenset[str] = frozenset()) -> Correlations:
@@ -74,8 +49,9 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: 
                      f"({', '.join(scored) or 'none'}); at least {MIN_ENCODERS} are needed")
     matrix = correlation_matrix(diagnostics, downstream.scores, method=method,
                                 exact_max=EXACT_MAX if exact_max is None else exact_max)
-    json_matrix = {diag: {task: c.to_json() for task, c in row.items()}
-                   for diag, row in matrix.items()}
+    cells = {diag: {task: CorrelationCell.model_validate(c.to_json())
+                    for task, c in row.items()}
+             for diag, row in matrix.items()}
     ranks: dict[str, dict[str, int]] = {}
     if downstream.scores:
         ranks["downstream"] = downstream_rank(downstream.scores)
@@ -85,9 +61,11 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float]], downstream: 
     elif diagnostics:
         notes.append(f"rank_by {rank_by!r} is not among the run's metrics")
     sources = {"downstream": downstream.source} if downstream.source else {}
-    return Correlations(method=method, decoder=decoder, matrix=json_matrix,
-                        summary=summarise(matrix), ranks=ranks, notes=notes, rank_by=rank_by,
-                        diagnostics=diagnostics, sources=sources)
+    summary = {diag: CorrelationSummary.model_validate(values)
+               for diag, values in summarise(matrix).items()}
+    return Correlations(method=method, decoder=decoder, matrix=cells, summary=summary,
+                        ranks=ranks, notes=notes, rank_by=rank_by, diagnostics=diagnostics,
+                        sources=sources)
 
 
 def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
@@ -112,5 +90,5 @@ def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
     result = correlate_diagnostics(diagnostics, downstream, method=method,
                                    decoder="",
                                    rank_by=rank_by, exact_max=exact_max)
-    return replace(result, sources={"diagnostics": diagnostics_source,
-                                    "downstream": downstream_source})
+    return result.model_copy(update={"sources": {"diagnostics": diagnostics_source,
+                                                 "downstream": downstream_source}})

@@ -2,7 +2,8 @@
 
 A reference table is YAML: `source:` (citation), `tasks:` (names, in order) and `scores:`
 (encoder name -> task -> score). Tasks named in the spec are evaluated by the harness itself
-(harness.downstream, SentEval's procedures), once per encoder and task, cached. An encoder in
+(each task plugin's own procedure: SentEval's for the first-party tasks), once per encoder and
+task, cached. An encoder in
 the table keeps the table's scores; the others get computed ones; encoders with neither are
 listed as missing, never filled in.
 """
@@ -12,14 +13,16 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from harness.downstream.base import GeneratedTask
+from harness.data.senteval_tasks import STS_YEARS
 from harness.errors import DataError, plugin_call
+from harness.protocols import GeneratedTask, TaskResult
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
 
@@ -36,7 +39,7 @@ class Downstream:
     scores: dict[str, dict[str, float]]
     missing: list[str] = field(default_factory=list)
     origin: dict[str, str] = field(default_factory=dict)  # encoder -> "reference" | "computed"
-    details: dict[str, dict[str, Any]] = field(default_factory=dict)  # encoder -> task -> result
+    details: dict[str, dict[str, TaskResult]] = field(default_factory=dict)  # encoder -> task
 
 
 def read_reference_table(path: Path) -> tuple[str, list[str], dict[str, dict[str, float]]]:
@@ -65,8 +68,24 @@ def read_reference_table(path: Path) -> tuple[str, list[str], dict[str, dict[str
     return str(data.get("source", path.name)), [str(t) for t in tasks], scores
 
 
+def table_row(results: Iterable[TaskResult]) -> dict[str, float]:
+    """Return reference-table column -> value for one encoder's task results.
+
+    Merges each result's `columns`; when every STS12-16 result is present it adds `STS`, their
+    mean headline score (mean Pearson r): Vec2Sent's Table 5 has one STS column.
+    """
+    row: dict[str, float] = {}
+    by_task = {}
+    for result in results:
+        row.update(result.columns)
+        by_task[result.task] = result
+    if all(year in by_task for year in STS_YEARS):
+        row["STS"] = sum(by_task[year].score for year in STS_YEARS) / len(STS_YEARS)
+    return row
+
+
 def downstream_scores(reference: Path | None, encoders: list[str],
-                      computed: dict[str, list[Any]] | None = None) -> Downstream:
+                      computed: dict[str, list[TaskResult]] | None = None) -> Downstream:
     """Return the downstream scores of `encoders` and the ones that have none.
 
     `computed` holds the harness's own task results per encoder (`TaskResult`s); they count
@@ -80,10 +99,8 @@ def downstream_scores(reference: Path | None, encoders: list[str],
         if table.get(name):
             scores[name], origin[name] = table[name], "reference"
         elif computed and computed.get(name):
-            from harness.downstream.base import table_row
-
             scores[name], origin[name] = table_row(computed[name]), "computed"
-            details[name] = {r.task: r.to_json() for r in computed[name]}
+            details[name] = {r.task: r for r in computed[name]}
     for row in scores.values():
         tasks += [task for task in row if task not in tasks]
     if computed:
@@ -93,16 +110,16 @@ def downstream_scores(reference: Path | None, encoders: list[str],
                       origin=origin, details=details)
 
 
-def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[Any]]:
+def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[TaskResult]]:
     """Return each encoder's results on the spec's downstream tasks, computing what the cache
-    lacks (Conneau & Kiela 2018's procedures, harness.downstream)."""
-    results: dict[str, list[Any]] = {}
+    lacks."""
+    results: dict[str, list[TaskResult]] = {}
     for component in ctx.spec.components("task"):
         started = time.perf_counter()
-        task = ctx.build_once("task", component)
+        task = ctx.build_once(component)
         data_dir, data_identity = _task_data(ctx, task)
         for encoded in encodings:
-            parts = {"version": VERSION, "task": ctx.component_identity("task", component),
+            parts = {"version": VERSION, "task": component.identity(),
                      "task_version": task.version, "config": ctx.spec.downstream.config,
                      "seed": ctx.spec.seed, "data": data_identity, "encoder": encoded.identity,
                      # task text is normalised like the corpus before it is encoded
@@ -114,9 +131,8 @@ def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[
 
 
 def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
-              encoded: Encoded) -> Any:
+              encoded: Encoded) -> TaskResult:
     """One task's result for one encoder, from the cache or evaluated now."""
-    from harness.downstream.base import TaskResult
 
     def build(directory: Path) -> dict[str, Any]:
         from harness.corpus import normalise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import time
 from collections.abc import Sequence
@@ -13,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import PluginError, plugin_call
-from harness.protocols import Encoder, TrainableEncoder
+from harness.protocols import Encoder, TrainableEncoder, fit_version, fits_resumably
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -75,35 +74,34 @@ def _dim(encoder: Encoder, plugin: str) -> int:
 def build_encoder(ctx: RunContext, component: Component, corpus: Corpus, vocab: Vocab
                   ) -> tuple[Encoder, str | None]:
     """Return the encoder, fitted (from the cache when possible) if it is trainable."""
-    info = ctx.registry.get("encoder", component.name)
-    encoder = ctx.registry.create("encoder", component.name, component.settings,
-                                  ctx.build_context(vocab=vocab.vocab))
+    plugin = component.plugin
+    encoder = ctx.build(component, vocab=vocab.vocab)
     if not isinstance(encoder, Encoder):
-        raise PluginError(info.plugin, f"encoder {component.name!r} lacks dim/fingerprint/encode")
-    if not info.trainable:
+        raise PluginError(plugin, f"encoder {component.name!r} lacks dim/fingerprint/encode")
+    if not component.info.trainable:
         return encoder, None
     if not isinstance(encoder, TrainableEncoder):
-        raise PluginError(info.plugin, f"encoder {component.name!r} is registered as trainable "
-                                       "but lacks fit/save/load")
+        raise PluginError(plugin, f"encoder {component.name!r} is registered as trainable "
+                                  "but lacks fit/save/load")
     started = time.perf_counter()
-    parts = {"version": VERSION, "encoder": ctx.component_identity("encoder", component),
-             "fit_version": str(getattr(encoder, "fit_version", "")),
+    parts = {"version": VERSION, "encoder": component.identity(),
+             "fit_version": fit_version(encoder),
              "corpus": corpus.fit_key, "vocab": vocab.key, "seed": ctx.spec.seed}
 
     def build(directory: Path) -> dict[str, Any]:
-        # An encoder whose fit accepts a `workdir` checkpoints there and resumes after a kill:
-        # the directory is the artifact's partial directory, kept until the fit is done.
-        with plugin_call(info.plugin, f"encoder {component.name!r}: fit"):
-            if "workdir" in inspect.signature(encoder.fit).parameters:
+        # A resumable fit checkpoints in the artifact's partial directory, kept until the fit
+        # is done, and continues from it after a kill.
+        with plugin_call(plugin, f"encoder {component.name!r}: fit"):
+            if fits_resumably(encoder):
                 encoder.fit(corpus.fit, workdir=directory / "work")
                 shutil.rmtree(directory / "work", ignore_errors=True)
             else:
                 encoder.fit(corpus.fit)
             encoder.save(directory)
-        return {"dim": _dim(encoder, info.plugin)}
+        return {"dim": _dim(encoder, plugin)}
 
     directory = ctx.cache.produce("fit", parts, build, label=component.name)
-    with plugin_call(info.plugin, f"encoder {component.name!r}: load"):
+    with plugin_call(plugin, f"encoder {component.name!r}: load"):
         encoder.load(directory)  # the same state whether just fitted or cached
     ctx.add_time("fit", time.perf_counter() - started)
     return encoder, directory.name
@@ -112,16 +110,16 @@ def build_encoder(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
 def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: Vocab
                   ) -> Encoded:
     """Return the encoder's vectors for the corpus, encoding what the cache lacks."""
-    info = ctx.registry.get("encoder", component.name)
+    plugin = component.plugin
     encoder, fit_key = build_encoder(ctx, component, corpus, vocab)
     started = time.perf_counter()
-    dim = _dim(encoder, info.plugin)
+    dim = _dim(encoder, plugin)
     section = ctx.spec.encode
-    identity = {"encoder": ctx.component_identity("encoder", component),
-                "fingerprint": encoder.fingerprint(), "fit": fit_key, "vocab": vocab.key}
+    identity = {"encoder": component.identity(), "fingerprint": encoder.fingerprint(),
+                "fit": fit_key, "vocab": vocab.key}
 
     def encode(batch: list[str]) -> Any:
-        return encode_batch(encoder, batch, section.batch_size, info.plugin, component.name)
+        return encode_batch(encoder, batch, section.batch_size, plugin, component.name)
 
     keys, directories = {}, {}
     for split, sentences, sentences_key in (("train", corpus.train, corpus.train_key),
@@ -132,7 +130,7 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
         def build(directory: Path, split: str = split, sentences: list[str] = sentences
                   ) -> dict[str, Any]:
             write_vectors(directory / f"{split}.npy", sentences, encode,
-                          dim=dim, plugin=info.plugin, batch_size=section.batch_size,
+                          dim=dim, plugin=plugin, batch_size=section.batch_size,
                           dtype=section.dtype, label=f"encode {component.name} {split}")
             return {"dim": dim, "dtype": section.dtype, "sentences": len(sentences)}
 
@@ -141,4 +139,4 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
         keys[split] = directories[split].name
     ctx.add_time("encode", time.perf_counter() - started)
     return Encoded(encoder=component.name, keys=keys, dim=dim, directories=directories,
-                   identity=identity, model=encoder, plugin=info.plugin)
+                   identity=identity, model=encoder, plugin=plugin)

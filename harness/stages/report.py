@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
 import os
 import shutil
@@ -19,10 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import DataError
+from harness.results import MetricScore, RunResults
 
-RESULTS_FILE = "results.json"
-SCHEMA = "v2s-harness/results/1"
 FIGURES_DIR = "figures"
 HEATMAP_FILE = "heatmap.png"
 CURVES_FILE = "training-curves.png"
@@ -43,13 +40,12 @@ def sample_file_name(encoder: str, decoder: str) -> str:
     return f"{encoder}__{decoder}.jsonl".replace(":", "_").replace("/", "_")
 
 
-def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str], Path],
+def write_run(out: Path, results: RunResults, samples: dict[tuple[str, str], Path],
               formats: list[str]) -> None:
     """Write results, samples, figures and the reports into `out`, each file atomically.
 
-    `results` holds no NaN or infinity (`json_safe` turns undefined scores into None). Samples
-    and figures an earlier run left in `out` that this run does not write are removed, so a
-    reused run directory describes this run only.
+    Samples and figures an earlier run left in `out` that this run does not write are removed,
+    so a reused run directory describes this run only.
     """
     (out / "samples").mkdir(parents=True, exist_ok=True)
     written = set()
@@ -60,14 +56,12 @@ def write_run(out: Path, results: dict[str, Any], samples: dict[tuple[str, str],
         os.replace(tmp, target)
         written.add(target.name)
     _remove_stale(out / "samples", "*.jsonl", written)
-    # `results` has passed through `json_safe`: JSON has no NaN (allow_nan=False checks it).
-    _write_text(out / RESULTS_FILE,
-                json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    results.save(out)
     write_reports(out, results, formats)
 
 
-def write_reports(out: Path, results: dict[str, Any], formats: list[str]) -> None:
-    """Write figures/*.png and report.md and/or report.html from a results dictionary."""
+def write_reports(out: Path, results: RunResults, formats: list[str]) -> None:
+    """Write figures/*.png and report.md and/or report.html from a run's results."""
     if not {"md", "html"} & set(formats):
         return
     figures = report_figures(results)
@@ -90,20 +84,6 @@ def _remove_stale(directory: Path, pattern: str, keep: set[str]) -> None:
                 path.unlink()
 
 
-def load_results(run_dir: Path) -> dict[str, Any]:
-    """Return the results.json of a run directory, checking its schema."""
-    path = run_dir / RESULTS_FILE
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{path}: not found; is {run_dir} a run directory?") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}") from None
-    if results.get("schema") != SCHEMA:
-        raise DataError(f"{path}: schema {results.get('schema')!r}, expected {SCHEMA!r}")
-    return results
-
-
 # ------------------------------------------------------------------------------- content
 
 
@@ -115,18 +95,6 @@ class Section:
     text: list[str] = field(default_factory=list)
     figure: str | None = None          # file name under figures/
     tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
-
-
-def json_safe(value: Any) -> Any:
-    """`value` with every non-finite float (an undefined score) replaced by None: JSON has no
-    NaN, and results.json is read by other tools than Python's."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _fmt(value: Any, digits: int = 1) -> str:
@@ -150,117 +118,94 @@ def _span(counts: list[int]) -> str:
     return str(counts[0]) if counts[0] == counts[-1] else f"{counts[0]}–{counts[-1]}"
 
 
-def _defined(matrix: dict[str, dict[str, dict[str, Any]]]) -> bool:
-    return any(cell.get("rho") is not None for row in matrix.values() for cell in row.values())
-
-
-def report_figures(results: dict[str, Any]) -> dict[str, bytes]:
+def report_figures(results: RunResults) -> dict[str, bytes]:
     """Return the report's figures as file name -> PNG bytes (only those with something to show)."""
     from harness.figures import heatmap_png, training_curves_png
 
     figures: dict[str, bytes] = {}
-    corr = results.get("correlations") or {}
-    if corr.get("matrix") and _defined(corr["matrix"]):
-        figures[HEATMAP_FILE] = heatmap_png(corr["matrix"], corr.get("summary"),
-                                            method=corr.get("method", "spearman"))
-    curves = training_curves_png(results.get("runs", []))
+    if results.correlations.defined():
+        figures[HEATMAP_FILE] = heatmap_png(results.correlations)
+    curves = training_curves_png(results.runs)
     if curves is not None:
         figures[CURVES_FILE] = curves
     return figures
 
 
-def _diagnostics_section(results: dict[str, Any]) -> Section | None:
-    runs = results.get("runs", [])
+def _score_cell(score: MetricScore | None) -> str:
+    """A corpus score with its interval; perplexities near 1 need two decimals, 0-100 scores
+    one."""
+    if score is None or score.value is None:
+        return "–"
+    digits = 1 if score.higher_is_better else 2
+    low, high = score.ci95
+    return f"{_fmt(score.value, digits)} [{_fmt(low, digits)}, {_fmt(high, digits)}]"
+
+
+def _diagnostics_section(results: RunResults) -> Section | None:
+    runs = results.runs
     if runs:
-        metrics = list(dict.fromkeys(m for run in runs for m in run["metrics"]))
-        rows = []
-        for run in runs:
-            cells = [run["encoder"], run["decoder"]]
-            for m in metrics:
-                entry = run["metrics"].get(m)
-                # Perplexities near 1 need two decimals; 0-100 scores need one.
-                digits = 1 if (entry or {}).get("higher_is_better", True) else 2
-                if entry is None or _fmt(entry.get("value")) == "–":
-                    cells.append("–")
-                elif entry.get("ci95"):
-                    low, high = entry["ci95"]
-                    cells.append(f"{_fmt(entry['value'], digits)} [{_fmt(low, digits)}, "
-                                 f"{_fmt(high, digits)}]")
-                else:
-                    cells.append(_fmt(entry["value"], digits))
-            rows.append(cells)
-        notes = ["Corpus scores with percentile-bootstrap 95% intervals over test sentences; "
-                 "id, perm, id-perm, bleu, mover and bertscore on the 0-100 scale (higher is "
-                 "better), ppl a perplexity (lower is better). – marks an undefined score "
-                 "(id-perm when no output is a permutation)."]
+        metrics = list(dict.fromkeys(m for run in runs for m in run.metrics))
+        rows = [[run.encoder, run.decoder, *[_score_cell(run.metrics.get(m)) for m in metrics]]
+                for run in runs]
+        direction = {m: next(run.metrics[m].higher_is_better for run in runs
+                             if m in run.metrics) for m in metrics}
+        higher = [m for m in metrics if direction[m]]
+        lower = [m for m in metrics if not direction[m]]
+        notes = ["Corpus scores with percentile-bootstrap 95% intervals over test sentences"
+                 + (f"; higher is better for {', '.join(higher)}" if higher else "")
+                 + (f"; lower is better for {', '.join(lower)}" if lower else "")
+                 + ". – marks an undefined score (a ratio with nothing to count, such as id-perm "
+                 "when no output is a permutation)."]
         return Section("V2S diagnostics", notes,
                        tables=[("", ["encoder", "decoder", *metrics], rows)])
-    values = _published_diagnostics(results)
+    values = results.published_diagnostics()
     if not values:
         return None
     encoders = list(dict.fromkeys(e for column in values.values() for e in column))
     rows = [[e, *[_fmt(values[d].get(e), 2) for d in values]] for e in encoders]
-    source = _diagnostics_source(results)
+    source = results.published_source()
     return Section("V2S diagnostics", [f"As published{f' ({source})' if source else ''}; no "
                                        "intervals."], tables=[("", ["encoder", *values], rows)])
 
 
-def _published_diagnostics(results: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Diagnostic -> encoder -> value of a run made from published tables (no runs)."""
-    return (results.get("diagnostics")
-            or (results.get("correlations") or {}).get("diagnostics") or {})
-
-
-def _diagnostics_source(results: dict[str, Any]) -> str:
-    sources = (results.get("correlations") or {}).get("sources") or {}
-    return str(results.get("diagnostics_source") or sources.get("diagnostics") or "")
-
-
-def _correlation_section(results: dict[str, Any], figures: dict[str, bytes]) -> Section | None:
-    corr = results.get("correlations") or {}
-    matrix = corr.get("matrix") or {}
-    if not matrix:
-        return None
-    method = corr.get("method", "spearman")
+def _correlation_section(results: RunResults, figures: dict[str, bytes]) -> Section | None:
+    corr = results.correlations
+    matrix = corr.matrix
     tasks = list(dict.fromkeys(t for row in matrix.values() for t in row))
     if not tasks:  # no downstream scores: nothing to correlate with
         return None
-    summary = corr.get("summary") or {}
     rho_rows, p_rows = [], []
     for diag, row in matrix.items():
-        ns = sorted({row[t]["n"] for t in row})
-        rho_rows.append([diag, *[_fmt(row.get(t, {}).get("rho"), 2) for t in tasks],
-                         _fmt(summary.get(diag, {}).get("mean"), 2),
-                         _fmt(summary.get(diag, {}).get("min"), 2),
-                         _span(ns)])
-        p_rows.append([diag, *[_p(row.get(t, {}).get("p")) for t in tasks]])
-    methods = sorted({c.get("p_method") for row in matrix.values() for c in row.values()
-                      if c.get("p_method")})
+        summary = corr.summary.get(diag)
+        ns = sorted({cell.n for cell in row.values()})
+        rho_rows.append([diag, *[_fmt(row[t].rho if t in row else None, 2) for t in tasks],
+                         _fmt(summary.mean if summary else None, 2),
+                         _fmt(summary.min if summary else None, 2), _span(ns)])
+        p_rows.append([diag, *[_p(row[t].p if t in row else None) for t in tasks]])
+    methods = sorted({c.p_method for row in matrix.values() for c in row.values()
+                      if c.p_method})
     how = {"exact": "exact two-sided permutation p-values (all n! pairings)",
            "scipy": "scipy's p-values"}
-    sources = corr.get("sources") or {}
-    downstream = sources.get("downstream") or results.get("downstream_source")
-    origin = (f"diagnostics: {_diagnostics_source(results)}" if _diagnostics_source(results)
-              else f"decoder {corr.get('decoder', '')}")
-    text = [f"{method.capitalize()} correlation across encoders between each diagnostic and each "
-            f"downstream task (Kerscher & Eger 2020, Figure 2); {origin}"
+    downstream = corr.sources.get("downstream") or results.downstream_source
+    published = results.published_source()
+    origin = f"diagnostics: {published}" if published else f"decoder {corr.decoder}"
+    text = [f"{corr.method.capitalize()} correlation across encoders between each diagnostic and "
+            f"each downstream task (Kerscher & Eger 2020, Figure 2); {origin}"
             + (f"; downstream scores: {downstream}" if downstream else "") + ". Mean and min are "
             "over tasks; n is the number of encoders with both values (pairwise deletion)."]
     if methods:
         text.append("p: " + "; ".join(how.get(m, m) for m in methods) + ".")
-    return Section(f"Correlation with downstream tasks ({method})", text,
+    return Section(f"Correlation with downstream tasks ({corr.method})", text,
                    figure=HEATMAP_FILE if HEATMAP_FILE in figures else None,
                    tables=[("rho", ["diagnostic", *tasks, "mean", "min", "n"], rho_rows),
                            ("p-values", ["diagnostic", *tasks], p_rows)])
 
 
-def _rank_section(results: dict[str, Any]) -> Section | None:
-    corr = results.get("correlations") or {}
-    ranks = corr.get("ranks") or {}
+def _rank_section(results: RunResults) -> Section | None:
+    ranks = results.correlations.ranks
     if not ranks:
         return None
-    wanted = corr.get("rank_by") or ((results.get("spec") or {}).get("correlation") or {}).get(
-        "rank_by")
+    wanted = results.correlations.rank_by
     by = wanted if wanted in ranks else next((k for k in ranks if k != "downstream"), "")
     downstream, v2s = ranks.get("downstream", {}), ranks.get(by, {})
     encoders = sorted(set(downstream) | set(v2s),
@@ -283,29 +228,25 @@ def _rank_section(results: dict[str, Any]) -> Section | None:
                                                 f"V2S rank ({by})", "V2S - DS"], rows)])
 
 
-def _samples_section(results: dict[str, Any]) -> Section | None:
-    examples = results.get("examples") or []
-    if not examples:
+def _samples_section(results: RunResults) -> Section | None:
+    if not results.examples:
         return None
     tables = []
-    for number, example in enumerate(examples, start=1):
-        rows = [["input", "", example["reference"]]]
-        rows += [[o["encoder"], o["decoder"], o["hypothesis"]] for o in example["outputs"]]
+    for number, example in enumerate(results.examples, start=1):
+        rows = [["input", "", example.reference]]
+        rows += [[o.encoder, o.decoder, o.hypothesis] for o in example.outputs]
         tables.append((f"Sample {number}", ["encoder", "decoder", "sentence"], rows))
     return Section("Samples", ["One test input and what the decoder regenerated from each "
                                "encoder's vector (Kerscher & Eger 2020, Table 2, left)."],
                    tables=tables)
 
 
-def _training_section(results: dict[str, Any], figures: dict[str, bytes]) -> Section | None:
-    runs = results.get("runs", [])
-    if not runs:
+def _training_section(results: RunResults, figures: dict[str, bytes]) -> Section | None:
+    if not results.runs:
         return None
-    rows = [[r["encoder"], r["decoder"], _fmt(r.get("train", {}).get("epochs")),
-             _fmt(r.get("train", {}).get("train_loss"), 3),
-             _fmt(r.get("train", {}).get("val_loss"), 3),
-             _fmt(r.get("train", {}).get("tokens_per_s"), 0),
-             _fmt(r.get("generate", {}).get("sentences_per_s"), 1)] for r in runs]
+    rows = [[r.encoder, r.decoder, _fmt(r.train.epochs), _fmt(r.train.train_loss, 3),
+             _fmt(r.train.val_loss, 3), _fmt(r.train.tokens_per_s, 0),
+             _fmt(r.generate.sentences_per_s, 1)] for r in results.runs]
     text = [] if CURVES_FILE in figures else ["No training curves were recorded."]
     return Section("Training and generation", text,
                    figure=CURVES_FILE if CURVES_FILE in figures else None,
@@ -313,9 +254,9 @@ def _training_section(results: dict[str, Any], figures: dict[str, bytes]) -> Sec
                                  "tokens/s", "sentences/s"], rows)])
 
 
-def report_sections(results: dict[str, Any], figures: dict[str, bytes]) -> list[Section]:
+def report_sections(results: RunResults, figures: dict[str, bytes]) -> list[Section]:
     """Return the report's sections in order, shared by the Markdown and HTML renderings."""
-    notes = list((results.get("correlations") or {}).get("notes", []))
+    notes = results.correlations.notes
     sections = [Section("Notes", [f"- {note}" for note in notes])] if notes else []
     for section in (_diagnostics_section(results), _correlation_section(results, figures),
                     _rank_section(results), _samples_section(results),
@@ -325,10 +266,11 @@ def report_sections(results: dict[str, Any], figures: dict[str, bytes]) -> list[
     return sections
 
 
-def _provenance(results: dict[str, Any]) -> str:
-    prov = results.get("provenance", {})
-    return (f"harness {prov.get('harness_version', '?')}, device {prov.get('device', '?')}, "
-            f"seed {prov.get('seed', '?')}, spec sha256 {str(prov.get('spec_sha256', ''))[:12]}")
+def _provenance(results: RunResults) -> str:
+    prov = results.provenance
+    return (f"harness {prov.harness_version or '?'}, device {prov.device or '?'}, "
+            f"seed {'?' if prov.seed is None else prov.seed}, "
+            f"spec sha256 {prov.spec_sha256[:12]}")
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -338,10 +280,10 @@ def _md_cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(results: dict[str, Any], figures: dict[str, bytes] | None = None) -> str:
+def render_markdown(results: RunResults, figures: dict[str, bytes] | None = None) -> str:
     """Return the Markdown report of a run; figures are linked from figures/."""
     figures = report_figures(results) if figures is None else figures
-    lines = [f"# V2S report: {results.get('spec', {}).get('name', '')}", "",
+    lines = [f"# V2S report: {results.name}", "",
              _provenance(results), ""]
     for section in report_sections(results, figures):
         lines += [f"## {section.title}", ""]
@@ -372,11 +314,11 @@ _STYLE = ("body{font-family:sans-serif;margin:2em;max-width:1400px}"
           ".scroll{overflow-x:auto}")
 
 
-def render_html(results: dict[str, Any], figures: dict[str, bytes] | None = None) -> str:
+def render_html(results: RunResults, figures: dict[str, bytes] | None = None) -> str:
     """Return a self-contained HTML report of a run: figures embedded as base64 PNG."""
     figures = report_figures(results) if figures is None else figures
     esc = html.escape
-    parts = [f"<h1>V2S report: {esc(str(results.get('spec', {}).get('name', '')))}</h1>",
+    parts = [f"<h1>V2S report: {esc(results.name)}</h1>",
              f"<p>{esc(_provenance(results))}</p>"]
     for section in report_sections(results, figures):
         parts.append(f"<section><h2>{esc(section.title)}</h2>")
@@ -399,5 +341,5 @@ def render_html(results: dict[str, Any], figures: dict[str, bytes] | None = None
             parts.append("</table></div>")
         parts.append("</section>")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>V2S report: "
-            f"{esc(str(results.get('spec', {}).get('name', '')))}</title>"
+            f"{esc(results.name)}</title>"
             f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,8 @@ import numpy as np
 
 from harness.cache import read_meta
 from harness.errors import PluginError, plugin_call
-from harness.protocols import Metric
+from harness.protocols import Metric, higher_is_better, metric_signature, required_fields
+from harness.results import MetricScore
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.generate import Samples
@@ -20,62 +20,48 @@ VERSION = 2
 STATISTICS_FILE = "statistics.npy"
 
 
-@dataclass(frozen=True)
-class Score:
-    """A metric's corpus value (0-100), its bootstrap 95% interval and per-sentence scores."""
-
-    metric: str
-    value: float
-    ci95: tuple[float, float]
-    per_sentence: list[float]
-    details: dict[str, Any]
-
-
-def score_samples(ctx: RunContext, component: Component, samples: Samples) -> Score:
+def score_samples(ctx: RunContext, component: Component, samples: Samples) -> MetricScore:
     """Return the metric's score of the samples, computing what the cache lacks."""
     from harness.stats import bootstrap_ci
 
     started = time.perf_counter()
-    info = ctx.registry.get("metric", component.name)
-    metric = ctx.build_once("metric", component)
+    plugin = component.plugin
+    metric = ctx.build_once(component)
     if not isinstance(metric, Metric):
-        raise PluginError(info.plugin, f"metric {component.name!r} lacks "
-                                       "sentence_statistics/corpus_score")
-    parts = {"version": VERSION, "samples": samples.key,
-             "metric": ctx.component_identity("metric", component), "seed": ctx.spec.seed}
+        raise PluginError(plugin, f"metric {component.name!r} lacks "
+                                  "sentence_statistics/corpus_score")
+    parts = {"version": VERSION, "samples": samples.key, "metric": component.identity(),
+             "seed": ctx.spec.seed}
 
     def build(directory: Path) -> dict[str, Any]:
         refs, hyps = samples.references, samples.hypotheses
         fields = {}
-        for name in getattr(metric, "requires", ()):
+        for name in required_fields(metric):
             if any(name not in record for record in samples.records):
-                raise PluginError(info.plugin, f"metric {component.name!r} requires the sample "
-                                               f"field {name!r}, which the samples lack")
+                raise PluginError(plugin, f"metric {component.name!r} requires the sample "
+                                          f"field {name!r}, which the samples lack")
             fields[name] = [record[name] for record in samples.records]
-        with plugin_call(info.plugin, f"metric {component.name!r}: sentence_statistics"):
+        with plugin_call(plugin, f"metric {component.name!r}: sentence_statistics"):
             stats = np.asarray(metric.sentence_statistics(refs, hyps, **fields),
                                dtype=np.float64)
         if stats.ndim != 2 or stats.shape[0] != len(refs):
-            raise PluginError(info.plugin, f"metric {component.name!r} returned statistics of "
-                                           f"shape {stats.shape}; expected ({len(refs)}, k)")
+            raise PluginError(plugin, f"metric {component.name!r} returned statistics of "
+                                      f"shape {stats.shape}; expected ({len(refs)}, k)")
         np.save(directory / STATISTICS_FILE, stats)
-        with plugin_call(info.plugin, f"metric {component.name!r}: corpus_score"):
+        with plugin_call(plugin, f"metric {component.name!r}: corpus_score"):
             value = float(np.asarray(metric.corpus_score(stats.sum(axis=0), len(refs))))
             low, high = bootstrap_ci(metric, stats, seed=ctx.spec.seed)
         # Ranks and reports read the direction; a metric says so when lower is better.
-        details: dict[str, Any] = {"higher_is_better": bool(getattr(metric, "higher_is_better",
-                                                                    True))}
-        signature = getattr(metric, "signature", None)
-        if callable(signature):
-            details["signature"] = signature()
+        details: dict[str, Any] = {"higher_is_better": higher_is_better(metric)}
+        signature = metric_signature(metric)
+        if signature is not None:
+            details["signature"] = signature
         return {"value": value, "ci95": [low, high], "details": details}
 
     directory = ctx.cache.produce("score", parts, build,
                                   label=f"{component.name} {samples.encoder} -> {samples.decoder}")
     summary = read_meta(directory)["summary"]
-    stats = np.load(directory / STATISTICS_FILE)
-    per_sentence = [float(v) for v in np.asarray(metric.corpus_score(stats, 1)).reshape(-1)]
+    support = int(np.load(directory / STATISTICS_FILE, mmap_mode="r").shape[0])
     ctx.add_time("score", time.perf_counter() - started)
-    return Score(metric=component.name, value=summary["value"],
-                 ci95=(summary["ci95"][0], summary["ci95"][1]), per_sentence=per_sentence,
-                 details=summary["details"])
+    return MetricScore(value=summary["value"], ci95=summary["ci95"], support=support,
+                       **summary["details"])

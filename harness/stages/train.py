@@ -9,13 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError, PluginError
+from harness.cache import read_meta
+from harness.errors import PluginError
 from harness.protocols import ConditionalLanguageModel, DecoderOptions
+from harness.results import TrainSummary
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
 from harness.stages.vocab import Vocab
+from harness.training.options import BOOKKEEPING_FIELDS
 
 VERSION = 3
 
@@ -28,26 +31,20 @@ class TrainedDecoder:
     decoder: str
     key: str
     directory: Path
-    summary: dict[str, Any]
+    summary: TrainSummary
 
 
 def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab: Vocab) -> Any:
     """Return a freshly initialised decoder conditioned on `encoded`'s vector dimension."""
     import torch
 
-    info = ctx.registry.get("decoder", component.name)
     torch.manual_seed(ctx.spec.seed)
-    context = ctx.build_context(vocab=vocab.vocab, input_dim=encoded.dim)
-    try:
-        model = ctx.registry.create("decoder", component.name, component.settings, context)
-    except HarnessError:
-        raise
-    except Exception as exc:
-        raise PluginError(info.plugin, f"decoder {component.name!r} failed to build for encoder "
-                                       f"{encoded.encoder!r} (dim {encoded.dim}): {exc}") from exc
+    model = ctx.build(component, f"for encoder {encoded.encoder!r} (dim {encoded.dim})",
+                      vocab=vocab.vocab, input_dim=encoded.dim)
     if not isinstance(model, ConditionalLanguageModel) or not isinstance(model, torch.nn.Module):
-        raise PluginError(info.plugin, f"decoder {component.name!r} must be a torch.nn.Module "
-                                       "with forward/initial_state/step/reorder_state")
+        raise PluginError(component.plugin, f"decoder {component.name!r} must be a "
+                                            "torch.nn.Module with forward/initial_state/step/"
+                                            "reorder_state")
     return model.to(ctx.device)
 
 
@@ -59,14 +56,13 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     started = time.perf_counter()
     settings = component.settings
     if not isinstance(settings, DecoderOptions):
-        info = ctx.registry.get("decoder", component.name)
-        raise PluginError(info.plugin, f"options of decoder {component.name!r} must subclass "
-                                       "harness.protocols.DecoderOptions")
-    decoder = ctx.component_identity("decoder", component)
+        raise PluginError(component.plugin, f"options of decoder {component.name!r} must "
+                                            "subclass harness.protocols.DecoderOptions")
+    decoder = component.identity()
     # How often training checkpoints and logs does not change the weights (the trainer resumes
     # across a change of either), so a kill and a rerun with other values keeps the progress.
     decoder["options"] = {k: v for k, v in decoder["options"].items()
-                          if k not in ("checkpoint_every", "log_every")}
+                          if k not in BOOKKEEPING_FIELDS}
     parts = {"version": VERSION, "decoder": decoder,
              "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": ctx.spec.seed}
     label = f"{encoded.encoder} -> {component.name}"
@@ -89,10 +85,9 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     # before that resumes from the last one instead of training again.
     shutil.rmtree(directory / "checkpoints", ignore_errors=True)
     ctx.add_time("train", time.perf_counter() - started)
-    from harness.cache import read_meta
-
     return TrainedDecoder(encoder=encoded.encoder, decoder=component.name, key=directory.name,
-                          directory=directory, summary=read_meta(directory)["summary"])
+                          directory=directory,
+                          summary=TrainSummary.model_validate(read_meta(directory)["summary"]))
 
 
 def _curve(log_path: Path) -> list[dict[str, Any]]:

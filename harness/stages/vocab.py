@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import read_meta
+from harness.results import VocabSummary
 from harness.spec import VocabSection
 from harness.stages.base import RunContext, file_digest, log
 from harness.stages.corpus import Corpus
@@ -25,7 +26,7 @@ class Vocab:
 
     key: str
     vocab: SubwordVocab
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: VocabSummary = field(default_factory=VocabSummary)
 
 
 def _trained(section: VocabSection, corpus: Corpus
@@ -74,4 +75,4 @@ def prepare_vocab(ctx: RunContext, corpus: Corpus) -> Vocab:
     directory = ctx.cache.produce("vocab", parts, build)
     ctx.add_time("vocab", time.perf_counter() - started)
     return Vocab(key=directory.name, vocab=SubwordVocab.load(directory),
-                 summary=read_meta(directory).get("summary") or {})
+                 summary=VocabSummary.model_validate(read_meta(directory)["summary"]))

@@ -1,10 +1,10 @@
-"""`check_task`: the conformance check for downstream tasks (cf. `harness.testing`).
+"""`check_task`: what the core's downstream stage relies on a `DownstreamTask` for.
 
 A task author calls it from their tests with a small data directory in their task's layout:
 
     check_task(MyTask(), tmp_path / "data")
 
-It raises `AssertionError` saying what is wrong and what to do, like the other checks of the kit.
+`hashed_bag_of_words` is the deterministic toy encoder it evaluates with by default.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.downstream.base import DownstreamTask, Encode, GeneratedTask, TaskData, TaskResult
+from harness.protocols import DownstreamTask, Encode, GeneratedTask, TaskData, TaskResult
+from harness.testing.failures import fail
 
 
 def hashed_bag_of_words(dim: int = 32) -> Encode:
@@ -34,10 +35,6 @@ def hashed_bag_of_words(dim: int = 32) -> Encode:
     return encode
 
 
-def _fail(problem: str, advice: str) -> AssertionError:
-    return AssertionError(f"{problem}; {advice}")
-
-
 def check_task(task: Any, data_dir: Path, encode: Encode | None = None, *,
                config: str = "prototyping") -> TaskResult:
     """Check that `task` behaves as the core expects on `data_dir`; return its result.
@@ -47,38 +44,38 @@ def check_task(task: Any, data_dir: Path, encode: Encode | None = None, *,
     sizes; the same seed gives the same result. A `GeneratedTask` first generates `data_dir`.
     """
     if not isinstance(task, DownstreamTask):
-        raise _fail(f"{type(task).__name__} is not a DownstreamTask",
-                    "give it `name`, `version`, `files`, `load` and `evaluate`")
+        raise fail(f"{type(task).__name__} is not a DownstreamTask",
+                   "give it `name`, `version`, `files`, `load` and `evaluate`")
     if not task.name or not task.version:
-        raise _fail(f"task {task!r} has an empty name or version", "set both")
+        raise fail(f"task {task!r} has an empty name or version", "set both")
     if isinstance(task, GeneratedTask):
         task.generate(data_dir)
         if not task.data_key():
-            raise _fail(f"task {task.name}: empty data_key()", "return what determines the data")
+            raise fail(f"task {task.name}: empty data_key()", "return what determines the data")
     missing = [path for path in task.files(data_dir) if not Path(path).is_file()]
     if missing:
-        raise _fail(f"task {task.name}: files() lists missing files {missing}",
-                    "list exactly the files load() reads")
+        raise fail(f"task {task.name}: files() lists missing files {missing}",
+                   "list exactly the files load() reads")
     data = task.load(data_dir)
     if not isinstance(data, TaskData) or not data.splits:
-        raise _fail(f"task {task.name}: load() returned {type(data).__name__} without splits",
-                    "return a TaskData with at least one split")
+        raise fail(f"task {task.name}: load() returned {type(data).__name__} without splits",
+                   "return a TaskData with at least one split")
     if any(len(examples) == 0 for examples in data.splits.values()):
-        raise _fail(f"task {task.name}: an empty split in {data.sizes()}", "drop empty splits")
+        raise fail(f"task {task.name}: an empty split in {data.sizes()}", "drop empty splits")
     encode = encode or hashed_bag_of_words()
     first = task.evaluate(encode, data_dir, config=config, seed=7)
     if not isinstance(first, TaskResult):
-        raise _fail(f"task {task.name}: evaluate() returned {type(first).__name__}",
-                    "return a harness.downstream.base.TaskResult")
+        raise fail(f"task {task.name}: evaluate() returned {type(first).__name__}",
+                   "return a harness.protocols.TaskResult")
     if first.task != task.name:
-        raise _fail(f"task {task.name}: result named {first.task!r}", "use the task's name")
+        raise fail(f"task {task.name}: result named {first.task!r}", "use the task's name")
     if not math.isfinite(first.score) or first.metric not in first.scores:
-        raise _fail(f"task {task.name}: score {first.score} / metric {first.metric!r} not in "
-                    "scores", "report a finite headline score and include it in `scores`")
+        raise fail(f"task {task.name}: score {first.score} / metric {first.metric!r} not in "
+                   "scores", "report a finite headline score and include it in `scores`")
     if not first.columns or min(first.n_train, first.n_dev, first.n_test) < 0:
-        raise _fail(f"task {task.name}: no columns or negative sizes", "fill both")
+        raise fail(f"task {task.name}: no columns or negative sizes", "fill both")
     again = task.evaluate(encode, data_dir, config=config, seed=7)
     if again.scores != first.scores:
-        raise _fail(f"task {task.name}: two evaluations with seed 7 differ",
-                    "seed every random choice from `seed`")
+        raise fail(f"task {task.name}: two evaluations with seed 7 differ",
+                   "seed every random choice from `seed`")
     return first

@@ -11,5 +11,5 @@ from harness.lazy import lazy_exports
 __getattr__, __all__ = lazy_exports(__name__, {
     "train_decoder": "trainer", "TrainingSummary": "trainer", "DivergedError": "trainer",
     "save_decoder": "checkpoint", "load_decoder_state": "checkpoint",
-    "TrainingOptions": "options", "training_options": "options",
+    "TrainingOptions": "options",
 })

@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from harness.devices import resolve_device
 from harness.errors import DataError, HarnessError
+from harness.protocols import TrainingOptions, wants_vector_statistics
 from harness.training import state
 from harness.training.batches import (
     IGNORE,
@@ -45,7 +46,7 @@ from harness.training.checkpoint import (  # noqa: F401 - re-exported for the tr
     write_checkpoint,
 )
 from harness.training.log import TrainingLog
-from harness.training.options import RESULT_FIELDS, TrainingOptions, training_options
+from harness.training.options import RESULT_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -100,24 +101,21 @@ class _Position:
 
 
 def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
-                  train_ids: Sequence[Sequence[int]], options: Any = None, *, seed: int,
+                  train_ids: Sequence[Sequence[int]], options: TrainingOptions, *, seed: int,
                   device: str | torch.device, checkpoint_dir: Path, log_path: Path,
-                  progress: bool = True, label: str | None = None,
-                  **overrides: Any) -> TrainingSummary:
+                  progress: bool = True, label: str | None = None) -> TrainingSummary:
     """Return the summary of training `model` to regenerate `train_ids` from `train_vectors`.
 
-    `options` is any object with `TrainingOptions` fields (a decoder's `DecoderOptions`);
-    keyword `overrides` (epochs=..., lr=...) replace its values. `train_vectors` (N, D) may be a
-    memory map: only one batch of rows is read at a time. `train_ids` are subword ids without
-    bos/eos; `vocab` gives `pad_id`, `bos_id` and `eos_id`. `label` names the encoder/decoder
-    pair in messages. When `checkpoint_dir` holds a checkpoint, training continues from the
-    newest intact one. The caller seeds torch before building the model; `seed` fixes the
-    validation split and the batch order.
+    `options` are read as given: a decoder's `DecoderOptions` is a `TrainingOptions`.
+    `train_vectors` (N, D) may be a memory map: only one batch of rows is read at a time.
+    `train_ids` are subword ids without bos/eos; `vocab` gives `pad_id`, `bos_id` and `eos_id`.
+    `label` names the encoder/decoder pair in messages. When `checkpoint_dir` holds a checkpoint,
+    training continues from the newest intact one. The caller seeds torch before building the
+    model; `seed` fixes the validation split and the batch order.
     """
-    opts = training_options(options, **overrides)
     who = label or "decoder"
     _check_data(model, train_vectors, train_ids, who)
-    trainer = _Trainer(model, vocab, train_vectors, train_ids, opts, seed=seed,
+    trainer = _Trainer(model, vocab, train_vectors, train_ids, options, seed=seed,
                        device=torch.device(resolve_device(str(device))),
                        directory=Path(checkpoint_dir),
                        training_log=TrainingLog(log_path), progress=progress,
@@ -182,14 +180,13 @@ class _Trainer:
         return self._summary()
 
     def _set_vector_statistics(self) -> None:
-        """Give a decoder that standardises its inputs the training vectors' statistics (see
-        `harness.protocols.ConditionalLanguageModel`)."""
-        setter = getattr(self.model, "set_vector_statistics", None)
-        if setter is None or not getattr(self.model, "standardise", False):
+        """Give a decoder that standardises its inputs the training vectors' statistics
+        (`harness.protocols.StandardisedInputs`)."""
+        if not wants_vector_statistics(self.model):
             return
         mean, var = vector_statistics(self.vectors, self.train_index)
-        setter(torch.from_numpy(mean).float().to(self.device),
-               torch.from_numpy(var).float().to(self.device))
+        self.model.set_vector_statistics(torch.from_numpy(mean).float().to(self.device),
+                                          torch.from_numpy(var).float().to(self.device))
 
     def _train_epoch(self) -> None:
         p, opts = self.position, self.opts

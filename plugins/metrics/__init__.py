@@ -217,7 +217,7 @@ def register_metrics(register: Register) -> None:
                          "(identical ones included)")
     register("id-perm", _build_id_perm, options=ExactMatchOptions,
              description="Id/PERM: % of permutations of the input that are exact "
-                         "(0 without permutations)")
+                         "(undefined without permutations)")
     # The raw-text views have names of their own, so a spec can list them next to the
     # normalised ones without the two results sharing a name.
     register("id:raw", _raw(_build_id), options=Options,

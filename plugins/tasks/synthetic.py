@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import synthetic as corpus
-from harness.downstream.base import Encode, TaskData, TaskResult
-from harness.downstream.loaders import load_sick, load_sst
-from harness.downstream.tasks import TASKS_VERSION, DataSource, Relatedness, SplitClassification, Task
+from harness.data.senteval_tasks import SICK_FILES, SST_FILES
 from harness.errors import HarnessError
+from harness.protocols import Encode, TaskData, TaskResult
+
+from .senteval.loaders import load_sick, load_sst
+from .senteval.tasks import TASKS_VERSION, DataSource, Relatedness, SplitClassification, Task
 
 SUITE_VERSION = "1"
 """Bump whenever the generated files change (part of `data_key`)."""
@@ -200,16 +202,15 @@ def _split(examples: list, sizes: Sizes, rng: random.Random) -> dict[str, list]:
 def _write_sst(directory: Path, splits: dict[str, list[tuple[str, int]]], binary: bool) -> None:
     for split, examples in splits.items():
         lines = [f"{s}\t{label}" if binary else f"{label} {s}" for s, label in examples]
-        (directory / f"sentiment-{split}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (directory / SST_FILES[split]).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _write_sick(directory: Path, splits: dict[str, list[tuple[str, str, float, str]]]) -> None:
-    names = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
     for split, examples in splits.items():
         lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
         lines += [f"{i}\t{a}\t{b}\t{score:.1f}\t{judgment}"
                   for i, (a, b, score, judgment) in enumerate(examples, 1)]
-        (directory / names[split]).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (directory / SICK_FILES[split]).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def write_task(directory: Path, name: str, sizes: Sizes, seed: int) -> None:
@@ -266,13 +267,11 @@ def _source(name: str) -> DataSource:
         return f"delete {directory} and run again to regenerate it"
 
     if name == "syn-relatedness":
-        return DataSource(
-            load=lambda d: load_sick(Path(d), "relatedness", hint(d), name=name),
-            files=lambda d: [Path(d) / f for f in ("SICK_train.txt", "SICK_trial.txt",
-                                                   "SICK_test_annotated.txt")])
+        return DataSource(load=lambda d: load_sick(Path(d), name, "relatedness", hint(d)),
+                          files=lambda d: [Path(d) / f for f in SICK_FILES.values()])
     n_classes = len(TOPICS) if name == "syn-topic" else 2
-    return DataSource(load=lambda d: load_sst(Path(d), n_classes, hint(d), name=name),
-                      files=lambda d: [Path(d) / f"sentiment-{s}" for s in ("train", "dev", "test")])
+    return DataSource(load=lambda d: load_sst(Path(d), name, n_classes, hint(d)),
+                      files=lambda d: [Path(d) / f for f in SST_FILES.values()])
 
 
 SYNTHETIC_TASKS: dict[str, str] = {

@@ -18,8 +18,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from harness.downstream.configs import ClassifierConfig
 from harness.errors import HarnessError
+
+from .configs import ClassifierConfig
 
 OPTIMIZERS = {
     "adadelta": torch.optim.Adadelta, "adagrad": torch.optim.Adagrad, "adam": torch.optim.Adam,

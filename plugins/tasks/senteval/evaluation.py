@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.downstream.classifier import SentEvalClassifier
-from harness.downstream.configs import L2_GRID, EvaluationConfig
+from .classifier import SentEvalClassifier
+from .configs import L2_GRID, EvaluationConfig
 
 HOLD_OUT = 0.05
 """Fraction of the training set SentEval holds out to early-stop a final fit."""

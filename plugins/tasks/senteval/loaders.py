@@ -1,123 +1,71 @@
-"""Task loaders: one function per task family, reading SentEval's `data/downstream` layout.
+"""Task loaders: one function per SentEval file format, reading its `data/downstream` layout.
 
 The layout, file names, encodings and field positions are those of SentEval's task classes
 (senteval/binary.py, sst.py, trec.py, mrpc.py, sick.py, sts.py) over the files its
-`data/downstream/get_transfer_data.bash` writes. Sentences are SentEval's tokens (`str.split()`)
-joined by single spaces; SentEval's own preprocessing (PTB sed for MR/CR/SUBJ/MPQA, Moses and
-lower-casing for STS) happened when the data was prepared.
+`data/downstream/get_transfer_data.bash` writes; directories and file names come from the task
+table (`harness.data.senteval_tasks`), whose `reader` of each task keys `READERS`. Sentences are
+SentEval's tokens (`str.split()`) joined by single spaces; SentEval's own preprocessing (PTB sed
+for MR/CR/SUBJ/MPQA, Moses and lower-casing for STS) happened when the data was prepared.
 
 Every problem raises `DataError` with one line naming the file (and line) and what is wrong.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from harness.downstream.base import Examples, TaskData
-from harness.downstream.reading import fetch_hint, fields, integer, number, read_lines, tokens
+from harness.data.senteval_tasks import (
+    BINARY_FILES,
+    MRPC_FILES,
+    SICK_FILES,
+    SST_FILES,
+    STS_SUBSETS,
+    STSB_FILES,
+    TASKS,
+    TREC_FILES,
+    resolve_root,
+    task_directory,
+)
 from harness.errors import DataError
+from harness.protocols import Examples, TaskData
 
-LAYOUT: dict[str, tuple[str, ...]] = {
-    "MR": ("MR",), "CR": ("CR",), "SUBJ": ("SUBJ",), "MPQA": ("MPQA",),
-    "SST2": ("SST", "binary"), "SST5": ("SST", "fine"), "TREC": ("TREC",), "MRPC": ("MRPC",),
-    "SICK-E": ("SICK",), "SICK-R": ("SICK",), "STSB": ("STS", "STSBenchmark"),
-    "STS12": ("STS", "STS12-en-test"), "STS13": ("STS", "STS13-en-test"),
-    "STS14": ("STS", "STS14-en-test"), "STS15": ("STS", "STS15-en-test"),
-    "STS16": ("STS", "STS16-en-test"),
-}
-"""SentEval task name -> its directory under `data/downstream`."""
+from .reading import fetch_hint, fields, integer, number, read_lines, tokens
 
-BINARY_FILES: dict[str, tuple[str, str]] = {
-    "MR": ("rt-polarity.pos", "rt-polarity.neg"),
-    "CR": ("custrev.pos", "custrev.neg"),
-    # SentEval labels the objective sentences 1 and the subjective ones 0.
-    "SUBJ": ("subj.objective", "subj.subjective"),
-    "MPQA": ("mpqa.pos", "mpqa.neg"),
-}
-"""Binary task -> (file of label 1, file of label 0)."""
-
-STS_SUBSETS: dict[str, tuple[str, ...]] = {
-    "STS12": ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"),
-    # SentEval's STS13 lacks the SMT subset (never public).
-    "STS13": ("FNWN", "headlines", "OnWN"),
-    "STS14": ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"),
-    "STS15": ("answers-forums", "answers-students", "belief", "headlines", "images"),
-    "STS16": ("answer-answer", "headlines", "plagiarism", "postediting", "question-question"),
-}
-
-SST_SPLITS = ("train", "dev", "test")
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 SICK_CLASSES = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")
-SICK_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
-STSB_FILES = {"train": "sts-train.csv", "dev": "sts-dev.csv", "test": "sts-test.csv"}
-MRPC_FILES = {"train": "msr_paraphrase_train.txt", "test": "msr_paraphrase_test.txt"}
-TREC_FILES = {"train": "train_5500.label", "test": "TREC_10.label"}
-
-
-def resolve_root(data_dir: Path) -> Path:
-    """Return SentEval's `downstream` directory given it or SentEval's `data` directory."""
-    data_dir = Path(data_dir)
-    nested = data_dir / "downstream"
-    if nested.is_dir() and not any((data_dir / name).exists() for name in ("MR", "STS", "SST")):
-        return nested
-    return data_dir
-
-
-def task_directory(root: Path, task: str) -> Path:
-    """Return the directory of SentEval task `task` under the downstream directory `root`."""
-    return resolve_root(root).joinpath(*LAYOUT[task])
-
-
-def task_files(task: str, directory: Path) -> list[Path]:
-    """Return the files SentEval task `task` reads from its directory `directory`."""
-    if task in BINARY_FILES:
-        return [directory / name for name in BINARY_FILES[task]]
-    if task in ("SST2", "SST5"):
-        return [directory / f"sentiment-{split}" for split in SST_SPLITS]
-    if task == "TREC":
-        return [directory / name for name in TREC_FILES.values()]
-    if task == "MRPC":
-        return [directory / name for name in MRPC_FILES.values()]
-    if task in ("SICK-E", "SICK-R"):
-        return [directory / name for name in SICK_FILES.values()]
-    if task == "STSB":
-        return [directory / name for name in STSB_FILES.values()]
-    return [directory / f"STS.{kind}.{subset}.txt"
-            for subset in STS_SUBSETS[task] for kind in ("input", "gs")]
 
 
 def _classes(labels: list[int]) -> np.ndarray:
     return np.asarray(labels, dtype=np.int64)
 
 
-def load_binary(directory: Path, task: str, hint: str | None = None) -> TaskData:
+def load_binary(directory: Path, name: str, hint: str | None = None) -> TaskData:
     """Return MR/CR/SUBJ/MPQA as one split `all` (SentEval cross-validates them).
 
     Files are latin-1, one sentence per line; empty lines are kept as empty sentences, as
     SentEval does (CR has 3,775 lines of which 4 are empty).
     """
     hint = hint or fetch_hint(directory.parent)
-    positive, negative = (directory / name for name in BINARY_FILES[task])
+    positive, negative = (directory / file for file in BINARY_FILES[name])
     pos = [tokens(line) for line in read_lines(positive, encoding="latin-1", hint=hint)]
     neg = [tokens(line) for line in read_lines(negative, encoding="latin-1", hint=hint)]
     examples = Examples(first=tuple(pos + neg), labels=_classes([1] * len(pos) + [0] * len(neg)))
-    return TaskData(name=task, splits={"all": examples}, files=(positive, negative),
+    return TaskData(name=name, splits={"all": examples}, files=(positive, negative),
                     classes=("0", "1"))
 
 
-def load_sst(directory: Path, n_classes: int, hint: str | None = None, *,
-             name: str | None = None) -> TaskData:
+def load_sst(directory: Path, name: str, n_classes: int, hint: str | None = None) -> TaskData:
     """Return SST-2 (`sentence<TAB>label`) or SST-5 (`label sentence`) train/dev/test splits.
 
     The files are UTF-8. As SentEval asserts, labels run from 0 to `n_classes - 1` in each split.
     """
     hint = hint or fetch_hint(directory.parent.parent)
-    name = name or ("SST2" if n_classes == 2 else "SST5")
     splits: dict[str, Examples] = {}
-    paths = [directory / f"sentiment-{split}" for split in SST_SPLITS]
-    for split, path in zip(SST_SPLITS, paths):
+    paths = [directory / file for file in SST_FILES.values()]
+    for split, path in zip(SST_FILES, paths):
         sentences: list[str] = []
         labels: list[int] = []
         for line_number, line in enumerate(read_lines(path, encoding="utf-8", hint=hint), 1):
@@ -142,7 +90,7 @@ def load_sst(directory: Path, n_classes: int, hint: str | None = None, *,
                     classes=tuple(str(c) for c in range(n_classes)))
 
 
-def load_trec(directory: Path, hint: str | None = None) -> TaskData:
+def load_trec(directory: Path, name: str, hint: str | None = None) -> TaskData:
     """Return TREC train (5,452 questions) and test (500): `COARSE:fine question`, latin-1."""
     hint = hint or fetch_hint(directory.parent)
     splits: dict[str, Examples] = {}
@@ -162,8 +110,8 @@ def load_trec(directory: Path, hint: str | None = None) -> TaskData:
             sentences.append(tokens(question))
             labels.append(TREC_CLASSES.index(coarse))
         splits[split] = Examples(first=tuple(sentences), labels=_classes(labels))
-    return TaskData(name="TREC", splits=splits,
-                    files=tuple(directory / name for name in TREC_FILES.values()),
+    return TaskData(name=name, splits=splits,
+                    files=tuple(directory / file for file in TREC_FILES.values()),
                     classes=TREC_CLASSES)
 
 
@@ -176,7 +124,7 @@ def _header(lines: list[str], path: Path, expected: str) -> list[str]:
     return lines[1:]
 
 
-def load_mrpc(directory: Path, hint: str | None = None) -> TaskData:
+def load_mrpc(directory: Path, name: str, hint: str | None = None) -> TaskData:
     """Return MRPC train (4,076 pairs) and test (1,725): UTF-8, header line, CRLF.
 
     Fields: Quality, #1 ID, #2 ID, #1 String, #2 String; the label is Quality (1 = paraphrase).
@@ -198,13 +146,12 @@ def load_mrpc(directory: Path, hint: str | None = None) -> TaskData:
             second.append(tokens(parts[4]))
             labels.append(label)
         splits[split] = Examples(first=tuple(first), second=tuple(second), labels=_classes(labels))
-    return TaskData(name="MRPC", splits=splits,
-                    files=tuple(directory / name for name in MRPC_FILES.values()),
+    return TaskData(name=name, splits=splits,
+                    files=tuple(directory / file for file in MRPC_FILES.values()),
                     classes=("0", "1"))
 
 
-def load_sick(directory: Path, target: str, hint: str | None = None, *,
-              name: str | None = None) -> TaskData:
+def load_sick(directory: Path, name: str, target: str, hint: str | None = None) -> TaskData:
     """Return SICK train/trial/test pairs with relatedness scores or entailment classes.
 
     `target` is "relatedness" (SICK-R: float scores 1-5) or "entailment" (SICK-E: CONTRADICTION,
@@ -212,7 +159,6 @@ def load_sick(directory: Path, target: str, hint: str | None = None, *,
     sentence_B, relatedness_score, entailment_judgment; the trial file is the dev split.
     """
     hint = hint or fetch_hint(directory.parent)
-    name = name or ("SICK-R" if target == "relatedness" else "SICK-E")
     splits: dict[str, Examples] = {}
     for split, filename in SICK_FILES.items():
         path = directory / filename
@@ -240,10 +186,10 @@ def load_sick(directory: Path, target: str, hint: str | None = None, *,
                                  labels=np.asarray(labels, dtype=dtype))
     classes = SICK_CLASSES if target == "entailment" else ()
     return TaskData(name=name, splits=splits,
-                    files=tuple(directory / name for name in SICK_FILES.values()), classes=classes)
+                    files=tuple(directory / file for file in SICK_FILES.values()), classes=classes)
 
 
-def load_sts_benchmark(directory: Path, hint: str | None = None) -> TaskData:
+def load_sts_benchmark(directory: Path, name: str, hint: str | None = None) -> TaskData:
     """Return STS-B train (5,749), dev (1,500), test (1,379): score in field 5, pair in 6 and 7."""
     hint = hint or fetch_hint(directory.parent.parent)
     splits: dict[str, Examples] = {}
@@ -258,8 +204,8 @@ def load_sts_benchmark(directory: Path, hint: str | None = None) -> TaskData:
             second.append(tokens(parts[6]))
         splits[split] = Examples(first=tuple(first), second=tuple(second),
                                  labels=np.asarray(scores, dtype=np.float64))
-    return TaskData(name="STSB", splits=splits,
-                    files=tuple(directory / name for name in STSB_FILES.values()))
+    return TaskData(name=name, splits=splits,
+                    files=tuple(directory / file for file in STSB_FILES.values()))
 
 
 def load_sts(directory: Path, year: str, hint: str | None = None) -> TaskData:
@@ -295,22 +241,27 @@ def load_sts(directory: Path, year: str, hint: str | None = None) -> TaskData:
     return TaskData(name=year, splits=splits, files=tuple(files))
 
 
+Reader = Callable[[Path, str, str], TaskData]
+"""(task directory, task name, what to do about a missing file) -> the task's data."""
+
+READERS: dict[str, Reader] = {
+    "binary": load_binary,
+    "sst-binary": lambda directory, name, hint: load_sst(directory, name, 2, hint),
+    "sst-fine": lambda directory, name, hint: load_sst(directory, name, 5, hint),
+    "trec": load_trec,
+    "mrpc": load_mrpc,
+    "sick-entailment": lambda directory, name, hint: load_sick(directory, name, "entailment", hint),
+    "sick-relatedness": lambda directory, name, hint: load_sick(directory, name, "relatedness",
+                                                                 hint),
+    "sts-benchmark": load_sts_benchmark,
+    "sts": load_sts,
+}
+"""The task table's `reader` -> the loader of that file format."""
+
+
 def load_task(task: str, root: Path) -> TaskData:
     """Return SentEval task `task` (MR, ..., STS16) read from the downstream directory `root`."""
-    directory = task_directory(root, task)
-    hint = fetch_hint(resolve_root(root))
-    if task in BINARY_FILES:
-        return load_binary(directory, task, hint)
-    if task in ("SST2", "SST5"):
-        return load_sst(directory, 2 if task == "SST2" else 5, hint)
-    if task == "TREC":
-        return load_trec(directory, hint)
-    if task == "MRPC":
-        return load_mrpc(directory, hint)
-    if task in ("SICK-E", "SICK-R"):
-        return load_sick(directory, "relatedness" if task == "SICK-R" else "entailment", hint)
-    if task == "STSB":
-        return load_sts_benchmark(directory, hint)
-    if task in STS_SUBSETS:
-        return load_sts(directory, task, hint)
-    raise DataError(f"unknown SentEval task {task!r}; known: {', '.join(LAYOUT)}")
+    if task not in TASKS:
+        raise DataError(f"unknown SentEval task {task!r}; known: {', '.join(TASKS)}")
+    return READERS[TASKS[task].reader](task_directory(root, task), task,
+                                       fetch_hint(resolve_root(root)))

@@ -16,6 +16,7 @@ This module keeps that behaviour, so STS-B numbers stay comparable with publishe
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -24,13 +25,16 @@ import torch
 from scipy.stats import pearsonr, spearmanr
 from torch import nn
 
-from harness.downstream.base import finite
-
 N_CLASSES = 5
 BATCH_SIZE = 64
 MAX_EPOCH = 1000
 EPOCHS_PER_CHECK = 50
 PATIENCE = 3
+
+
+def finite(value: float) -> float:
+    """Return `value`, or 0.0 for NaN (SentEval reports an undefined correlation as 0)."""
+    return 0.0 if math.isnan(value) else float(value)
 
 
 def tai_targets(scores: np.ndarray, n_classes: int = N_CLASSES) -> np.ndarray:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.downstream.relatedness import pearson, spearman
+from .relatedness import pearson, spearman
 
 
 def cosine(u: np.ndarray, v: np.ndarray) -> np.ndarray:

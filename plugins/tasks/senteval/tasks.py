@@ -3,16 +3,16 @@
 Each task encodes every distinct sentence of its data in one `encode` call (empty sentences as
 ".", as SentEval's example batchers do), orders the examples as SentEval does before building
 features (by sentence length, then label: the order decides folds and mini-batches), and runs
-SentEval's procedure for the family:
+SentEval's procedure for the family, which the task table (`harness.data.senteval_tasks`)
+names by its `procedure` key:
 
-| family                     | tasks                  | procedure                            |
-|----------------------------|------------------------|--------------------------------------|
-| CrossValidatedClassification | MR, CR, SUBJ, MPQA   | nested k-fold logistic regression    |
-| TrainTestClassification    | TREC                   | k-fold on train, then test           |
-| SplitClassification        | SST2, SST5, SICK-E     | dev-selected L2 (pairs: [|u-v|, u*v])|
-| ParaphraseDetection        | MRPC                   | k-fold on train on [|u-v|, u*v]; acc, F1 |
-| Relatedness                | SICK-R, STSB           | Tai et al. (2015) model; Pearson     |
-| SemanticSimilarity         | STS12-STS16            | cosine; Pearson/Spearman, mean/wmean |
+- `cross-validated`, CrossValidatedClassification (MR, CR, SUBJ, MPQA): nested k-fold logistic
+  regression;
+- `train-test`, TrainTestClassification (TREC): k-fold on train, then test;
+- `split`, SplitClassification (SST2, SST5, SICK-E): L2 chosen on dev (pairs: [|u-v|, u*v]);
+- `paraphrase`, ParaphraseDetection (MRPC): k-fold on train on [|u-v|, u*v]; accuracy and F1;
+- `relatedness`, Relatedness (SICK-R, STSB): Tai et al. (2015) model; Pearson r;
+- `similarity`, SemanticSimilarity (STS12-STS16): cosine; Pearson/Spearman, mean and wmean.
 """
 
 from __future__ import annotations
@@ -25,13 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.downstream import evaluation
-from harness.downstream.base import Encode, Examples, TaskData, TaskResult
-from harness.downstream.configs import EvaluationConfig, get_config
-from harness.downstream.loaders import load_task, task_directory, task_files
-from harness.downstream.relatedness import fit_relatedness
-from harness.downstream.sts import cosine, score_subset, score_year
+from harness.data.senteval_tasks import TASKS, task_directory, task_files
 from harness.errors import HarnessError
+from harness.protocols import Encode, Examples, TaskData, TaskResult
+
+from . import evaluation
+from .configs import EvaluationConfig, get_config
+from .loaders import load_task
+from .relatedness import fit_relatedness
+from .sts import cosine, score_subset, score_year
 
 TASKS_VERSION = "1"
 """Bump when a change to loading or evaluation changes results (part of cache keys)."""
@@ -243,15 +245,15 @@ class SemanticSimilarity(Task):
         return self._result("pearson", scores, (0, 0, n), config, seed)
 
 
-FAMILIES: dict[str, type[Task]] = {
-    "MR": CrossValidatedClassification, "CR": CrossValidatedClassification,
-    "SUBJ": CrossValidatedClassification, "MPQA": CrossValidatedClassification,
-    "SST2": SplitClassification, "SST5": SplitClassification, "TREC": TrainTestClassification,
-    "MRPC": ParaphraseDetection, "SICK-E": SplitClassification, "SICK-R": Relatedness,
-    "STSB": Relatedness, "STS12": SemanticSimilarity, "STS13": SemanticSimilarity,
-    "STS14": SemanticSimilarity, "STS15": SemanticSimilarity, "STS16": SemanticSimilarity,
+PROCEDURES: dict[str, type[Task]] = {
+    "cross-validated": CrossValidatedClassification, "train-test": TrainTestClassification,
+    "split": SplitClassification, "paraphrase": ParaphraseDetection, "relatedness": Relatedness,
+    "similarity": SemanticSimilarity,
 }
-"""SentEval task -> the class implementing its procedure."""
+"""The task table's `procedure` -> the class implementing it."""
+
+FAMILIES: dict[str, type[Task]] = {name: PROCEDURES[task.procedure] for name, task in TASKS.items()}
+"""SentEval task -> the class implementing its procedure, in the table's order."""
 
 
 def senteval_task(name: str) -> Task:

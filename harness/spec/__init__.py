@@ -1,0 +1,35 @@
+"""Benchmark specs: YAML -> validated, typed `Spec`, with errors that name file:line and field.
+
+One concern per module: `schema` (what a spec may say), `positions` (YAML read with lines, located
+errors), `overrides` (`--set`), `resolve` (paths and components resolved once), `load`
+(`load_spec`), `preflight` (what keeps a spec from running on this machine).
+"""
+
+from __future__ import annotations
+
+from harness.spec.load import load_spec
+from harness.spec.overrides import apply_overrides
+from harness.spec.preflight import preflight, refuse
+from harness.spec.schema import (
+    Component,
+    CorpusSection,
+    CorrelationSection,
+    DiagnosticsSection,
+    DownstreamSection,
+    EncodeSection,
+    GenerationSection,
+    Normalise,
+    ReportSection,
+    Source,
+    Spec,
+    SpecDocument,
+    TableSpec,
+    VocabSection,
+)
+
+__all__ = [
+    "Component", "CorpusSection", "CorrelationSection", "DiagnosticsSection",
+    "DownstreamSection", "EncodeSection", "GenerationSection", "Normalise", "ReportSection",
+    "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection", "apply_overrides",
+    "load_spec", "preflight", "refuse",
+]

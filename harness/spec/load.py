@@ -1,0 +1,53 @@
+"""`load_spec`: a spec file -> a validated, resolved `Spec` (or `TableSpec`), or a `SpecError`
+naming file:line and field.
+
+Reading (`positions`), `--set` overrides (`overrides`), validation (`schema`) and resolution
+(`resolve`) each have a module; this one runs them in order. Nothing here builds a component or
+looks at the machine: `harness.spec.preflight` does, when a command is about to run the spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from harness.errors import SpecError
+from harness.registry import Registry
+from harness.spec.overrides import apply_overrides
+from harness.spec.positions import Positions, raise_validation_error, read_yaml
+from harness.spec.resolve import resolve_components, resolve_paths
+from harness.spec.schema import Spec, TableSpec
+
+
+def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None
+              ) -> Spec | TableSpec:
+    """Read, override, validate and resolve a spec file; raise `SpecError` on any problem.
+
+    A spec with `diagnostics:` is a `TableSpec` (correlate published tables); any other is a
+    `Spec` (train and evaluate decoders), whose components are resolved against `registry`
+    when one is given. Relative paths are resolved against the spec file's folder, or the
+    current directory for paths given with `--set`.
+    """
+    path = Path(path)
+    data, lines = read_yaml(path)
+    if "scores" in data and "name" not in data:
+        raise SpecError("this is a table of published scores (`scores:`), not a spec; a spec "
+                        "names it, e.g. `downstream: {reference: FILE}` or "
+                        "`diagnostics: {reference: FILE}`", file=str(path),
+                        line=lines.get(("scores",)))
+    positions = Positions(str(path), lines, frozenset(apply_overrides(data, overrides)))
+    model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
+    try:
+        spec = model.model_validate(data)
+    except ValidationError as exc:
+        raise_validation_error(exc, positions, prefix=(), model=model)
+    folder = path.resolve().parent
+    spec = resolve_paths(spec, positions, folder)
+    if registry is not None and isinstance(spec, Spec):
+        spec = resolve_components(spec, registry, positions, folder)
+    sha256 = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    return spec.located(positions, sha256)

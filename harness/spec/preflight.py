@@ -1,0 +1,107 @@
+"""Preflight: what keeps a well-formed spec from running on this machine, found before any work.
+
+A loaded spec is well formed; it may still lack what it needs here: files a command prepares
+(News Crawl, SentEval data), components that are unavailable (missing weights or packages), the
+device it names. `preflight` lists every such problem, each located like a spec error, so
+`harness validate` can print them all and `harness run` refuses to start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from harness.errors import HarnessError, SpecError
+from harness.protocols import BuildContext, GeneratedTask
+from harness.spec.resolve import (
+    PATH_FIELDS,
+    SECTION_FOR_KIND,
+    exists,
+    field_at,
+    missing_path_message,
+    prepare_hint,
+)
+from harness.spec.schema import Spec, TableSpec
+
+
+def preflight(spec: Spec | TableSpec) -> list[SpecError]:
+    """Every reason the spec cannot run here: missing prepared files, unavailable components,
+    task data that is not there, a device this machine lacks."""
+    problems = _prepared_files(spec)
+    if isinstance(spec, Spec):
+        problems += _unavailable_components(spec)
+        problems += _task_data(spec)
+        problems += _device(spec)
+    return problems
+
+
+def refuse(problems: Iterable[SpecError], sections: tuple[str, ...] | None = None) -> None:
+    """Raise the first problem, before any work is done; with `sections`, only problems of
+    those top-level sections count (`corpus`, `encoders`, ...)."""
+    relevant = [p for p in problems
+                if sections is None or (p.field or "").split(".")[0] in sections]
+    if relevant:
+        more = (f" (and {len(relevant) - 1} more: see `harness validate`)"
+                if len(relevant) > 1 else "")
+        raise HarnessError(f"{relevant[0]}{more}")
+
+
+def _prepared_files(spec: Spec | TableSpec) -> list[SpecError]:
+    """Files and directories the spec says how to make, that are not made yet."""
+    problems = []
+    for loc in PATH_FIELDS:
+        path = field_at(spec, loc)
+        if path is not None and not exists(path, loc):
+            message = missing_path_message(path, loc, prepare_hint(spec, loc))
+            problems.append(spec.positions.error(message, loc))
+    return problems
+
+
+def _unavailable_components(spec: Spec) -> list[SpecError]:
+    """Components whose availability check, given their options, says they cannot run here."""
+    problems = []
+    for kind, section in SECTION_FOR_KIND.items():
+        for index, component in enumerate(spec.components(kind)):
+            status = component.info.status(component.settings)
+            if status != "ok":
+                problems.append(spec.positions.error(f"{kind} {component.name!r} is {status}",
+                                                     (*section, index, "name")))
+    return problems
+
+
+def _task_data(spec: Spec) -> list[SpecError]:
+    """The SentEval files the downstream tasks would read and cannot: found now, not after
+    every decoder has trained."""
+    problems = []
+    data_dir = spec.downstream.data_dir
+    for index, component in enumerate(spec.components("task")):
+        if component.info.status(component.settings) != "ok":
+            continue  # already a problem
+        task = component.build(BuildContext(seed=spec.seed))
+        if isinstance(task, GeneratedTask):
+            continue  # the harness makes its data
+        if data_dir is None:
+            raise spec.positions.error(
+                f"task {component.name!r} reads SentEval data: set it to SentEval's "
+                "data/downstream directory (make one with `harness data senteval --dir DIR`)",
+                ("downstream", "data_dir"))
+        missing = [path for path in task.files(data_dir) if not path.is_file()]
+        if missing:
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            problems.append(spec.positions.error(
+                f"task {task.name} needs {missing[0]}{more}; make it with: harness data senteval "
+                f"--dir {data_dir} --tasks {task.name}", ("downstream", "tasks", index, "name")))
+    return problems
+
+
+def _device(spec: Spec) -> list[SpecError]:
+    """The spec's device, when this machine lacks it (torch is imported only for a GPU)."""
+    if spec.device in ("auto", "cpu"):
+        return []
+    from harness.devices import resolve_device
+
+    try:
+        resolve_device(spec.device)
+    except HarnessError as exc:
+        reason = str(exc).split(": ", 1)[-1]  # without resolve_device's "device 'x'" prefix
+        return [spec.positions.error(f"{spec.device!r}: {reason}", ("device",))]
+    return []

@@ -1,0 +1,166 @@
+"""Resolution of a validated spec: relative paths made absolute, and every component entry
+looked up in the registry once, with its options validated by the component's own class.
+
+Each step returns a new spec; a validated spec is never changed in place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import HarnessError, SpecError
+from harness.protocols import Options
+from harness.registry import Registry
+from harness.spec.positions import Loc, Positions, raise_validation_error
+from harness.spec.schema import Component, Spec, TableSpec
+
+Model = TypeVar("Model", bound=BaseModel)
+
+SECTION_FOR_KIND: dict[str, Loc] = {"encoder": ("encoders",), "decoder": ("decoders",),
+                                    "metric": ("metrics",), "task": ("downstream", "tasks")}
+"""Where each kind's entries sit in a spec."""
+
+PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", "path"),
+                                ("corpus", "fit", "path"),
+                                ("downstream", "reference"), ("diagnostics", "reference"),
+                                ("vocab", "model"), ("vocab", "vectors"),
+                                ("downstream", "data_dir"))
+"""The spec's path fields; `data_dir` is a directory, the others are files."""
+
+
+def field_at(model: BaseModel, loc: Loc) -> Any:
+    """The value at `loc` under `model`, or None where a section on the way is absent."""
+    value: Any = model
+    for part in loc:
+        value = getattr(value, part, None)
+    return value
+
+
+def replace_at(model: Model, loc: Loc, value: Any) -> Model:
+    """A copy of `model` with the field at `loc` set to `value`, its sections copied on the way
+    (the models are frozen)."""
+    head, rest = loc[0], loc[1:]
+    new = replace_at(getattr(model, head), rest, value) if rest else value
+    return model.model_copy(update={head: new})
+
+
+def missing_path_message(path: Path, loc: Loc, prepare: str | None) -> str:
+    """What to say about a spec path that does not exist, with the command that makes it."""
+    kind = "directory" if loc[-1] == "data_dir" else "file"
+    return f"{kind} not found: {path}" + (f"; make it with: {prepare}" if prepare else "")
+
+
+def prepare_hint(spec: Spec | TableSpec, loc: Loc) -> str | None:
+    """The command that makes the file or directory at `loc`, when the spec declares one."""
+    if loc[-1] == "data_dir":
+        return f"harness data senteval --dir {field_at(spec, loc)}"
+    return getattr(field_at(spec, loc[:-1]), "prepare", None)
+
+
+def exists(path: Path, loc: Loc) -> bool:
+    """True when the file (or, for `data_dir`, the directory) at a spec path exists."""
+    return path.is_dir() if loc[-1] == "data_dir" else path.is_file()
+
+
+def resolve_paths(spec: Model, positions: Positions, spec_folder: Path) -> Model:
+    """The spec with its relative paths made absolute; raise for a missing file the spec gives
+    no command to make (a typo). A missing file it says how to make is left to `preflight`."""
+    for loc in PATH_FIELDS:
+        value = field_at(spec, loc)
+        if value is None:
+            continue
+        path = value if value.is_absolute() else positions.base(loc, spec_folder) / value
+        spec = replace_at(spec, loc, path)
+        if not exists(path, loc) and not prepare_hint(spec, loc):
+            raise positions.error(missing_path_message(path, loc, None), loc)
+    return spec
+
+
+def resolve_components(spec: Spec, registry: Registry, positions: Positions,
+                       spec_folder: Path) -> Spec:
+    """The spec with `encoders: all` expanded and every component entry resolved: looked up in
+    the registry (tasks are spelled MR or mr alike) and its options validated, relative paths in
+    them made absolute."""
+    if spec.encoders == "all":
+        every = [Component(name=info.name) for info in registry
+                 if info.kind == "encoder" and info.status() == "ok"]
+        if not every:
+            raise positions.error("`encoders: all` found no available encoder", ("encoders",))
+        spec = spec.model_copy(update={"encoders": every})
+    for kind, section in SECTION_FOR_KIND.items():
+        resolved = []
+        for index, component in enumerate(spec.components(kind)):
+            loc = (*section, index)
+            resolved.append(_resolve(component, kind, loc, registry, positions, spec_folder))
+            _check_trained_for(component, kind, loc, spec, positions)
+        spec = replace_at(spec, section, resolved)
+    _check_unique_names(spec, positions)
+    _check_rank_by(spec, positions)
+    return spec
+
+
+def _resolve(component: Component, kind: str, loc: Loc, registry: Registry,
+             positions: Positions, spec_folder: Path) -> Component:
+    name = component.name.lower() if kind == "task" else component.name
+    try:
+        info = registry.get(kind, name)
+    except HarnessError as exc:
+        raise SpecError(str(exc), **positions.where(loc + ("name",))) from None
+    try:
+        settings = info.options.model_validate(component.options)
+    except ValidationError as exc:
+        # Options sit beside `name` in YAML: no `options` level in the path.
+        raise_validation_error(exc, positions, prefix=loc, model=info.options)
+    return component.resolved(info, _absolute_paths(settings, loc, positions, spec_folder))
+
+
+def _absolute_paths(settings: Options, loc: Loc, positions: Positions,
+                    spec_folder: Path) -> Options:
+    """`settings` with its relative `Path` values made absolute (an option given with `--set`
+    against the current directory, one in the file against the spec's folder)."""
+    updates = {name: positions.base(loc + (name,), spec_folder) / value
+               for name, value in settings
+               if isinstance(value, Path) and not value.is_absolute()}
+    return settings.model_copy(update=updates) if updates else settings
+
+
+def _check_trained_for(component: Component, kind: str, loc: Loc, spec: Spec,
+                       positions: Positions) -> None:
+    """Only decoders take `encoders:`, and it names encoders of the spec."""
+    if component.encoders is None:
+        return
+    loc = (*loc, "encoders")
+    if kind != "decoder":
+        raise positions.error("only decoders take `encoders:`", loc)
+    known = [e.name for e in spec.components("encoder")]
+    unknown = [name for name in component.encoders if name not in known]
+    if unknown:
+        raise positions.error(f"{', '.join(unknown)} not among the spec's encoders "
+                              f"({', '.join(known)})", loc)
+
+
+def _check_unique_names(spec: Spec, positions: Positions) -> None:
+    """Each component may appear once per section: results, samples and ranks are keyed by
+    name, so two entries of one name would overwrite each other."""
+    for kind, section in SECTION_FOR_KIND.items():
+        seen: dict[str, int] = {}
+        for index, component in enumerate(spec.components(kind)):
+            if component.name in seen:
+                raise positions.error(
+                    f"{kind} {component.name!r} appears twice (also entry {seen[component.name]}); "
+                    "results are keyed by name: keep one entry, or compare option settings in "
+                    "two runs (`harness compare`)", (*section, index, "name"))
+            seen[component.name] = index
+
+
+def _check_rank_by(spec: Spec, positions: Positions) -> None:
+    """An explicit `rank_by` must name one of the metrics (the default is only used when it
+    does: the run notes that no rank was made otherwise)."""
+    metrics = [m.name for m in spec.components("metric")]
+    rank_by = spec.correlation.rank_by
+    if metrics and rank_by not in metrics and "rank_by" in spec.correlation.model_fields_set:
+        raise positions.error(f"{rank_by!r} is not among the spec's metrics "
+                              f"({', '.join(metrics)})", ("correlation", "rank_by"))

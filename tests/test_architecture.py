@@ -1,0 +1,134 @@
+"""The house rules anyone can check: no import cycles, no module over 500 lines, and a contract
+module on the ground floor that imports nothing from the rest of the harness."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"harness": ROOT / "harness", "harness_plugins": ROOT / "plugins"}
+MAX_LINES = 500
+
+
+def modules() -> dict[str, Path]:
+    """Every first-party module by its import name (the plugins install as harness_plugins)."""
+    found = {}
+    for package, folder in PACKAGES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def imported(name: str, path: Path, known: set[str]) -> Iterator[str]:
+    """The first-party modules `name` imports anywhere in its file: at the top, inside functions
+    and under TYPE_CHECKING alike (a type-only import still ties the two modules together)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            # `from a import b` imports the module a.b when b is one, else a name of module a
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                       for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # a.b.name -> a.b
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target
+
+
+def import_graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: set(imported(name, path, set(found))) for name, path in found.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of the graph as a list of modules, or None (depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_import_walker_resolves_relative_and_submodule_imports(tmp_path: Path) -> None:
+    source = tmp_path / "__init__.py"
+    source.write_text("from . import options\nfrom .adapters.common import x\n"
+                      "from harness.spec import Spec\nimport harness.cache\n")
+    known = {"p", "p.options", "p.adapters", "p.adapters.common", "harness.spec", "harness.cache"}
+    assert set(imported("p", source, known)) == {"p.options", "p.adapters.common", "harness.spec",
+                                                  "harness.cache"}
+
+
+def test_no_import_cycles() -> None:
+    graph = import_graph()
+    assert len(graph) > 100  # the walk found the code
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_core_never_imports_the_first_party_plugins() -> None:
+    """First-party plugins get no special path: the core knows them only through entry points."""
+    graph = import_graph()
+    leaks = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                   if module.startswith("harness.") or module == "harness"
+                   for target in targets if target.startswith("harness_plugins"))
+    assert leaks == []
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_no_module_is_over_500_lines(name: str) -> None:
+    lines = len(modules()[name].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines: split it by concern"
+
+
+def test_protocols_import_nothing_from_the_rest_of_the_harness() -> None:
+    """The contracts stand on the ground floor: importing them loads no other harness module,
+    and outside `if TYPE_CHECKING:` the file names none."""
+    path = ROOT / "harness" / "protocols.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    runtime = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    names = [alias.name for node in runtime if isinstance(node, ast.Import)
+             for alias in node.names]
+    names += [node.module or "" for node in runtime if isinstance(node, ast.ImportFrom)]
+    assert [n for n in names if n.split(".")[0] in ("harness", "harness_plugins")] == []
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, harness.protocols; "
+                               "print(sorted(m for m in sys.modules if m.startswith('harness')))"],
+        capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert loaded.strip() == "['harness', 'harness.protocols']"
