@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -34,10 +35,12 @@ def check_vectors(vectors: object, count: int, dim: int, plugin: str) -> np.ndar
 def write_vectors(path: Path, sentences: Sequence[str], encode: Callable[[Sequence[str]], object],
                   *, dim: int, plugin: str, batch_size: int = 256, dtype: str = "float32",
                   label: str = "encode") -> None:
-    """Encode `sentences` batch by batch into the memory-mapped array `path` (resumable).
+    """Encode `sentences` batch by batch into the `.npy` array `path` (resumable).
 
-    Progress is recorded next to the array after each flushed batch; a rerun continues from the
-    first unwritten row.
+    Rows are written with file writes, not through a memory map, so the process's resident
+    memory does not grow with the file (the pages of a map stay in its RSS while it is open).
+    Progress is recorded next to the array after each batch reaches the disk; a rerun continues
+    from the first unwritten row.
     """
     progress_file = path.with_suffix(".progress.json")
     done = 0
@@ -45,33 +48,42 @@ def write_vectors(path: Path, sentences: Sequence[str], encode: Callable[[Sequen
         state = json.loads(progress_file.read_text())
         if state.get("rows") == len(sentences) and state.get("dim") == dim:
             done = int(state["done"])
-    if done == 0:
-        array = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype),
-                                          shape=(len(sentences), dim))
-    else:
-        array = np.load(path, mmap_mode="r+")
-    with tqdm(total=len(sentences), initial=done, desc=label, unit="sent", leave=False,
-              disable=None) as bar:
+    if done == 0:  # the header and a file of the full size, written once
+        np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype),
+                                  shape=(len(sentences), dim)).flush()
+    header = np.load(path, mmap_mode="r")
+    offset, stored_dtype = header.offset, header.dtype
+    del header
+    row_bytes = dim * stored_dtype.itemsize
+    with open(path, "r+b") as handle, tqdm(total=len(sentences), initial=done, desc=label,
+                                           unit="sent", leave=False, disable=None) as bar:
         for start in range(done, len(sentences), batch_size):
             batch = sentences[start:start + batch_size]
             vectors = check_vectors(encode(batch), len(batch), dim, plugin)
             with np.errstate(over="ignore"):  # reported below, naming the plugin
-                stored = vectors.astype(array.dtype)
+                stored = np.ascontiguousarray(vectors, dtype=stored_dtype)
             if not np.isfinite(stored).all():  # float16 overflows above 65504
                 row = int(np.flatnonzero(~np.isfinite(stored).all(axis=1))[0])
                 raise PluginError(plugin, f"encode returned a value (row {row} of the batch, "
                                           f"largest magnitude {float(np.abs(vectors).max()):g}) "
-                                          f"that {array.dtype} cannot hold; use "
+                                          f"that {stored_dtype} cannot hold; use "
                                           "`encode: {dtype: float32}`")
-            array[start:start + len(batch)] = stored
-            array.flush()
+            write_rows(handle, offset + start * row_bytes, stored)
             tmp = progress_file.with_suffix(".tmp")
             tmp.write_text(json.dumps({"rows": len(sentences), "dim": dim,
                                        "done": start + len(batch)}))
             os.replace(tmp, progress_file)
             bar.update(len(batch))
-    del array
     progress_file.unlink(missing_ok=True)
+
+
+def write_rows(handle: BinaryIO, position: int, rows: np.ndarray) -> None:
+    """Write `rows` at byte `position` of the open file and make them durable before the
+    progress that counts them is recorded."""
+    handle.seek(position)
+    handle.write(rows.tobytes())
+    handle.flush()
+    os.fsync(handle.fileno())
 
 
 def open_vectors(path: Path) -> np.ndarray:

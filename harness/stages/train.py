@@ -51,6 +51,7 @@ def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab
 def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, corpus: Corpus,
                       vocab: Vocab) -> TrainedDecoder:
     """Return the trained decoder, training (or resuming) what the cache lacks."""
+    from harness.training.token_ids import TokenIds
     from harness.training.trainer import save_decoder, train_decoder
 
     started = time.perf_counter()
@@ -69,9 +70,12 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
 
     def build(directory: Path) -> dict[str, Any]:
         model = build_decoder(ctx, component, encoded, vocab)
+        # Compact ids (int32 values + offsets), encoded a chunk at a time: as lists of lists,
+        # the paper's 1.4M sentences would take about 1 GB of Python objects.
         summary = train_decoder(
-            model, vocab.vocab, encoded.vectors("train"), vocab.vocab.encode(corpus.train),
-            settings, seed=ctx.spec.seed, device=ctx.device,
+            model, vocab.vocab, encoded.vectors("train"),
+            TokenIds.encode(vocab.vocab.encode, corpus.train), settings, seed=ctx.spec.seed,
+            device=ctx.device,
             checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
             progress=True, label=f"decoder {component.name!r} for encoder {encoded.encoder!r}")
         save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})

@@ -78,41 +78,67 @@ def sorted_batches(indices: np.ndarray, lengths: np.ndarray, batch_size: int,
     return batches
 
 
-def vector_statistics(vectors: Any, rows: np.ndarray,
-                      chunk: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+def vector_statistics(vectors: Any, rows: np.ndarray, chunk: int = 8192,
+                      columns: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
     """Return the per-dimension mean and (population) variance, float64 (D,), of `rows` of
-    `vectors` (N, D), reading `chunk` rows at a time (a memory map never loads whole)."""
+    `vectors` (N, D), reading `chunk` rows at a time (a memory map never loads whole).
+
+    A chunk is widened to float64 a slice of about `columns` values at a time, never whole
+    (at 4,096 dimensions, 8,192 rows are 256 MB in float64).
+    """
     if len(rows) == 0:
         raise ValueError("no rows to compute vector statistics from")
     rows = np.sort(rows)
-    total = np.zeros(vectors.shape[1])
-    squares = np.zeros(vectors.shape[1])
+    dim = vectors.shape[1]
+    total = np.zeros(dim)
+    squares = np.zeros(dim)
     for start in range(0, len(rows), chunk):
-        block = np.asarray(vectors[rows[start:start + chunk]], dtype=np.float64)
-        total += block.sum(axis=0)
-        squares += np.square(block).sum(axis=0)
+        block = np.asarray(vectors[rows[start:start + chunk]])
+        for left, right in _column_slices(dim, max(2, columns // len(block))):
+            part = np.ascontiguousarray(block[:, left:right], dtype=np.float64)
+            total[left:right] += part.sum(axis=0)
+            squares[left:right] += np.square(part).sum(axis=0)
     mean = total / len(rows)
     return mean, np.maximum(squares / len(rows) - np.square(mean), 0.0)
 
 
+def _column_slices(dim: int, width: int) -> list[tuple[int, int]]:
+    """Return (left, right) column ranges of at most about `width` columns covering `dim`.
+
+    No range is one column wide unless `dim` is 1: numpy sums the rows of a (rows, w) float64
+    array one after the other when w > 1 but pairwise when w == 1, and the sums must equal
+    those over the whole chunk, bit for bit, for the trained weights to stay the same.
+    """
+    edges = list(range(0, dim, width)) + [dim]
+    if len(edges) > 2 and edges[-1] - edges[-2] == 1:
+        del edges[-2]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
 def padded_batches(order: Iterable[np.ndarray], vocab: Any, vectors: Any,
                    ids: Sequence[Sequence[int]], device: torch.device) -> Iterator[Batch]:
-    """Yield padded batches for each array of sentence indices, reading only their rows."""
+    """Yield padded batches for each array of sentence indices, reading only their rows.
+
+    `ids` is any sequence of id sequences, e.g. lists or a `TokenIds`; `vectors` anything
+    that returns rows for an index array: an array, a memory map, a `FileRows`.
+    """
     pin = device.type == "cuda"
     bos, eos, pad = int(vocab.bos_id), int(vocab.eos_id), int(vocab.pad_id)
     for index in order:
         sentences = [ids[i] for i in index]
-        width = max(len(s) for s in sentences) + 1
-        inputs = torch.full((len(index), width), pad, dtype=torch.long)
-        targets = torch.full((len(index), width), IGNORE, dtype=torch.long)
-        for row, sentence in enumerate(sentences):
-            tokens = torch.as_tensor(list(sentence), dtype=torch.long)
+        lengths = [len(s) for s in sentences]
+        width = max(lengths) + 1
+        inputs = np.full((len(index), width), pad, dtype=np.int64)
+        targets = np.full((len(index), width), IGNORE, dtype=np.int64)
+        for row, (sentence, length) in enumerate(zip(sentences, lengths, strict=True)):
             inputs[row, 0] = bos
-            inputs[row, 1:len(sentence) + 1] = tokens
-            targets[row, :len(sentence)] = tokens
-            targets[row, len(sentence)] = eos
+            inputs[row, 1:length + 1] = sentence
+            targets[row, :length] = sentence
+            targets[row, length] = eos
         rows = torch.from_numpy(np.asarray(vectors[index], dtype=np.float32))
-        if pin:
-            inputs, targets, rows = inputs.pin_memory(), targets.pin_memory(), rows.pin_memory()
-        yield Batch(inputs.to(device, non_blocking=pin), targets.to(device, non_blocking=pin),
-                    rows.to(device, non_blocking=pin), sum(len(s) + 1 for s in sentences))
+        inputs_t, targets_t = torch.from_numpy(inputs), torch.from_numpy(targets)
+        if pin:  # page-locked copies, so the copies to the GPU can overlap the work there
+            inputs_t, targets_t, rows = (inputs_t.pin_memory(), targets_t.pin_memory(),
+                                         rows.pin_memory())
+        yield Batch(inputs_t.to(device, non_blocking=pin), targets_t.to(device, non_blocking=pin),
+                    rows.to(device, non_blocking=pin), sum(lengths) + len(lengths))

@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
@@ -47,6 +46,8 @@ from harness.training.checkpoint import (  # noqa: F401 - re-exported for the tr
 )
 from harness.training.log import TrainingLog
 from harness.training.options import RESULT_FIELDS
+from harness.training.rows import file_rows
+from harness.training.token_ids import TokenIds, sentence_lengths
 
 log = logging.getLogger(__name__)
 
@@ -101,21 +102,23 @@ class _Position:
 
 
 def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
-                  train_ids: Sequence[Sequence[int]], options: TrainingOptions, *, seed: int,
-                  device: str | torch.device, checkpoint_dir: Path, log_path: Path,
+                  train_ids: Sequence[Sequence[int]] | TokenIds, options: TrainingOptions, *,
+                  seed: int, device: str | torch.device, checkpoint_dir: Path, log_path: Path,
                   progress: bool = True, label: str | None = None) -> TrainingSummary:
     """Return the summary of training `model` to regenerate `train_ids` from `train_vectors`.
 
     `options` are read as given: a decoder's `DecoderOptions` is a `TrainingOptions`.
-    `train_vectors` (N, D) may be a memory map: only one batch of rows is read at a time.
-    `train_ids` are subword ids without bos/eos; `vocab` gives `pad_id`, `bos_id` and `eos_id`.
+    `train_vectors` (N, D) may be a memory map: only one batch of rows is read at a time, with
+    file reads (`harness.training.rows`), so the process never holds more of the file than that.
+    `train_ids` are subword ids without bos/eos, a sequence of sequences or, at the paper's size,
+    a compact `TokenIds`; `vocab` gives `pad_id`, `bos_id` and `eos_id`.
     `label` names the encoder/decoder pair in messages. When `checkpoint_dir` holds a checkpoint,
     training continues from the newest intact one. The caller seeds torch before building the
     model; `seed` fixes the validation split and the batch order.
     """
     who = label or "decoder"
     _check_data(model, train_vectors, train_ids, who)
-    trainer = _Trainer(model, vocab, train_vectors, train_ids, options, seed=seed,
+    trainer = _Trainer(model, vocab, file_rows(train_vectors), train_ids, options, seed=seed,
                        device=torch.device(resolve_device(str(device))),
                        directory=Path(checkpoint_dir),
                        training_log=TrainingLog(log_path), progress=progress,
@@ -123,7 +126,8 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
     return trainer.run()
 
 
-def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]], who: str) -> None:
+def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]] | TokenIds,
+                who: str) -> None:
     if len(vectors) != len(ids):
         raise DataError(f"{who}: {len(vectors)} training vectors but {len(ids)} sentences")
     if len(ids) == 0:
@@ -143,16 +147,17 @@ def _optimizer(opts: TrainingOptions, params: list[nn.Parameter]) -> torch.optim
 class _Trainer:
     """One training run: the loop, validation, schedule, early stopping and checkpoints."""
 
-    def __init__(self, model: nn.Module, vocab: Any, vectors: Any, ids: Sequence[Sequence[int]],
-                 opts: TrainingOptions, *, seed: int, device: torch.device, directory: Path,
-                 training_log: TrainingLog, progress: bool, who: str) -> None:
+    def __init__(self, model: nn.Module, vocab: Any, vectors: Any,
+                 ids: Sequence[Sequence[int]] | TokenIds, opts: TrainingOptions, *, seed: int,
+                 device: torch.device, directory: Path, training_log: TrainingLog,
+                 progress: bool, who: str) -> None:
         self.model, self.vocab, self.vectors, self.ids = model, vocab, vectors, ids
         self.opts, self.seed, self.device, self.directory = opts, seed, device, directory
         self.log, self.progress, self.who = training_log, progress, who
         model.to(device)
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = _optimizer(opts, self.params)
-        self.lengths = np.fromiter((len(s) for s in ids), dtype=np.int64, count=len(ids))
+        self.lengths = sentence_lengths(ids)
         self.train_index, self.val_index = split_validation(len(ids), opts.val_fraction, seed)
         self.config = {**{name: getattr(opts, name) for name in RESULT_FIELDS},
                        "seed": seed, "sentences": len(ids)}
