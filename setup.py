@@ -34,6 +34,7 @@ setup(
         "sentencepiece>=0.1.99",
         "fasttext>=0.9.2",
         "sacrebleu>=2.3",
+        "sacremoses>=0.1",
         "safetensors>=0.4",
         "filelock>=3.12",
         "platformdirs>=3.0",

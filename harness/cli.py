@@ -347,5 +347,32 @@ def data_senteval(directory: Path, tasks: str | None, quiet: bool) -> None:
         raise HarnessError("; ".join(report.problems()))
 
 
+@data.command("newscrawl")
+@click.option("--year", type=int, required=True,
+              help="News Crawl year (the paper: 2007 for training, 2008 for test).")
+@click.option("--lines", type=click.IntRange(min=1), required=True,
+              help="Keep the first N lines short enough (the paper: 1400000 and 10000).")
+@click.option("--dir", "directory", type=click.Path(path_type=Path), required=True,
+              help="Where to write newscrawl.en.YEAR.N and its sha256 manifest.")
+@click.option("--url", default=None,
+              help="Another source of news.YEAR.en.shuffled.gz: a mirror, a file:// URL or a "
+                   "local path (default: the official WMT location).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=15, show_default=True,
+              help="Keep lines with fewer whitespace tokens, as awk 'NF<15' does.")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+@command
+def data_newscrawl(year: int, lines: int, directory: Path, url: str | None, max_tokens: int,
+                   quiet: bool) -> None:
+    """Stream WMT News Crawl English for YEAR, gunzip on the fly, keep the first N lines with
+    fewer than --max-tokens tokens (zcat | awk 'NF<15' | head -n N), and write them atomically
+    with a sha256 manifest; an interrupted download resumes."""
+    from harness.data.newscrawl import prepare_newscrawl
+
+    result = prepare_newscrawl(year, lines, directory, url=url, max_tokens=max_tokens,
+                               progress=not quiet)
+    state = "already there" if result.reused else f"{result.bytes_read / 1e6:.1f} MB read"
+    click.echo(f"{result.path}: {result.kept} lines, sha256 {result.sha256[:16]}... ({state})")
+
+
 if __name__ == "__main__":
     main()

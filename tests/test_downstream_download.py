@@ -3,37 +3,20 @@
 from __future__ import annotations
 
 import io
-import shutil
 import tarfile
-import threading
 import zipfile
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from harness.data import senteval as download
+from harness.data import senteval_prepare as prepare
 from harness.data.fetch import fetch
 from harness.data.senteval import download_senteval
 from harness.errors import DataError, HarnessError
 from harness_plugins.tasks.senteval.loaders import load_task
-
-needs_perl = pytest.mark.skipif(shutil.which("perl") is None,
-                                reason="SentEval's preparation of STS and SICK runs Perl")
-
-# Stands in for Moses' tokenizer.perl; refuses any flags but those SentEval's script passes.
-FAKE_MOSES = r"""
-use strict;
-die "unexpected arguments: @ARGV\n" unless "@ARGV" eq "-l en -no-escape -q";
-binmode(STDIN, ":utf8"); binmode(STDOUT, ":utf8");
-while (my $line = <STDIN>) {
-    chomp $line;
-    $line =~ s/([.,!?])/ $1/g; $line =~ s/'s/ 's/g; $line =~ s/\s+/ /g;
-    $line =~ s/^ //; $line =~ s/ $//;
-    print "$line\n";
-}
-"""
+from tests.range_server import FileServer, serving
 
 STS = {"STS12": ("test-gold", ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN",
                                "surprise.SMTnews")),
@@ -121,77 +104,28 @@ def build_sources() -> tuple[dict[str, bytes], dict[str, int], dict[str, tuple]]
         served[f"/MRPC/msr_paraphrase_{split}.txt"] = mrpc_header + b"".join(
             f"{i % 2}\t{i}\t{i + 9}\tHe said {i}.\tHe stated {i}.\r\n".encode() for i in range(n))
         lines[f"MRPC/msr_paraphrase_{split}.txt"] = n + 1
-    served["/MOSES/tokenizer/tokenizer.perl"] = FAKE_MOSES.encode()
-    served["/MOSES/share/nonbreaking_prefixes/nonbreaking_prefix.en"] = b"Mr\nDr\n"
     return served, lines, totals
 
 
-class Server(ThreadingHTTPServer):
-    """Serves `files` (URL path -> bytes); optional Range support and truncated transfers."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.files: dict[str, bytes] = {}
-        self.ranges = True
-        self.truncate: set[str] = set()
-        self.log: list[tuple[str, str | None]] = []
-
-    def urls(self) -> dict[str, str]:
-        return {source: f"http://127.0.0.1:{self.server_address[1]}/{source}"
-                for source in download.SOURCES}
-
-
-class Handler(BaseHTTPRequestHandler):
-    server: Server
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        requested = self.headers.get("Range")
-        self.server.log.append((self.path, requested))
-        data = self.server.files.get(self.path)
-        if data is None:
-            self.send_error(404, "Not Found")
-            return
-        start = 0
-        if requested and self.server.ranges:
-            start = int(requested.removeprefix("bytes=").split("-")[0])
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        else:
-            self.send_response(200)
-        body = data[start:]
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.path in self.server.truncate:
-            self.server.truncate.discard(self.path)
-            self.wfile.write(body[:len(body) // 2])
-            self.close_connection = True
-            return
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def urls(server: FileServer) -> dict[str, str]:
+    """Every source's base URL on the test server."""
+    return {source: server.url(f"/{source}") for source in download.SOURCES}
 
 
 @pytest.fixture()
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FileServer]:
     served, lines, totals = build_sources()
     monkeypatch.setattr(download, "LINES", lines)
     monkeypatch.setattr(download, "TOTALS", totals)
-    httpd = Server()
-    httpd.files = served
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(served) as httpd:
+        yield httpd
 
 
-def _run(server: Server, directory: Path, tasks=None) -> download.Report:
-    return download_senteval(directory, tasks=tasks, base_urls=server.urls(), progress=False)
+def _run(server: FileServer, directory: Path, tasks=None) -> download.Report:
+    return download_senteval(directory, tasks=tasks, base_urls=urls(server), progress=False)
 
 
-@needs_perl
-def test_everything_is_prepared_as_the_script_does(server: Server, tmp_path: Path) -> None:
+def test_everything_is_prepared_as_the_script_does(server: FileServer, tmp_path: Path) -> None:
     root = tmp_path / "downstream"
     report = _run(server, root)
     assert report.ok, report.summary()
@@ -216,7 +150,7 @@ def test_everything_is_prepared_as_the_script_does(server: Server, tmp_path: Pat
     assert len(server.log) == requests  # nothing downloaded twice
 
 
-def test_empty_download_is_reported(server: Server, tmp_path: Path) -> None:
+def test_empty_download_is_reported(server: FileServer, tmp_path: Path) -> None:
     server.files["/SSTbin/sentiment-dev"] = b""
     report = _run(server, tmp_path, tasks=["SST2", "TREC"])
     assert not report.ok
@@ -226,7 +160,7 @@ def test_empty_download_is_reported(server: Server, tmp_path: Path) -> None:
     assert "SSTbin/sentiment-dev: the server sent an empty file" in problem
 
 
-def test_wrong_line_count_is_reported_and_redownloaded(server: Server, tmp_path: Path) -> None:
+def test_wrong_line_count_is_reported_and_redownloaded(server: FileServer, tmp_path: Path) -> None:
     good = server.files["/TREC/TREC_10.label"]
     server.files["/TREC/TREC_10.label"] = good.split(b"\n", 1)[0] + b"\n"
     report = _run(server, tmp_path, tasks=["trec"])
@@ -236,10 +170,10 @@ def test_wrong_line_count_is_reported_and_redownloaded(server: Server, tmp_path:
     assert load_task("TREC", tmp_path).sizes() == {"train": 7, "test": 3}
 
 
-def test_interrupted_download_resumes_with_a_range_request(server: Server,
+def test_interrupted_download_resumes_with_a_range_request(server: FileServer,
                                                            tmp_path: Path) -> None:
     path = "/MRPC/msr_paraphrase_train.txt"
-    server.truncate.add(path)
+    server.cut[path] = len(server.files[path]) // 2
     first = _run(server, tmp_path, tasks=["MRPC"])
     assert not first.ok and "transfer interrupted" in first.problems()[0]
     part = tmp_path / ".downloads" / "MRPC" / "msr_paraphrase_train.txt.part"
@@ -250,9 +184,9 @@ def test_interrupted_download_resumes_with_a_range_request(server: Server,
     assert (tmp_path / "MRPC" / "msr_paraphrase_train.txt").read_bytes() == server.files[path]
 
 
-def test_server_without_range_support_restarts(server: Server, tmp_path: Path) -> None:
+def test_server_without_range_support_restarts(server: FileServer, tmp_path: Path) -> None:
     server.ranges = False
-    url = server.urls()["MRPC"] + "/msr_paraphrase_test.txt"
+    url = urls(server)["MRPC"] + "/msr_paraphrase_test.txt"
     target = tmp_path / "file.txt"
     target.with_name("file.txt.part").write_bytes(b"stale partial bytes")
     fetch(url, target)
@@ -260,19 +194,43 @@ def test_server_without_range_support_restarts(server: Server, tmp_path: Path) -
     assert server.log[-1][1] == "bytes=19-"  # asked to resume, got the whole file
 
 
-def test_http_error_names_the_url(server: Server, tmp_path: Path) -> None:
-    url = server.urls()["TREC"] + "/nothing.label"
+def test_http_error_names_the_url(server: FileServer, tmp_path: Path) -> None:
+    url = urls(server)["TREC"] + "/nothing.label"
     with pytest.raises(DataError, match=r"nothing\.label: HTTP 404"):
         fetch(url, tmp_path / "nothing.label")
 
 
-def test_missing_perl_is_explained(server: Server, tmp_path: Path,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(download.shutil, "which", lambda name: None)
+def test_sts_needs_no_perl_and_no_moses_download(server: FileServer, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(download.shutil, "which", lambda name: None)  # as if no perl installed
     report = _run(server, tmp_path, tasks=["STS13"])
+    assert report.ok, report.summary()
+    assert [path for path, _ in server.log] == ["/STS13/STS2013-en-test.zip"]  # nothing else
+    line = (tmp_path / "STS" / "STS13-en-test" / "STS.input.FNWN.txt").read_text().split("\n")[1]
+    assert line == "a dog runs 1 .\tthe dog 's bed 1 !"  # Moses-tokenized, lower-cased
+
+
+def test_default_addresses_are_the_scripts(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    requested: list[str] = []
+
+    def offline(url: str, target: Path, *, progress: bool = True) -> Path:
+        requested.append(url)
+        raise DataError(f"{url}: not fetched in tests")
+
+    monkeypatch.setattr(prepare, "fetch", offline)
+    report = download_senteval(tmp_path, tasks=["SST2", "STS12", "STSB", "TREC", "SICK-R", "MR",
+                                                "MRPC"], progress=False)
     assert not report.ok
-    assert "runs the Moses tokenizer, a Perl script" in report.problems()[0]
-    assert "install perl" in report.problems()[0]
+    assert requested == [  # each group's first file, at get_transfer_data.bash's addresses
+        "https://raw.githubusercontent.com/PrincetonML/SIF/master/data/sentiment-train",
+        "http://ixa2.si.ehu.es/stswiki/images/4/40/STS2012-en-test.zip",
+        "http://ixa2.si.ehu.es/stswiki/images/4/48/Stsbenchmark.tar.gz",
+        "http://cogcomp.cs.illinois.edu/Data/QA/QC/train_5500.label",
+        "http://alt.qcri.org/semeval2014/task1/data/uploads/sick_train.zip",
+        "https://dl.fbaipublicfiles.com/senteval/senteval_data/datasmall_NB_ACL12.zip",
+        "https://dl.fbaipublicfiles.com/senteval/senteval_data/msr_paraphrase_train.txt",
+    ]
 
 
 def test_unknown_task_is_refused(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """`harness data senteval --dir DIR`: download and prepare SentEval's downstream data.
 
-Replicates SentEval's `data/downstream/get_transfer_data.bash` (URLs as there) with the Python
-standard library, one group of the script at a time (`harness.data.senteval_prepare`: downloads,
-unzips/untars, renames, and the same text preprocessing). SNLI and COCO, which the script also
+Replicates SentEval's `data/downstream/get_transfer_data.bash` (URLs as there) in Python (the
+standard library, and sacremoses for Moses' tokenizer), one group of the script at a time
+(`harness.data.senteval_prepare`: downloads, unzips/untars, renames, and the same text
+preprocessing). SNLI and COCO, which the script also
 fetches, are not tasks of this harness and are skipped.
 
 What the script lacks, and users lose hours to: every prepared file is checked to be non-empty
@@ -225,6 +226,6 @@ def download_senteval(directory: Path, *, tasks: Iterable[str] | None = None,
                                    checks))
     if all(report.ok for report in reports):
         shutil.rmtree(workspace.downloads, ignore_errors=True)
-        shutil.rmtree(root / ".tools", ignore_errors=True)
+        shutil.rmtree(root / ".tools", ignore_errors=True)  # older versions' Moses download
     return Report(directory=root, groups=tuple(reports))
 

@@ -1,11 +1,19 @@
 """Downloading and preparing each group of SentEval's `get_transfer_data.bash`, as it does.
 
 One function per group of the script (`prepare_sst`, `prepare_sts`, ...), each given a
-`Workspace`: the data directory, where downloads go, the sources' base URLs and the Moses
-tokenizer. The text preprocessing is the script's (`harness.data.preprocess`): the PTB sed
-script for MR/CR/SUBJ/MPQA, quotes removed from TREC, Moses for STS (lower-cased), STS-B
-(lower-cased) and SICK. Data files are written atomically, so a killed run never leaves a
-half-written one. `harness.data.senteval` runs these and verifies what they leave.
+`Workspace`: the data directory, where downloads go and the sources' base URLs. The text
+preprocessing is the script's (`harness.data.preprocess`): the PTB sed script for
+MR/CR/SUBJ/MPQA, quotes removed from TREC, the Moses tokenizer (sacremoses, no Perl) for STS
+(lower-cased), STS-B (lower-cased) and SICK. Data files are written atomically, so a killed run
+never leaves a half-written one. `harness.data.senteval` runs these and verifies what they leave.
+
+The addresses (`SOURCES`, `STS_ARCHIVES`) follow facebookresearch/SentEval's
+data/downstream/get_transfer_data.bash as on its main branch since its files left the
+`s3.amazonaws.com/senteval` bucket (SentEval issue #59, February 2019): MR/CR/SUBJ/MPQA's
+archive and MRPC's two files come from `dl.fbaipublicfiles.com/senteval/senteval_data`. The
+copy of that version we read carried no commit id; the version before it, commit 2a7c3da8,
+differs from it only in those addresses (and COCO's, not fetched here). File names, archive
+layouts and preprocessing did not change, so neither did what each group here does.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from harness.data.fetch import fetch
-from harness.data.preprocess import MosesTokenizer, ptb_file, strip_quotes
+from harness.data.preprocess import moses_lowercase, moses_tokenize, ptb_file, strip_quotes
 from harness.data.senteval_tasks import STS_SUBSETS, STS_YEARS
 from harness.errors import DataError
 
@@ -47,20 +55,21 @@ STS_ARCHIVES: dict[str, StsArchive] = dict(zip(STS_YEARS, (
 ), strict=True))
 """STS year -> its archive, in the order of the task table's years."""
 
+SENTEVAL_FILES = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
+"""SentEval's own copies (MR/CR/SUBJ/MPQA's archive, MRPC); once https://s3.amazonaws.com/senteval."""
+
 SOURCES: dict[str, str] = {
     "TREC": "http://cogcomp.cs.illinois.edu/Data/QA/QC",
     "SICK": "http://alt.qcri.org/semeval2014/task1/data/uploads",
-    "BINCLASSIF": "https://s3.amazonaws.com/senteval/senteval_data",
+    "BINCLASSIF": SENTEVAL_FILES,
     "SSTbin": "https://raw.githubusercontent.com/PrincetonML/SIF/master/data",
     "SSTfine": "https://raw.githubusercontent.com/AcademiaSinicaNLPLab/sentiment_dataset/master/data",
     "STSBenchmark": f"{STS_BASE}/4/48",
     **{year: f"{STS_BASE}/{archive.path}" for year, archive in STS_ARCHIVES.items()},
-    "MRPC": "https://s3.amazonaws.com/senteval/senteval_data",
-    "MOSES": "https://raw.githubusercontent.com/moses-smt/mosesdecoder/master/scripts",
+    "MRPC": SENTEVAL_FILES,
 }
 """Source name -> base URL, as in get_transfer_data.bash; `base_urls` may replace any of them."""
 
-MOSES_FILES = ("tokenizer/tokenizer.perl", "share/nonbreaking_prefixes/nonbreaking_prefix.en")
 BINARY_SOURCES = {  # file in the zip -> file in data/downstream
     "data/rt10662/rt-polarity.pos": "MR/rt-polarity.pos",
     "data/rt10662/rt-polarity.neg": "MR/rt-polarity.neg",
@@ -75,29 +84,17 @@ BINARY_SOURCES = {  # file in the zip -> file in data/downstream
 
 @dataclass
 class Workspace:
-    """What the preparation steps share: the data directory, downloads and the Moses runner."""
+    """What the preparation steps share: the data directory, downloads and source URLs."""
 
     root: Path
     downloads: Path
     base_urls: Mapping[str, str]
     progress: bool
-    _moses: MosesTokenizer | None = None
 
     def get(self, source: str, name: str) -> Path:
         """Return the downloaded file `name` of `source` (downloading it if needed)."""
         url = f"{self.base_urls[source].rstrip('/')}/{name}"
         return fetch(url, self.downloads / source / name.replace("/", "_"), progress=self.progress)
-
-    def moses(self) -> MosesTokenizer:
-        """Return the Moses tokenizer, fetched into DIR/.tools like the script's git clone."""
-        if self._moses is None:
-            scripts = self.root / ".tools" / "mosesdecoder" / "scripts"
-            for name in MOSES_FILES:
-                target = scripts / name
-                if not target.exists():  # written whole or not at all: existing means complete
-                    _write(target, self.get("MOSES", name).read_bytes())
-            self._moses = MosesTokenizer(scripts / MOSES_FILES[0])
-        return self._moses
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -123,13 +120,13 @@ def _column(line: bytes, index: int) -> bytes:
     return parts[index] if index < len(parts) else b""
 
 
-def _tokenized_columns(workspace: Workspace, lines: list[bytes], indices: Iterable[int],
+def _tokenized_columns(lines: list[bytes], indices: Iterable[int],
                        lowercase: bool) -> list[list[bytes]]:
     """Return each column of `indices` run through Moses (`cut -fN | tokenizer.perl [| lc]`)."""
     columns = []
     for index in indices:
-        texts = [_column(line, index).decode("utf-8", "replace") for line in lines]
-        columns.append([t.encode("utf-8") for t in workspace.moses()(texts, lowercase=lowercase)])
+        texts = (moses_tokenize(_column(line, index).decode("utf-8", "replace")) for line in lines)
+        columns.append([(moses_lowercase(t) if lowercase else t).encode("utf-8") for t in texts])
     return columns
 
 
@@ -177,7 +174,7 @@ def prepare_sts(workspace: Workspace, year: str) -> None:
             if not inputs.exists():
                 raise DataError(f"{archive}: {source.directory}/{inputs.name} missing")
             lines = _lines(inputs.read_bytes())
-            inputs.write_bytes(_paste(*_tokenized_columns(workspace, lines, (0, 1), True)))
+            inputs.write_bytes(_paste(*_tokenized_columns(lines, (0, 1), True)))
         final = sts / f"{year}-en-test"
         if final.exists():
             shutil.rmtree(final)
@@ -208,7 +205,7 @@ def prepare_stsb(workspace: Workspace) -> None:
                 raise DataError(f"{archive}: stsbenchmark/{path.name} missing")
             lines = _lines(path.read_bytes())
             kept = [b"\t".join(line.split(b"\t")[:5]) for line in lines]  # cut -f1,2,3,4,5
-            first, second = _tokenized_columns(workspace, lines, (5, 6), True)
+            first, second = _tokenized_columns(lines, (5, 6), True)
             path.write_bytes(_paste(kept, first, second))
         final = sts / "STSBenchmark"
         if final.exists():
@@ -236,7 +233,7 @@ def prepare_sick(workspace: Workspace) -> None:
             header, *rows = _lines(source.read_bytes())
             ids = [_column(row, 0) for row in rows]
             judgments = [b"\t".join(row.split(b"\t")[3:5]) for row in rows]  # cut -f4,5
-            first, second = _tokenized_columns(workspace, rows, (1, 2), False)
+            first, second = _tokenized_columns(rows, (1, 2), False)
             _write(workspace.root / "SICK" / f"SICK_{split}.txt",
                    header + b"\n" + _paste(ids, first, second, judgments))
 
