@@ -50,6 +50,8 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7.4", "ruff>=0.4"],
+        # `harness run --executor ray`: one Ray core task per encoder on a cluster
+        "ray": ["ray>=2.40"],
     },
     entry_points={
         "console_scripts": ["harness = harness.cli:main"],

@@ -8,6 +8,7 @@ two runs share one cache without building the same thing twice.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
+
+from harness.errors import HarnessError
 
 META_FILE = "meta.json"
 log = logging.getLogger(__name__)
@@ -49,6 +52,32 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+STORAGE_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exhausted",
+                  errno.EROFS: "the file system is read-only",
+                  errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+                  errno.ENOTDIR: "a path in it is a file, not a directory",
+                  errno.EEXIST: "a path in it is a file, not a directory"}
+"""The errors of the cache's storage, not of the harness: the user fixes them."""
+
+
+class CacheError(HarnessError):
+    """The artifact cache cannot be written: its path, why, and what to do."""
+
+    def __init__(self, root: Path, reason: str) -> None:
+        self.root, self.reason = root, reason
+        super().__init__(f"cache {root}: {reason}; free space or give another directory with "
+                         "--cache DIR or $HARNESS_CACHE (a rerun resumes what was built)")
+
+
+def storage_error(root: Path, exc: OSError) -> CacheError | None:
+    """The `CacheError` an `OSError` of the cache's storage stands for, or None for others."""
+    reason = STORAGE_ERRORS.get(exc.errno or 0)
+    if reason is None:
+        return None
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(root) else ""
+    return CacheError(root, reason + where)
+
+
 @dataclass
 class Cache:
     """The artifact store under `root`; counts hits and builds for the run summary."""
@@ -65,6 +94,19 @@ class Cache:
         """True when the artifact is complete."""
         return (self.path(stage, key) / META_FILE).is_file()
 
+    def check_writable(self) -> None:
+        """Raise `CacheError` unless the root is (or can be made) a writable directory: found
+        before any work, not after an hour of training."""
+        probe = self.root / f".write-test.{os.getpid()}"
+        try:
+            if self.root.exists() and not self.root.is_dir():
+                raise CacheError(self.root, "it is a file, not a directory")
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise storage_error(self.root, exc) or CacheError(self.root, str(exc)) from None
+
     def produce(self, stage: str, parts: Mapping[str, Any], build: Callable[[Path], Any],
                 *, label: str = "") -> Path:
         """Return the artifact's directory, building it with `build(partial_dir)` if missing.
@@ -79,7 +121,10 @@ class Cache:
             log.info("%s: cached (%s)", name, key[:12])
             return final
         locks = self.root / "locks"
-        locks.mkdir(parents=True, exist_ok=True)
+        try:
+            locks.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(self.root, exc) or exc from None
         with FileLock(str(locks / f"{stage}-{key}.lock")):
             if (final / META_FILE).is_file():  # another run finished it while we waited
                 self.hits += 1
@@ -90,14 +135,21 @@ class Cache:
             partial.mkdir(parents=True, exist_ok=True)
             log.info("%s: %s (%s)", name, "resuming" if resuming else "building", key[:12])
             started = time.perf_counter()
-            summary = build(partial)
-            meta = {"stage": stage, "key": key, "parts": parts, "summary": summary,
-                    "seconds": round(time.perf_counter() - started, 3),
-                    "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            write_json_atomic(partial / META_FILE, meta)
-            if final.exists():  # a stale, incomplete directory from an older layout
-                shutil.rmtree(final)
-            os.replace(partial, final)
+            try:
+                summary = build(partial)
+                meta = {"stage": stage, "key": key, "parts": parts, "summary": summary,
+                        "seconds": round(time.perf_counter() - started, 3),
+                        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                write_json_atomic(partial / META_FILE, meta)
+                if final.exists():  # a stale, incomplete directory from an older layout
+                    shutil.rmtree(final)
+                os.replace(partial, final)
+            except OSError as exc:
+                # The partial directory stays partial: never taken as finished, resumed later.
+                error = storage_error(self.root, exc)
+                if error is None:
+                    raise
+                raise error from exc
             self.builds += 1
         return final
 

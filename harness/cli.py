@@ -153,17 +153,29 @@ def _count(n: int, noun: str) -> str:
               help="Override a spec value (YAML syntax); repeatable.")
 @click.option("--device", default=None, help="auto, cpu, cuda or cuda:N (overrides the spec).")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
-              help="Artifact cache (default: $HARNESS_CACHE or the user cache directory).")
+              help="Artifact cache (default: $HARNESS_CACHE or the user cache directory); "
+                   "with --executor ray, a path every node sees.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+              help="Run the encoder jobs here one after another (local, the default) or as Ray "
+                   "tasks (ray; pip install \"v2s-harness[ray]\"); overrides the spec's "
+                   "`executor:`.")
+@click.option("--ray-address", default=None, metavar="ADDR",
+              help="With --executor ray: the cluster to use (\"auto\" finds a running one; "
+                   "default: start a local Ray instance).")
 @command
 def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | None,
-        cache_dir: Path | None) -> None:
+        cache_dir: Path | None, executor: str | None, ray_address: str | None) -> None:
     """Run a benchmark spec; finished stages are reused from the cache, killed ones resume."""
     from harness.cache import Cache, default_root
     from harness.plugins import load_registry
     from harness.runner import run_spec, run_tables
     from harness.spec import TableSpec, load_spec
 
-    extra = [*overrides, f"device={device}"] if device else list(overrides)
+    extra = list(overrides)
+    for key, value in (("device", device), ("executor.name", executor),
+                       ("executor.address", ray_address)):
+        if value is not None:  # a quoted YAML string: an address such as 10:20 stays text
+            extra.append(f"{key}={json.dumps(value)}")
     parsed = load_spec(spec, extra, load_registry())
     out = out or Path("runs") / parsed.name
     if out.exists() and not out.is_dir():

@@ -6,6 +6,7 @@ Anything else escaping the library is an internal error (exit 1).
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,12 +39,15 @@ class PluginError(HarnessError):
 @contextmanager
 def plugin_call(plugin: str, what: str) -> Iterator[None]:
     """Run a call into a plugin's code: an exception it raises becomes a PluginError naming the
-    plugin and `what` it was doing (harness errors and memory errors pass through)."""
+    plugin and `what` it was doing (harness errors, memory errors and a full disk pass
+    through)."""
     try:
         yield
     except (HarnessError, MemoryError):
         raise
     except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise  # a full disk is not the plugin's fault: the cache reports it
         first = (str(exc).strip().splitlines() or [""])[0]
         raise PluginError(plugin, f"{what}: {type(exc).__name__}: {first}") from exc
 

@@ -233,7 +233,8 @@ class RunResults(_Record):
 
     A run of a spec that trains decoders fills `runs` and, with downstream tasks,
     `downstream_origin` and `downstream_details`; a run that correlates published tables has no
-    runs and fills `diagnostics` and `diagnostics_source` instead.
+    runs and fills `diagnostics` and `diagnostics_source` instead. `failures` names the
+    encoders whose job failed for good (their results are missing), with why.
     """
 
     schema_tag: str = Field(SCHEMA, alias="schema")
@@ -249,6 +250,7 @@ class RunResults(_Record):
                                                                        exclude_if=_is_none)
     correlations: Correlations = Correlations()
     examples: list[Example] = []
+    failures: dict[str, str] | None = Field(None, exclude_if=_is_none)
 
     @property
     def name(self) -> str:

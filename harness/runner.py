@@ -1,29 +1,32 @@
 """Runs a spec end to end: every stage, in data-flow order, through the artifact cache.
 
-One job is one encoder x decoder pipeline (`Spec.pairs`); jobs run sequentially on the local
-executor. The runner builds the typed `RunResults` and writes the run directory.
+One job is one encoder's pipeline (`harness.jobs`), run by the spec's executor
+(`harness.executors`: local, or Ray at scale). The runner prepares the corpus and vocabulary
+first, then correlates the jobs' results, builds the typed `RunResults` and writes the run
+directory.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as md
+import json
 import logging
 import subprocess
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from harness import __version__
 from harness.cache import Cache
 from harness.devices import resolve_device
 from harness.errors import HarnessError
+from harness.executors import executor_for
 from harness.results import (
     CacheCounts,
     CorpusCounts,
     Example,
     ExampleOutput,
-    GenerateSummary,
-    PairResult,
     Provenance,
     RunResults,
     VocabSummary,
@@ -32,12 +35,8 @@ from harness.spec import Spec, SpecDocument, TableSpec, preflight, refuse
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.correlate import correlate_diagnostics, correlations_from_tables
-from harness.stages.downstream import downstream_scores, evaluate_tasks
-from harness.stages.encode import encode_corpus
-from harness.stages.generate import Samples, generate_samples
+from harness.stages.downstream import downstream_scores
 from harness.stages.report import write_run
-from harness.stages.score import score_samples
-from harness.stages.train import train_decoder_for
 from harness.stages.vocab import prepare_vocab
 
 log = logging.getLogger("harness.run")
@@ -47,31 +46,26 @@ EXAMPLES = 5
 
 
 def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults:
-    """Run every stage of `spec`, write the run directory `out`, and return the results."""
+    """Run every stage of `spec`, write the run directory `out`, and return the results.
+
+    The corpus and vocabulary are prepared here; the encoder jobs run on the spec's executor;
+    correlation and the report run here once, over the jobs that succeeded. When a job failed
+    for good, the others' results are written and a `HarnessError` names the failed encoders.
+    """
     refuse(preflight(spec))
     started = time.perf_counter()
-    ctx = RunContext(spec=spec, cache=cache or Cache(), device=resolve_device(spec.device))
-    log.info("run %s: device %s, cache %s", spec.name, ctx.device, ctx.cache.root)
+    local = spec.executor.name == "local"
+    # With a cluster, each job resolves `device` where it runs; the driver only prepares data.
+    ctx = RunContext(spec=spec, cache=cache or Cache(),
+                     device=resolve_device(spec.device) if local else "cpu")
+    ctx.cache.check_writable()
+    log.info("run %s: %s executor, cache %s", spec.name, spec.executor.name, ctx.cache.root)
     corpus = prepare_corpus(ctx)
     vocab = prepare_vocab(ctx, corpus)
-    # Every encoder encodes before any decoder trains, so a broken encoder fails the run early.
-    encodings = {encoder.name: encode_corpus(ctx, encoder, corpus, vocab)
-                 for encoder in spec.components("encoder")}
-    runs: list[PairResult] = []
-    samples: dict[tuple[str, str], Samples] = {}
-    for encoder, decoder in spec.pairs():
-        encoded = encodings[encoder.name]
-        trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
-        generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
-        samples[(encoder.name, decoder.name)] = generated
-        runs.append(PairResult(
-            encoder=encoder.name, decoder=decoder.name,
-            metrics={m.name: score_samples(ctx, m, generated) for m in spec.components("metric")},
-            train=trained.summary,
-            generate=GenerateSummary(sentences_per_s=generated.sentences_per_s),
-            dim=encoded.dim))
+    execution = executor_for(spec.executor).run(ctx, corpus, vocab)
+    runs = [run for outcome in execution.outcomes for run in outcome.runs]
     names = [e.name for e in spec.components("encoder")]
-    computed = (evaluate_tasks(ctx, list(encodings.values())) if spec.components("task")
+    computed = ({o.encoder: o.tasks for o in execution.outcomes} if spec.components("task")
                 else None)
     downstream = downstream_scores(spec.downstream.reference, names, computed)
     primary = spec.decoders[0].name if spec.decoders else ""
@@ -86,20 +80,28 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     for note in correlations.notes:
         log.warning("%s", note)
     ctx.add_time("total", time.perf_counter() - started)
+    devices = sorted({o.device for o in execution.outcomes}) or [ctx.device]
     provenance = _provenance(
-        spec, ctx.device, ctx.timings,
+        spec, ", ".join(devices), ctx.timings,
         cache=CacheCounts(root=str(ctx.cache.root), hits=ctx.cache.hits,
                           builds=ctx.cache.builds),
         corpus=CorpusCounts(train=len(corpus.train), test=len(corpus.test)),
         vocab=vocab.summary)
+    samples = {(o.encoder, decoder): path for o in execution.outcomes
+               for decoder, path in o.samples.items()}
     results = RunResults(
         spec=spec.model_dump(mode="json"), provenance=provenance, runs=runs,
         downstream=downstream.scores, downstream_source=downstream.source,
         downstream_origin=downstream.origin, downstream_details=downstream.details,
-        correlations=correlations, examples=_examples(samples))
-    write_run(out, results, {k: s.path for k, s in samples.items()}, spec.report.formats)
+        correlations=correlations, examples=_examples(samples),
+        failures=execution.failures or None)
+    write_run(out, results, samples, spec.report.formats)
     log.info("run %s: done in %.1f s (%d artifacts cached, %d built); results in %s",
              spec.name, time.perf_counter() - started, ctx.cache.hits, ctx.cache.builds, out)
+    if execution.failures:
+        failed = "; ".join(execution.failures.values())
+        raise HarnessError(f"{len(execution.failures)} of {len(names)} encoder jobs failed "
+                           f"(the others' results are in {out}): {failed}")
     return results
 
 
@@ -163,14 +165,25 @@ def _versions(names: Iterable[str]) -> dict[str, str]:
     return versions
 
 
-def _examples(samples: dict[tuple[str, str], Samples]) -> list[Example]:
+def _examples(samples: dict[tuple[str, str], Path]) -> list[Example]:
     """The first test inputs decoded by every encoder x decoder (paper Table 2, left)."""
     if not samples:
         return []
-    first = next(iter(samples.values()))
-    count = min(EXAMPLES, len(first.records))
-    return [Example(reference=first.records[i]["reference"],
+    heads = {pair: _head(path, EXAMPLES) for pair, path in samples.items()}
+    first = next(iter(heads.values()))
+    return [Example(reference=first[i]["reference"],
                     outputs=[ExampleOutput(encoder=enc, decoder=dec,
-                                           hypothesis=s.records[i]["hypothesis"])
-                             for (enc, dec), s in samples.items()])
-            for i in range(count)]
+                                           hypothesis=records[i]["hypothesis"])
+                             for (enc, dec), records in heads.items()])
+            for i in range(len(first))]
+
+
+def _head(path: Path, count: int) -> list[dict[str, Any]]:
+    """The first `count` records of a samples file."""
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if len(records) == count:
+                break
+            records.append(json.loads(line))
+    return records

@@ -27,3 +27,5 @@ def pytest_configure(config) -> None:  # noqa: ANN001 - pytest hook
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line(
         "markers", "integration: installs the example plugin packages with pip")
+    config.addinivalue_line(
+        "markers", "ray: starts a local Ray instance (the Ray executor's tests)")

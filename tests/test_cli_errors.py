@@ -42,6 +42,7 @@ BAD_SPECS = [
     ("duplicate-key", "seed: 1\n", "seed: 1\nseed: 2\n", "seed", "duplicate key 'seed'"),
     ("unknown-top-level-key", "seed: 1\n", "seed: 1\ncolour: red\n", "colour", "expected one of"),
     ("wrong-type", "seed: 1", 'seed: "x"', "seed", "valid integer"),
+    ("negative-seed", "seed: 1", "seed: -5", "seed", "greater than or equal to 0"),
     ("bad-device", "device: cpu", "device: gpu", "device", "'gpu'"),
     ("source-both", "{generate: quickstart, sentences: 50}",
      "{generate: quickstart, sentences: 50, path: a.txt}", "corpus.train", "exactly one of"),
@@ -357,3 +358,76 @@ def test_run_refuses_a_device_this_machine_lacks(tmp_path: Path, cache: Path) ->
     assert refused.exit_code == 2
     assert refused.stderr.startswith("problem: --set: device: 'cuda:3': this machine has 0 CUDA")
     assert "--set device=cpu" in refused.stderr
+
+
+# --------------------------------------------------------------------------- the cache's storage
+
+def test_a_cache_that_is_a_file_is_one_line_before_any_work(tmp_path: Path, cache: Path) -> None:
+    path = write_spec(tmp_path, GOOD)
+    cache.write_text("not a directory\n")
+    assert_one_error_line(invoke("run", str(path), "--cache", str(cache)),
+                          f"cache {cache}: it is a file, not a directory", "--cache DIR")
+    assert cache.read_text() == "not a directory\n" and not Path("runs").exists()
+
+
+def test_a_read_only_cache_is_one_line_before_any_work(tmp_path: Path, cache: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only mount (EROFS) cannot be made as root in a test: injected at the write."""
+    import errno
+
+    path = write_spec(tmp_path, GOOD)
+    real = Path.write_bytes
+
+    def read_only(self: Path, data: bytes) -> int:
+        if self.parent == cache:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", read_only)
+    assert_one_error_line(invoke("run", str(path)),
+                          f"cache {cache}: the file system is read-only")
+    assert not Path("runs").exists()
+
+
+def test_a_full_disk_mid_write_is_one_line_and_leaves_no_finished_artifact(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC while the training vectors are written: one line naming the cache, exit 2, the
+    artifact left partial (never taken as finished); the rerun completes it."""
+    import errno
+
+    import harness.vectors
+
+    path = write_spec(tmp_path, GOOD)
+    real = harness.vectors.write_rows
+    calls = []
+
+    def disk_full(*args: object) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(harness.vectors, "write_rows", disk_full)
+    failed = invoke("run", str(path))
+    assert failed.exit_code == 2 and "Traceback" not in failed.output
+    # the stages' progress lines, then one error line
+    assert failed.stderr.splitlines()[-1].startswith(f"error: cache {cache}: the disk is full")
+    assert "a rerun resumes" in failed.stderr.splitlines()[-1]
+    encoded = sorted(p.name for p in (cache / "encode").iterdir())
+    assert len(encoded) == 1 and encoded[0].endswith(".partial")
+    assert not Path("runs").exists()
+    monkeypatch.setattr(harness.vectors, "write_rows", real)
+    done = invoke("run", str(path))
+    assert done.exit_code == 0, done.output
+    assert all(not p.name.endswith(".partial") for p in (cache / "encode").iterdir())
+
+
+def test_ray_without_ray_installed_is_one_line(tmp_path: Path, cache: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    assert_one_error_line(invoke("run", str(write_spec(tmp_path, GOOD)), "--executor", "ray"),
+                          "--set: executor.name: Ray is not installed here",
+                          'pip install "v2s-harness[ray]"')
+    assert not cache.exists()

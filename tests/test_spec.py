@@ -771,3 +771,18 @@ def test_a_published_table_is_not_mistaken_for_a_broken_spec(registry: Registry)
     error = spec_error(table, registry)
     assert error.line == line_of(table.read_text(), "scores:")
     assert error.detail.startswith("this is a table of published scores (`scores:`), not a spec")
+
+
+# --------------------------------------------------------------------------- executor
+
+def test_executor_is_a_bare_name_or_a_mapping(tmp_path: Path, registry: Registry) -> None:
+    assert load_spec(write(tmp_path, BASE), (), registry).executor.name == "local"
+    spec = load_spec(write(tmp_path, BASE + "executor: ray\n"), ("executor.cpus=2",), registry)
+    assert (spec.executor.name, spec.executor.cpus, spec.executor.gpus) == ("ray", 2.0, None)
+    assert spec.executor.retries == 3
+    text = BASE + "executor: {name: local, gpus: 1}\n"
+    error = spec_error(write(tmp_path, text), registry)
+    assert (error.field, error.line) == ("executor", line_of(text, "executor:"))
+    assert error.detail == "gpus applies to `name: ray` only"
+    error = spec_error(write(tmp_path, BASE), registry, ("executor=dask",))
+    assert (error.file, error.field) == ("--set", "executor.name")

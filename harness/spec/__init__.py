@@ -17,6 +17,7 @@ from harness.spec.schema import (
     DiagnosticsSection,
     DownstreamSection,
     EncodeSection,
+    ExecutorSection,
     GenerationSection,
     Normalise,
     ReportSection,
@@ -29,7 +30,7 @@ from harness.spec.schema import (
 
 __all__ = [
     "Component", "CorpusSection", "CorrelationSection", "DiagnosticsSection",
-    "DownstreamSection", "EncodeSection", "GenerationSection", "Normalise", "ReportSection",
-    "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection", "apply_overrides",
-    "load_spec", "preflight", "refuse",
+    "DownstreamSection", "EncodeSection", "ExecutorSection", "GenerationSection", "Normalise",
+    "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
+    "apply_overrides", "load_spec", "preflight", "refuse",
 ]

@@ -1,8 +1,9 @@
 """`--set KEY.PATH=VALUE`: overrides applied to a spec's data before it is validated.
 
 Values are parsed as YAML (`--set generation.beam=1`, `--set encoders=[avg,hier]`); a bare
-component name in a list becomes a mapping when an override sets one of its options
-(`--set decoders.0.hidden=32`).
+name becomes a mapping with `name:` when an override sets something under it
+(`--set decoders.0.hidden=32` on `decoders: [mos-lstm]`, `--set executor.cpus=2` on
+`executor: ray`).
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> set[Loc]:
                 target = target[part]
             elif isinstance(target, dict):
                 child = target.get(part)
-                if not isinstance(child, (dict, list)):
+                if isinstance(child, str) and not isinstance(nxt, int):
+                    child = {"name": child}  # a bare name (`executor: ray`) -> a mapping
+                    target[part] = child
+                elif not isinstance(child, (dict, list)):
                     child = [] if isinstance(nxt, int) else {}
                     target[part] = child
                 target = child

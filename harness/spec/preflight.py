@@ -31,6 +31,7 @@ def preflight(spec: Spec | TableSpec) -> list[SpecError]:
         problems += _unavailable_components(spec)
         problems += _task_data(spec)
         problems += _device(spec)
+        problems += _executor(spec)
     return problems
 
 
@@ -93,9 +94,26 @@ def _task_data(spec: Spec) -> list[SpecError]:
     return problems
 
 
+def _executor(spec: Spec) -> list[SpecError]:
+    """The Ray executor, when Ray is not installed (looked for, not imported)."""
+    if spec.executor.name != "ray":
+        return []
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):  # a module set to None, or a broken install
+        found = False
+    if found:
+        return []
+    return [spec.positions.error('Ray is not installed here; pip install "v2s-harness[ray]"',
+                                 ("executor", "name"))]
+
+
 def _device(spec: Spec) -> list[SpecError]:
-    """The spec's device, when this machine lacks it (torch is imported only for a GPU)."""
-    if spec.device in ("auto", "cpu"):
+    """The spec's device, when this machine lacks it (torch is imported only for a GPU). With
+    a cluster executor the jobs run elsewhere: each resolves the device where it runs."""
+    if spec.device in ("auto", "cpu") or spec.executor.name != "local":
         return []
     from harness.devices import resolve_device
 

@@ -122,6 +122,31 @@ class CorrelationSection(Strict):
     rank_by: str = "id"  # the paper's Table 1 ranks by Id
 
 
+class ExecutorSection(Strict):
+    """How the encoder jobs run: `local` (this process, one after another) or `ray` (one Ray
+    core task each, on a cluster sharing the artifact cache; `pip install "v2s-harness[ray]"`).
+    A bare name is the same as `{name: NAME}`."""
+
+    name: Literal["local", "ray"] = "local"
+    address: str | None = None  # ray: a cluster's address ("auto" finds a running one)
+    gpus: float | None = Field(default=None, ge=0)  # ray: per job; default 1 when the cluster has GPUs
+    cpus: float = Field(default=1.0, gt=0)  # ray: per job
+    retries: int = Field(default=3, ge=0)  # ray: times a job whose worker died is run again
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _ray_options_need_ray(self) -> ExecutorSection:
+        given = sorted(self.model_fields_set - {"name"})
+        if self.name == "local" and given:
+            verb = "apply" if len(given) > 1 else "applies"
+            raise ValueError(f"{', '.join(given)} {verb} to `name: ray` only")
+        return self
+
+
 class ReportSection(Strict):
     formats: list[Literal["md", "html"]] = ["md"]
 
@@ -207,7 +232,7 @@ class SpecDocument(Strict):
     """What every spec document has: a name, a seed, and where its reading found each field."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    seed: int = 1
+    seed: int = Field(default=1, ge=0, lt=2**32)  # numpy's and torch's seeds are 32-bit, >= 0
 
     _positions: Positions = PrivateAttr(default_factory=Positions)
     _sha256: str = PrivateAttr(default="")
@@ -250,6 +275,7 @@ class Spec(SpecDocument):
     downstream: DownstreamSection = DownstreamSection()
     correlation: CorrelationSection = CorrelationSection()
     report: ReportSection = ReportSection()
+    executor: ExecutorSection = ExecutorSection()
 
     @field_validator("metrics")
     @classmethod

@@ -1,0 +1,175 @@
+"""The Ray executor on a real local Ray instance (2 CPUs): the same results as the local
+executor, a job whose worker is killed mid-training retried from its checkpoint, and a job that
+fails for good named while the others' results are kept.
+
+Marked `ray` (about a minute and a half); `pytest -m "not ray"` leaves them out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cache import Cache
+from harness.errors import HarnessError
+from harness.plugins import load_registry
+from harness.protocols import Options
+from harness.registry import make_info
+from harness.runner import run_spec
+from harness.spec import load_spec
+
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("one_thread")]
+ray = pytest.importorskip("ray", reason='the Ray executor needs pip install "v2s-harness[ray]"')
+
+REPO = Path(__file__).resolve().parent.parent
+JOB_TITLE = "ray::harness-encoder-job"
+
+SPEC = """
+name: ray-small
+seed: 3
+device: cpu
+corpus:
+  train: {generate: quickstart, sentences: 800}
+  test: {generate: quickstart, sentences: 40, seed: 9}
+  normalise: {lowercase: true, digits: zero}
+vocab: {bpe_size: 200, dim: 16, epochs: 2}
+encoders: [avg, hier]
+decoders: [{name: mos-lstm, hidden: 32, epochs: 3, batch_size: 32, checkpoint_every: 5}]
+generation: {beam: 2, max_len: 20}
+metrics: [id, perm, bleu]
+downstream: {tasks: [{name: syn-topic, train: 100, dev: 40, test: 60}]}
+report: {formats: [md]}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    """A local Ray instance with 2 CPUs whose workers import this module as pytest did (the
+    failing encoder below lives here)."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [
+        str(REPO), str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def write_spec(folder: Path, text: str = SPEC) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "spec.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def metrics(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each pair's metric values and intervals (what must not depend on the executor)."""
+    return {(r["encoder"], r["decoder"]): {m: (v["value"], v["ci95"]) for m, v in
+                                           r["metrics"].items()}
+            for r in results["runs"]}
+
+
+@pytest.fixture(scope="module")
+def local_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("local")
+    spec = load_spec(write_spec(root), (), load_registry())
+    return run_spec(spec, root / "run", cache=Cache(root / "cache")).to_json()
+
+
+def test_ray_gives_the_local_executors_results(cluster: Any, local_results: dict[str, Any],
+                                               tmp_path: Path) -> None:
+    spec = load_spec(write_spec(tmp_path), ("executor=ray",), load_registry())
+    results = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache")).to_json()
+    assert metrics(results) == metrics(local_results)
+    assert len(metrics(results)) == 2
+    assert results["downstream"] == local_results["downstream"]
+    assert results["correlations"]["diagnostics"] == local_results["correlations"]["diagnostics"]
+    assert results["examples"] == local_results["examples"]
+    assert results["provenance"]["cache"]["builds"] == local_results["provenance"]["cache"][
+        "builds"]  # the jobs' artifacts are counted once, as the local run counts them
+    on_disk = sorted(p.name for p in (tmp_path / "run" / "samples").iterdir())
+    assert on_disk == ["avg__mos-lstm.jsonl", "hier__mos-lstm.jsonl"]
+
+
+def job_processes() -> list[int]:
+    """PIDs of the worker processes running a harness job now (Ray titles them)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if command.startswith(JOB_TITLE.encode()):
+                found.append(int(entry.name))
+    return found
+
+
+def kill_at_first_checkpoint(cache: Path, killed: list[int], stop: threading.Event) -> None:
+    """SIGKILL the job's worker once its decoder has written a checkpoint."""
+    while not stop.is_set():
+        if list(cache.glob("train/*.partial/checkpoints/*")):
+            for pid in job_processes():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            return
+        time.sleep(0.05)
+
+
+def test_a_killed_worker_is_retried_and_resumes_from_its_checkpoint(
+        cluster: Any, local_results: dict[str, Any], tmp_path: Path) -> None:
+    spec = load_spec(write_spec(tmp_path), ("executor={name: ray, retries: 2}",
+                                            "encoders=[avg]"), load_registry())
+    killed: list[int] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=kill_at_first_checkpoint,
+                              args=(tmp_path / "cache", killed, stop))
+    killer.start()
+    try:
+        results = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache")).to_json()
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "no job worker was found to kill"
+    assert metrics(results) == {("avg", "mos-lstm"): metrics(local_results)[("avg", "mos-lstm")]}
+    log = (next((tmp_path / "cache" / "train").glob("*/train.jsonl"))).read_text()
+    assert [json.loads(line)["epoch"] for line in log.splitlines()
+            if json.loads(line).get("event") == "epoch"] == [1, 2, 3]
+
+
+class _BrokenEncoder:
+    """An encoder whose weights are corrupt: every job it runs in fails the same way."""
+
+    dim = 4
+
+    def fingerprint(self) -> str:
+        return "broken/1"
+
+    def encode(self, sentences: list[str], batch_size: int = 256) -> Any:
+        raise ValueError("weights corrupt")
+
+
+def _build_broken(options: Options, context: Any) -> _BrokenEncoder:
+    return _BrokenEncoder()
+
+
+def test_a_failing_job_is_named_and_the_others_results_are_kept(cluster: Any,
+                                                                tmp_path: Path) -> None:
+    registry = load_registry()
+    registry.add(make_info("encoder", "broken", _build_broken, plugin="bad-plugin"))
+    spec = load_spec(write_spec(tmp_path), ("executor=ray", "encoders=[avg, broken]"), registry)
+    with pytest.raises(HarnessError) as failure:
+        run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache"))
+    message = str(failure.value)
+    assert "\n" not in message
+    assert message.startswith("1 of 2 encoder jobs failed")
+    assert "plugin 'bad-plugin': encoder 'broken': encode: ValueError: weights corrupt" in message
+    written = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [(r["encoder"], r["decoder"]) for r in written["runs"]] == [("avg", "mos-lstm")]
+    assert set(written["failures"]) == {"broken"}
+    assert "avg" in written["downstream"] and "broken" not in written["downstream"]
