@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import DataError
-from harness.results import RunResults
+from harness.results import RunResults, is_none
 
 
 class RunLabel(BaseModel):
@@ -23,7 +23,7 @@ class RunLabel(BaseModel):
     decoder: str | None
     train_sentences: int | None
     seed: int | None
-    published: str | None = Field(None, exclude_if=lambda value: value is None)
+    published: str | None = Field(None, exclude_if=is_none)
 
     def describe(self) -> str:
         """One line naming the result set."""
@@ -46,7 +46,7 @@ class Stability(BaseModel):
 
     rho: float | None
     p: float | None
-    p_method: str | None = Field(None, exclude_if=lambda value: value is None)
+    p_method: str | None = Field(None, exclude_if=is_none)
     n: int
     encoders: list[str]
 

@@ -46,12 +46,6 @@ class EncoderOutcome(BaseModel):
     builds: int = 0
 
 
-def encode(ctx: RunContext, encoder: Component, corpus: Corpus, vocab: Vocab) -> Encoded:
-    """The encoder fitted (if trainable) and its train and test vectors, from the cache or
-    made now."""
-    return encode_corpus(ctx, encoder, corpus, vocab)
-
-
 def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corpus: Corpus,
                      vocab: Vocab) -> tuple[list[PairResult], dict[str, Path]]:
     """Each decoder trained for the encoder: trained, its test samples generated and scored by
@@ -70,14 +64,6 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
             generate=GenerateSummary(sentences_per_s=generated.sentences_per_s),
             dim=encoded.dim))
     return runs, samples
-
-
-def outcome(ctx: RunContext, encoded: Encoded, runs: list[PairResult],
-            samples: dict[str, Path], tasks: list[TaskResult]) -> EncoderOutcome:
-    """The job's result, with the context's device, timings and cache counts."""
-    return EncoderOutcome(encoder=encoded.encoder, dim=encoded.dim, runs=runs, samples=samples,
-                          tasks=tasks, device=ctx.device, timings=dict(ctx.timings),
-                          hits=ctx.cache.hits, builds=ctx.cache.builds)
 
 
 def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderOutcome:
@@ -99,8 +85,10 @@ def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderO
                            "find the corpus the run prepared; give every node the same cache "
                            "(a shared filesystem path, `--cache DIR`)")
     ctx = RunContext(spec=spec, cache=Cache(cache_root), device=device)
-    encoded = encode(ctx, encoder, corpus, vocab)
+    encoded = encode_corpus(ctx, encoder, corpus, vocab)
     runs, samples = decode_and_score(ctx, encoder, encoded, corpus, vocab)
     tasks = evaluate_tasks(ctx, [encoded]).get(encoder.name, []) if spec.downstream.tasks else []
     ctx.add_time("job", time.perf_counter() - started)
-    return outcome(ctx, encoded, runs, samples, tasks)
+    return EncoderOutcome(encoder=encoder.name, dim=encoded.dim, runs=runs, samples=samples,
+                          tasks=tasks, device=ctx.device, timings=dict(ctx.timings),
+                          hits=ctx.cache.hits, builds=ctx.cache.builds)

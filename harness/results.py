@@ -26,7 +26,8 @@ SCHEMA = "v2s-harness/results/1"
 RESULTS_FILE = "results.json"
 
 
-def _is_none(value: Any) -> bool:
+def is_none(value: Any) -> bool:
+    """True for None: the `exclude_if` of fields results.json leaves out when they are unset."""
     return value is None
 
 
@@ -67,9 +68,9 @@ class MetricScore(_Record):
 
     value: float | None
     ci95: tuple[float | None, float | None] = (None, None)
-    support: int | None = Field(None, exclude_if=_is_none)
+    support: int | None = Field(None, exclude_if=is_none)
     higher_is_better: bool = True
-    signature: str | None = Field(None, exclude_if=_is_none)
+    signature: str | None = Field(None, exclude_if=is_none)
 
     @field_validator("value", mode="before")
     @classmethod
@@ -145,10 +146,10 @@ class VocabSummary(_Record):
     source: str | None = None
     pieces: int | None = None
     dim: int | None = None
-    missing_vectors: int | None = Field(None, exclude_if=_is_none)
-    vectors_format: str | None = Field(None, exclude_if=_is_none)
-    model_file: str | None = Field(None, exclude_if=_is_none)
-    vectors_file: str | None = Field(None, exclude_if=_is_none)
+    missing_vectors: int | None = Field(None, exclude_if=is_none)
+    vectors_format: str | None = Field(None, exclude_if=is_none)
+    model_file: str | None = Field(None, exclude_if=is_none)
+    vectors_file: str | None = Field(None, exclude_if=is_none)
 
 
 class Provenance(_Record):
@@ -161,9 +162,9 @@ class Provenance(_Record):
     seed: int | None = None
     device: str | None = None
     timings: dict[str, float] = {}
-    cache: CacheCounts | None = Field(None, exclude_if=_is_none)
-    corpus: CorpusCounts | None = Field(None, exclude_if=_is_none)
-    vocab: VocabSummary | None = Field(None, exclude_if=_is_none)
+    cache: CacheCounts | None = Field(None, exclude_if=is_none)
+    corpus: CorpusCounts | None = Field(None, exclude_if=is_none)
+    vocab: VocabSummary | None = Field(None, exclude_if=is_none)
 
 
 # ------------------------------------------------------------------------------- correlations
@@ -175,7 +176,7 @@ class CorrelationCell(_Record):
 
     rho: float | None
     p: float | None = None
-    p_method: str | None = Field(None, exclude_if=_is_none)
+    p_method: str | None = Field(None, exclude_if=is_none)
     n: int = 0
 
 
@@ -184,7 +185,7 @@ class CorrelationSummary(_Record):
 
     mean: float | None = None
     min: float | None = None
-    tasks: int | None = Field(None, exclude_if=_is_none)
+    tasks: int | None = Field(None, exclude_if=is_none)
 
 
 class Correlations(_Record):
@@ -241,16 +242,16 @@ class RunResults(_Record):
     spec: dict[str, Any] = {}
     provenance: Provenance = Provenance()
     runs: list[PairResult] = []
-    diagnostics: dict[str, dict[str, float | None]] | None = Field(None, exclude_if=_is_none)
-    diagnostics_source: str | None = Field(None, exclude_if=_is_none)
+    diagnostics: dict[str, dict[str, float | None]] | None = Field(None, exclude_if=is_none)
+    diagnostics_source: str | None = Field(None, exclude_if=is_none)
     downstream: dict[str, dict[str, float]] = {}
     downstream_source: str | None = None
-    downstream_origin: dict[str, str] | None = Field(None, exclude_if=_is_none)
+    downstream_origin: dict[str, str] | None = Field(None, exclude_if=is_none)
     downstream_details: dict[str, dict[str, TaskResult]] | None = Field(None,
-                                                                       exclude_if=_is_none)
+                                                                       exclude_if=is_none)
     correlations: Correlations = Correlations()
     examples: list[Example] = []
-    failures: dict[str, str] | None = Field(None, exclude_if=_is_none)
+    failures: dict[str, str] | None = Field(None, exclude_if=is_none)
 
     @property
     def name(self) -> str:

@@ -21,19 +21,42 @@ CHUNK = 1 << 16
 """Bytes read per call while streaming a response to disk."""
 
 
-class _Progress:
-    """Prints a download's progress to stderr at most twice a second."""
+class ProgressLine:
+    """Prints a progress line to stderr at most twice a second (and always the final one)."""
 
-    def __init__(self, label: str, enabled: bool) -> None:
-        self.label, self.enabled, self.last = label, enabled, 0.0
+    def __init__(self, enabled: bool) -> None:
+        self.enabled, self.last = enabled, -1e9
 
-    def __call__(self, done: int, total: int | None, final: bool = False) -> None:
+    def __call__(self, text: str, final: bool = False) -> None:
+        """Print `text` unless the last line was printed less than half a second ago."""
         now = time.monotonic()
         if not self.enabled or (not final and now - self.last < 0.5):
             return
         self.last = now
-        size = f"{done / 1e6:.1f}" + (f"/{total / 1e6:.1f}" if total else "")
-        print(f"  {self.label}: {size} MB{' done' if final else ''}", file=sys.stderr, flush=True)
+        print(f"  {text}{' done' if final else ''}", file=sys.stderr, flush=True)
+
+
+def open_from(url: str, start: int, *, advice: str, user_agent: str,
+              timeout: float = 60.0) -> http.client.HTTPResponse | None:
+    """The response for `url` from byte `start` (an HTTP Range request when `start` > 0), or
+    None when the server answers 416 (it has no byte `start`). Raises a one-line `DataError`
+    for other HTTP errors and unreachable hosts, ending with `advice`."""
+    headers = {"User-Agent": user_agent}
+    if start:
+        headers["Range"] = f"bytes={start}-"
+    try:
+        return urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                      timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        if exc.code == 416 and start:
+            return None
+        raise DataError(f"{url}: HTTP {exc.code} {exc.reason}; the file may have moved, "
+                        f"{advice}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise DataError(f"{url}: cannot connect ({reason}); check the network or {advice}, "
+                        "then run again to resume") from None
 
 
 def fetch(url: str, destination: Path, *, progress: bool = False, timeout: float = 60.0) -> Path:
@@ -49,23 +72,12 @@ def fetch(url: str, destination: Path, *, progress: bool = False, timeout: float
     destination.parent.mkdir(parents=True, exist_ok=True)
     part = destination.with_name(destination.name + ".part")
     start = part.stat().st_size if part.exists() else 0
-    headers = {"User-Agent": "v2s-harness (harness data senteval)"}
-    if start:
-        headers["Range"] = f"bytes={start}-"
-    report = _Progress(destination.name, progress)
-    try:
-        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                          timeout=timeout)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and start:  # the partial file is not a prefix the server knows
-            part.unlink()
-            return fetch(url, destination, progress=progress, timeout=timeout)
-        raise DataError(f"{url}: HTTP {exc.code} {exc.reason}; the source may have moved (pass "
-                        "another base URL)") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DataError(f"{url}: cannot connect ({reason}); check the network and run again "
-                        "to resume") from None
+    report = ProgressLine(progress)
+    response = open_from(url, start, advice="pass another base URL", timeout=timeout,
+                         user_agent="v2s-harness (harness data senteval)")
+    if response is None:  # the partial file is not a prefix the server knows
+        part.unlink()
+        return fetch(url, destination, progress=progress, timeout=timeout)
     with response:
         resumed = start and response.status == 206
         length = response.headers.get("Content-Length")
@@ -76,7 +88,7 @@ def fetch(url: str, destination: Path, *, progress: bool = False, timeout: float
                 while chunk := response.read(CHUNK):
                     out.write(chunk)
                     done += len(chunk)
-                    report(done, total)
+                    report(_size(destination.name, done, total))
         except (OSError, http.client.HTTPException) as exc:
             raise DataError(f"{url}: transfer interrupted after {done} bytes "
                             f"({type(exc).__name__}); run again to resume") from None
@@ -86,6 +98,10 @@ def fetch(url: str, destination: Path, *, progress: bool = False, timeout: float
     if done == 0:
         part.unlink()
         raise DataError(f"{url}: the server sent an empty file; the source may be broken")
-    report(done, total, final=True)
+    report(_size(destination.name, done, total), final=True)
     part.replace(destination)
     return destination
+
+
+def _size(label: str, done: int, total: int | None) -> str:
+    return f"{label}: {done / 1e6:.1f}" + (f"/{total / 1e6:.1f}" if total else "") + " MB"

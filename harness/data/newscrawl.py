@@ -25,9 +25,7 @@ import hashlib
 import http.client
 import json
 import os
-import sys
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -37,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from harness.data.fetch import ProgressLine, open_from
 from harness.errors import DataError
 
 # Where Vec2Sent's data/get_data.sh downloads from (`wget -c`), and the years that folder holds.
@@ -227,7 +226,8 @@ def _download(url: str, part: Path, kept: _Filter, report: _Progress) -> int:
         read = _pump(_file_chunks(part, "delete it"), kept, 0, url, part, report)
     if kept.done:
         return read
-    response = _open(url, read)
+    response = open_from(url, read, advice="pass --url with a mirror", user_agent=USER_AGENT,
+                         timeout=TIMEOUT)
     if response is None:  # 416: the .part already holds the whole file the server has
         if not kept.complete:
             part.unlink(missing_ok=True)  # resuming cannot help: the server has no more bytes
@@ -250,26 +250,6 @@ def _download(url: str, part: Path, kept: _Filter, report: _Progress) -> int:
                             "again to resume")
         _finish(kept, url, read, part)
     return read
-
-
-def _open(url: str, start: int) -> http.client.HTTPResponse | None:
-    """Return the response for `url` from byte `start`, or None when the server answers 416."""
-    headers = {"User-Agent": USER_AGENT}
-    if start:
-        headers["Range"] = f"bytes={start}-"
-    try:
-        return urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                      timeout=TIMEOUT)
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        if exc.code == 416 and start:
-            return None
-        raise DataError(f"{url}: HTTP {exc.code} {exc.reason}; the file may have moved, pass "
-                        "--url with a mirror") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DataError(f"{url}: cannot connect ({reason}); check the network or pass --url "
-                        "with a mirror, then run again to resume") from None
 
 
 def _file_chunks(path: Path, advice: str) -> Iterator[bytes]:
@@ -383,15 +363,11 @@ def _atomic(path: Path) -> Iterator[IO[bytes]]:
 
 
 class _Progress:
-    """Prints compressed bytes read and lines kept to stderr at most twice a second."""
+    """Reports compressed bytes read and lines kept (`harness.data.fetch.ProgressLine`)."""
 
     def __init__(self, label: str, wanted: int, enabled: bool) -> None:
-        self.label, self.wanted, self.enabled, self.last = label, wanted, enabled, -1e9
+        self.label, self.wanted, self.line = label, wanted, ProgressLine(enabled)
 
     def __call__(self, read: int, kept: int, final: bool = False) -> None:
-        now = time.monotonic()
-        if not self.enabled or (not final and now - self.last < 0.5):
-            return
-        self.last = now
-        print(f"  {self.label}: {read / 1e6:.1f} MB read, {kept}/{self.wanted} lines kept"
-              f"{' done' if final else ''}", file=sys.stderr, flush=True)
+        self.line(f"{self.label}: {read / 1e6:.1f} MB read, {kept}/{self.wanted} lines kept",
+                  final)

@@ -8,10 +8,11 @@ run for every encoder. A failure stops the run (the cache keeps what was done: a
 from __future__ import annotations
 
 from harness.executors.base import Execution
-from harness.jobs import EncoderOutcome, decode_and_score, encode
+from harness.jobs import EncoderOutcome, decode_and_score
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.downstream import evaluate_tasks
+from harness.stages.encode import encode_corpus
 from harness.stages.vocab import Vocab
 
 
@@ -21,7 +22,7 @@ class LocalExecutor:
     def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:
         """Every encoder's job, in this process; timings and counts accrue in `ctx`."""
         encoders = ctx.spec.components("encoder")
-        encodings = [encode(ctx, encoder, corpus, vocab) for encoder in encoders]
+        encodings = [encode_corpus(ctx, encoder, corpus, vocab) for encoder in encoders]
         decoded = [decode_and_score(ctx, encoder, encoded, corpus, vocab)
                    for encoder, encoded in zip(encoders, encodings)]
         tasks = evaluate_tasks(ctx, encodings) if ctx.spec.downstream.tasks else {}
