@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator
 
 from harness.errors import DataError
 from harness.protocols import TaskResult
@@ -58,12 +58,27 @@ def _defined(value: Any) -> float | None:
 # ----------------------------------------------------------------------------------- per pair
 
 
+class SeedSpread(_Record):
+    """A metric over decoders trained with different seeds (decoder option `seeds`): each seed's
+    value, their mean and sample standard deviation (None for a single seed)."""
+
+    n: int
+    values: list[float | None] = []
+    mean: float | None = None
+    std: float | None = None
+
+
 class MetricScore(_Record):
     """One metric's corpus score for one encoder x decoder pair.
 
     `value` is on the paper's 0-100 scale where the metric has one, None where it is undefined
-    (Id/PERM without a permutation); `ci95` is its percentile-bootstrap 95% interval over test
-    sentences; `support` is the number of (reference, hypothesis) pairs scored.
+    (Id/PERM without a permutation). `ci95` is its 95% interval and `interval` how it was got:
+    "clopper-pearson" (exact, for a proportion of `support` trials), "bootstrap" (percentile
+    bootstrap over test sentences) or "bootstrap-seeds" (over test sentences and the decoders'
+    seeds). `support` is what the value is a rate of: the (reference, hypothesis) pairs scored,
+    or for Id/PERM the permutations found. `undefined_resamples` counts bootstrap resamples in
+    which the score was undefined (never dropped silently). With several seeds, `value` is the
+    mean over seeds and `seeds` their spread.
     """
 
     value: float | None
@@ -71,6 +86,9 @@ class MetricScore(_Record):
     support: int | None = Field(None, exclude_if=is_none)
     higher_is_better: bool = True
     signature: str | None = Field(None, exclude_if=is_none)
+    interval: str | None = Field(None, exclude_if=is_none)
+    undefined_resamples: int | None = Field(None, exclude_if=is_none)
+    seeds: SeedSpread | None = Field(None, exclude_if=is_none)
 
     @field_validator("value", mode="before")
     @classmethod
@@ -104,6 +122,14 @@ class TrainSummary(_Record):
     stopped_early: bool = False
     curve: list[CurvePoint] = []
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def still_improving(self) -> bool:
+        """True when the best validation loss came in the last epoch trained: training stopped
+        at its epoch limit while validation loss was still falling."""
+        return (not self.stopped_early and self.epochs is not None
+                and self.best_epoch is not None and self.best_epoch >= self.epochs)
+
 
 class GenerateSummary(_Record):
     """How fast the decoder regenerated the test sentences."""
@@ -111,8 +137,21 @@ class GenerateSummary(_Record):
     sentences_per_s: float | None = None
 
 
+class SeedRun(_Record):
+    """One of several decoders trained for a pair, with its own seed."""
+
+    seed: int
+    metrics: dict[str, MetricScore] = {}
+    train: TrainSummary = TrainSummary()
+    generate: GenerateSummary = GenerateSummary()
+
+
 class PairResult(_Record):
-    """One encoder x decoder job: its metric scores, training and generation."""
+    """One encoder x decoder job: its metric scores, training and generation.
+
+    With a decoder's `seeds: N` (N > 1), `metrics` are means over the N decoders, `seeds` holds
+    each one's own scores and training, and `train`/`generate` are the first seed's.
+    """
 
     encoder: str
     decoder: str
@@ -120,6 +159,23 @@ class PairResult(_Record):
     train: TrainSummary = TrainSummary()
     generate: GenerateSummary = GenerateSummary()
     dim: int | None = None
+    seeds: list[SeedRun] | None = Field(None, exclude_if=is_none)
+
+
+class EncoderIdentity(_Record):
+    """What one encoder of a run is: its registered name and plugin, validated options, the
+    digests of the files it reads, the vocabulary it pools over, its vector dimension, and the
+    model it declares it is (`declares`: e.g. {"model": ..., "dim": ...}). A reference table's
+    row applies to the encoder only when the row's declared model matches `declares`."""
+
+    name: str
+    plugin: str = ""
+    version: str | None = None
+    options: dict[str, Any] = {}
+    files: dict[str, str] = {}
+    vocab: str | None = None
+    dim: int | None = None
+    declares: dict[str, Any] = {}
 
 
 # --------------------------------------------------------------------------------- provenance
@@ -161,6 +217,8 @@ class Provenance(_Record):
     packages: dict[str, str] = {}
     seed: int | None = None
     device: str | None = None
+    device_name: str | None = Field(None, exclude_if=is_none)
+    threads: dict[str, int] | None = Field(None, exclude_if=is_none)
     timings: dict[str, float] = {}
     cache: CacheCounts | None = Field(None, exclude_if=is_none)
     corpus: CorpusCounts | None = Field(None, exclude_if=is_none)
@@ -178,6 +236,7 @@ class CorrelationCell(_Record):
     p: float | None = None
     p_method: str | None = Field(None, exclude_if=is_none)
     n: int = 0
+    ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
 
 
 class CorrelationSummary(_Record):
@@ -186,6 +245,7 @@ class CorrelationSummary(_Record):
     mean: float | None = None
     min: float | None = None
     tasks: int | None = Field(None, exclude_if=is_none)
+    mean_ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
 
 
 class Correlations(_Record):
@@ -209,6 +269,58 @@ class Correlations(_Record):
     def defined(self) -> bool:
         """True when at least one correlation is defined."""
         return any(cell.rho is not None for row in self.matrix.values() for cell in row.values())
+
+
+# ----------------------------------------------------------------------------- rank stability
+
+
+class RankInterval(_Record):
+    """One encoder's place on one diagnostic: the point value, its rank (1 best; ties share the
+    best) and the 95% interval of its rank over paired bootstrap resamples."""
+
+    value: float | None
+    rank: int | None = None
+    rank_ci95: tuple[int | None, int | None] = (None, None)
+
+
+class PairedDifference(_Record):
+    """Encoder `a`'s score minus encoder `b`'s on the same resampled test sentences: the
+    observed difference, its 95% paired-bootstrap interval and a two-sided bootstrap p-value;
+    `significant` when the interval excludes 0."""
+
+    a: str
+    b: str
+    difference: float | None
+    ci95: tuple[float | None, float | None] = (None, None)
+    p: float | None = None
+    significant: bool = False
+
+
+class DiagnosticRanking(_Record):
+    """Rank stability of the encoders on one decoder's diagnostic (as MTEB's rank-stability
+    analysis): each encoder's rank interval and the pairwise differences, from `resamples`
+    paired bootstrap resamples of the `sentences` test sentences (and of the decoders' seeds
+    when `seeds` is true)."""
+
+    encoders: dict[str, RankInterval] = {}
+    differences: list[PairedDifference] = []
+    resamples: int = 0
+    sentences: int = 0
+    seeds: bool = False
+    undefined_resamples: int = 0
+
+
+class PublishedTable(_Record):
+    """A published table shown beside the run's own numbers (`report.compare`), never used as
+    input: its citation, columns, rows, and per row whether the row's declared model is the
+    run's encoder (`matches`)."""
+
+    source: str
+    kind: str  # "diagnostics" or "downstream"
+    columns: list[str] = []
+    scores: dict[str, dict[str, float]] = {}
+    models: dict[str, dict[str, Any]] = {}
+    matches: dict[str, bool] = {}
 
 
 # ---------------------------------------------------------------------------------------- run
@@ -249,6 +361,10 @@ class RunResults(_Record):
     downstream_origin: dict[str, str] | None = Field(None, exclude_if=is_none)
     downstream_details: dict[str, dict[str, TaskResult]] | None = Field(None,
                                                                        exclude_if=is_none)
+    downstream_missing: dict[str, str] | None = Field(None, exclude_if=is_none)
+    encoders: dict[str, EncoderIdentity] | None = Field(None, exclude_if=is_none)
+    rankings: dict[str, dict[str, DiagnosticRanking]] | None = Field(None, exclude_if=is_none)
+    published: list[PublishedTable] | None = Field(None, exclude_if=is_none)
     correlations: Correlations = Correlations()
     examples: list[Example] = []
     failures: dict[str, str] | None = Field(None, exclude_if=is_none)

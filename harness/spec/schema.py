@@ -120,6 +120,12 @@ class GenerationSection(Strict):
 class CorrelationSection(Strict):
     method: Literal["spearman", "pearson", "kendall"] = "spearman"
     rank_by: str = "id"  # the paper's Table 1 ranks by Id
+    # A diagnostic that is a rate of fewer trials than this (Id/PERM: permutations found) is
+    # flagged in the report, and ranking by it warns.
+    min_support: int = Field(default=30, ge=1)
+    # Paired bootstrap resamples of the test sentences for rank intervals, pairwise differences
+    # and the correlations' intervals.
+    resamples: int = Field(default=1000, ge=10)
 
 
 class ExecutorSection(Strict):
@@ -149,6 +155,9 @@ class ExecutorSection(Strict):
 
 class ReportSection(Strict):
     formats: list[Literal["md", "html"]] = ["md"]
+    # Published tables (reference-table YAML) shown beside the run's numbers, never used as
+    # input: e.g. the paper's Table 4 (diagnostics) and Table 5 (downstream).
+    compare: list[Path] = []
 
 
 class Component(Strict):
@@ -162,6 +171,9 @@ class Component(Strict):
     options: dict[str, Any] = {}
     # Decoders only: the encoders this decoder is trained for (default: every encoder).
     encoders: list[str] | None = None
+    # Decoders only: how many decoders to train per encoder, with seeds seed, seed+1, ...; the
+    # diagnostics are then means over them, with their spread (training variance).
+    seeds: int = Field(default=1, ge=1)
     _info: ComponentInfo | None = PrivateAttr(default=None)
     _settings: Options | None = PrivateAttr(default=None)
 
@@ -171,7 +183,7 @@ class Component(Strict):
         if isinstance(value, str):
             return {"name": value}
         if isinstance(value, dict) and "name" in value and "options" not in value:
-            core = {k: value[k] for k in ("name", "encoders") if k in value}
+            core = {k: value[k] for k in ("name", "encoders", "seeds") if k in value}
             return {**core, "options": {k: v for k, v in value.items() if k not in core}}
         if not isinstance(value, (dict, Component)):
             raise ValueError("expected a component name or a mapping with `name:` and options")
@@ -264,6 +276,9 @@ class Spec(SpecDocument):
     """A validated benchmark spec."""
 
     device: str = "auto"
+    # Components may fetch models from a hub (e.g. `sbert: {model: NAME}`) only when this is
+    # true; otherwise everything must be local or bundled, and a run never touches the network.
+    allow_download: bool = False
     corpus: CorpusSection
     vocab: VocabSection = VocabSection()
     encode: EncodeSection = EncodeSection()
