@@ -276,9 +276,6 @@ class Spec(SpecDocument):
     """A validated benchmark spec."""
 
     device: str = "auto"
-    # Components may fetch models from a hub (e.g. `sbert: {model: NAME}`) only when this is
-    # true; otherwise everything must be local or bundled, and a run never touches the network.
-    allow_download: bool = False
     corpus: CorpusSection
     vocab: VocabSection = VocabSection()
     encode: EncodeSection = EncodeSection()
