@@ -135,16 +135,72 @@ def test_id_perm_is_undefined_without_permutations():
     assert math.isnan(batch[0]) and batch[1] == 25.0
 
 
-def test_id_perm_interval_leaves_out_resamples_without_permutations():
-    """2 identical outputs among 300: every resample with a permutation scores exactly 100, so
-    the interval is [100, 100]; resamples without one are undefined, not 0."""
-    from harness.stats import bootstrap_ci
+def test_id_perm_interval_is_exact_for_few_permutations():
+    """2 identical outputs among 300, the only permutations: Id/PERM = 100 rests on 2 trials, so
+    its interval is Clopper-Pearson's for 2 of 2 (scipy), not the bootstrap's [100, 100]."""
+    from scipy.stats import binomtest
+
+    from harness.stats import metric_score
 
     stats = np.zeros((300, 2))
     stats[:2] = 1.0  # [identical, permutation]
-    assert bootstrap_ci(IdentityPerPermutationMetric(), stats, seed=3) == (100.0, 100.0)
-    assert all(math.isnan(v) for v in bootstrap_ci(IdentityPerPermutationMetric(),
-                                                   np.zeros((5, 2)), seed=3))
+    score = metric_score(IdentityPerPermutationMetric(), [stats], seed=3)
+    exact = binomtest(2, 2).proportion_ci(confidence_level=0.95, method="exact")
+    assert (score.value, score.interval, score.support) == (100.0, "clopper-pearson", 2)
+    assert score.ci95 == pytest.approx((100.0 * exact.low, 100.0))
+    assert score.ci95[0] == pytest.approx(100.0 * 0.025 ** 0.5)  # k = n: low = (a/2)^(1/n)
+    assert score.undefined_resamples is None  # an exact interval draws no resamples
+
+
+def test_id_perm_bootstrap_counts_resamples_without_permutations():
+    """The percentile bootstrap of the same case is still the point 100, but the resamples that
+    drew neither permutation are counted, not dropped: the same draws, counted independently."""
+    from harness.stats import bootstrap_ci
+
+    stats = np.zeros((300, 2))
+    stats[:2] = 1.0
+    interval = bootstrap_ci(IdentityPerPermutationMetric(), stats, resamples=1000, seed=3)
+    counts = np.random.default_rng(3).multinomial(300, np.full(300, 1 / 300), size=1000)
+    expected = int((counts[:, :2].sum(axis=1) == 0).sum())  # about 1000 * (298/300)^300 = 134
+    assert 80 < expected < 200
+    assert (interval.low, interval.high, interval.undefined) == (100.0, 100.0, expected)
+
+
+def test_id_perm_without_permutations_has_the_whole_range():
+    from harness.stats import bootstrap_ci, metric_score
+
+    score = metric_score(IdentityPerPermutationMetric(), [np.zeros((5, 2))], seed=3)
+    assert (score.value, score.ci95, score.support) == (None, (0.0, 100.0), 0)
+    interval = bootstrap_ci(IdentityPerPermutationMetric(), np.zeros((5, 2)), seed=3)
+    assert math.isnan(interval.low) and math.isnan(interval.high)
+    assert interval.undefined == interval.resamples == 1000
+
+
+# (successes, trials) of REFS/HYPS below: Id 2 of 5 pairs, PERM 3 of 5, Id/PERM 2 of 3 permutations
+PROPORTIONS = {"id": (2, 5), "perm": (3, 5), "id-perm": (2, 3)}
+
+
+@pytest.mark.parametrize("name", ["id", "perm", "id-perm", "id:raw", "perm:raw", "id-perm:raw"])
+def test_exact_match_metrics_declare_their_proportion(name):
+    from harness.protocols import proportion_counts
+
+    call = registered()[name]
+    metric = call["factory"](call["options"](), BuildContext())
+    stats = metric.sentence_statistics(REFS, HYPS, reference_raw=REFS)
+    successes, trials, scale = proportion_counts(metric, stats.sum(axis=0), len(stats))
+    assert (float(successes), float(trials), scale) == (*PROPORTIONS[name.split(":")[0]], 100.0)
+    assert float(metric.corpus_score(stats.sum(axis=0), len(stats))) == pytest.approx(
+        100.0 * successes / trials)
+    # batched over resamples like corpus_score: one (successes, trials) per row of totals
+    batch = np.stack([stats.sum(axis=0), stats[:1].sum(axis=0)])
+    successes, trials, _ = proportion_counts(metric, batch, len(stats))
+    assert successes.shape == trials.shape == (2,)
+
+
+def test_bleu_is_no_proportion():
+    from harness.protocols import proportion_counts
+
+    assert proportion_counts(BleuMetric(), np.zeros(10), 1) is None
 
 
 def test_comparison_is_case_sensitive_on_the_strings_given():

@@ -1,4 +1,7 @@
-"""Tests of harness.stats: bootstrap intervals, correlations across encoders, ranks."""
+"""Tests of harness.stats: bootstrap intervals, correlations across encoders, ranks.
+
+Exact intervals, seeds and the paired analyses across encoders are in tests/test_intervals.py
+and tests/test_paired.py."""
 
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ from scipy import stats as scipy_stats
 from harness.stages.correlate import correlations_from_tables
 from harness.stages.downstream import read_reference_table
 from harness.stats import (
+    BootstrapInterval,
     Correlation,
-    _permutation_blocks,
     bootstrap_ci,
     corpus_value,
     correlate,
@@ -26,6 +29,7 @@ from harness.stats import (
     rank,
     summarise,
 )
+from harness.stats.correlation import _permutation_blocks
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityMetric, IdentityPerPermutationMetric
 
@@ -44,21 +48,24 @@ def test_corpus_value_is_the_metric_on_summed_statistics():
 
 def test_bootstrap_contains_point_estimate_and_is_deterministic():
     stats = identity_statistics(30, 100)
-    low, high = bootstrap_ci(IdentityMetric(), stats, resamples=500, seed=4)
-    assert low < 30.0 < high
-    assert bootstrap_ci(IdentityMetric(), stats, resamples=500, seed=4) == (low, high)
-    assert bootstrap_ci(IdentityMetric(), stats, resamples=500, seed=5) != (low, high)
+    interval = bootstrap_ci(IdentityMetric(), stats, resamples=500, seed=4)
+    assert isinstance(interval, BootstrapInterval)
+    assert interval.low < 30.0 < interval.high
+    assert (interval.undefined, interval.resamples) == (0, 500)
+    assert bootstrap_ci(IdentityMetric(), stats, resamples=500, seed=4) == interval
+    assert bootstrap_ci(IdentityMetric(), stats, resamples=500, seed=5).bounds != interval.bounds
 
 
 def test_bootstrap_narrows_with_more_sentences():
     small = bootstrap_ci(IdentityMetric(), identity_statistics(20, 100), resamples=500)
     large = bootstrap_ci(IdentityMetric(), identity_statistics(200, 1000), resamples=500)
-    assert large[1] - large[0] < small[1] - small[0]
+    assert large.high - large.low < small.high - small.low
 
 
 def test_bootstrap_of_id_matches_the_normal_approximation():
     n, p = 2000, 0.25
-    low, high = bootstrap_ci(IdentityMetric(), identity_statistics(int(n * p), n), resamples=2000)
+    low, high = bootstrap_ci(IdentityMetric(), identity_statistics(int(n * p), n),
+                             resamples=2000).bounds
     half_width = 100 * 1.959964 * math.sqrt(p * (1 - p) / n)
     assert low == pytest.approx(25.0 - half_width, abs=0.3)
     assert high == pytest.approx(25.0 + half_width, abs=0.3)
@@ -68,26 +75,27 @@ def test_bootstrap_level_widens_interval():
     stats = identity_statistics(40, 200)
     narrow = bootstrap_ci(IdentityMetric(), stats, level=0.5)
     wide = bootstrap_ci(IdentityMetric(), stats, level=0.99)
-    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    assert wide.low < narrow.low < narrow.high < wide.high
 
 
 def test_bootstrap_works_for_ratio_and_bleu_metrics():
     id_perm = np.array([[1, 1], [0, 1], [0, 0], [1, 1]] * 25, dtype=float)
-    low, high = bootstrap_ci(IdentityPerPermutationMetric(), id_perm, resamples=300)
+    low, high = bootstrap_ci(IdentityPerPermutationMetric(), id_perm, resamples=300).bounds
     assert low <= corpus_value(IdentityPerPermutationMetric(), id_perm) <= high
     bleu = BleuMetric()
     refs = ["the cat sat on the mat", "a dog ran in the park today", "hello there world"] * 10
     hyps = ["the cat sat on a mat", "a dog ran in a park", "hello world"] * 10
     stats = bleu.sentence_statistics(refs, hyps)
-    low, high = bootstrap_ci(bleu, stats, resamples=300)
+    low, high = bootstrap_ci(bleu, stats, resamples=300).bounds
     assert low <= corpus_value(bleu, stats) <= high
 
 
 def test_bootstrap_chunks_give_every_resample(monkeypatch):
     # Tiny chunks must still produce a valid interval over all resamples.
-    monkeypatch.setattr("harness.stats._BOOTSTRAP_CELLS", 7)
-    low, high = bootstrap_ci(IdentityMetric(), identity_statistics(5, 10), resamples=50)
-    assert 0.0 <= low <= 50.0 <= high <= 100.0
+    monkeypatch.setattr("harness.stats.intervals._BOOTSTRAP_CELLS", 7)
+    interval = bootstrap_ci(IdentityMetric(), identity_statistics(5, 10), resamples=50)
+    assert 0.0 <= interval.low <= 50.0 <= interval.high <= 100.0
+    assert interval.resamples == 50
 
 
 @pytest.mark.parametrize("kwargs", [{"resamples": 0}, {"level": 1.0}, {"level": 0.0}])
@@ -151,7 +159,7 @@ def test_correlate_uses_pairwise_deletion():
 @pytest.mark.parametrize("method", ["spearman", "pearson", "kendall"])
 def test_exact_p_equals_brute_force_with_ties_and_blocked_enumeration(method, monkeypatch):
     # 6 values with ties on both sides; blocks of 4! rows force the prefix enumeration.
-    monkeypatch.setattr("harness.stats._BLOCK", 4)
+    monkeypatch.setattr("harness.stats.correlation._BLOCK", 4)
     x = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0]
     y = [2.0, 7.0, 1.0, 8.0, 2.0, 8.0]
     assert permutation_pvalue(np.array(x), np.array(y), method) == pytest.approx(
@@ -182,7 +190,7 @@ def test_exact_p_for_ten_perfectly_ordered_encoders(method):
 
 
 def test_permutation_blocks_enumerate_each_permutation_once(monkeypatch):
-    monkeypatch.setattr("harness.stats._BLOCK", 5)
+    monkeypatch.setattr("harness.stats.correlation._BLOCK", 5)
     rows = np.concatenate(list(_permutation_blocks(7)))
     codes = rows @ (7 ** np.arange(7))
     assert len(rows) == math.factorial(7) == len(np.unique(codes))

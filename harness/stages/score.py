@@ -1,8 +1,16 @@
-"""Stage 7: score generated sentences against their inputs with every metric of the spec."""
+"""Stage 7: score generated sentences against their inputs with every metric of the spec.
+
+Each score artifact keeps the metric's per-sentence statistics (`statistics.npy`, one row per
+test sentence in test-set order) and, in its summary, the `MetricScore` of those statistics with
+its interval (`harness.stats.metric_score`: exact Clopper-Pearson for a proportion, percentile
+bootstrap otherwise). The statistics are what the paired analyses across encoders and seeds read
+back (`score_statistics`).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,25 +19,31 @@ import numpy as np
 from harness.cache import read_meta
 from harness.errors import PluginError, plugin_call
 from harness.protocols import Metric, higher_is_better, metric_signature, required_fields
-from harness.results import MetricScore
+from harness.results import MetricScore, json_safe
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.generate import Samples
 
-VERSION = 2
+VERSION = 3  # 3: the summary is a whole MetricScore (interval method, support, undefined count)
 STATISTICS_FILE = "statistics.npy"
+RESAMPLES = 1000
+"""Bootstrap resamples behind each score's interval (where the interval is not exact)."""
 
 
-def score_samples(ctx: RunContext, component: Component, samples: Samples) -> MetricScore:
-    """Return the metric's score of the samples, computing what the cache lacks."""
-    from harness.stats import bootstrap_ci
-
-    started = time.perf_counter()
-    plugin = component.plugin
+def _metric(ctx: RunContext, component: Component) -> Metric:
     metric = ctx.build_once(component)
     if not isinstance(metric, Metric):
-        raise PluginError(plugin, f"metric {component.name!r} lacks "
-                                  "sentence_statistics/corpus_score")
+        raise PluginError(component.plugin, f"metric {component.name!r} lacks "
+                                            "sentence_statistics/corpus_score")
+    return metric
+
+
+def _score_artifact(ctx: RunContext, component: Component, samples: Samples) -> Path:
+    """The score artifact's directory, built when the cache lacks it."""
+    from harness.stats import metric_score
+
+    plugin = component.plugin
+    metric = _metric(ctx, component)
     parts = {"version": VERSION, "samples": samples.key, "metric": component.identity(),
              "seed": ctx.spec.seed}
 
@@ -48,20 +62,54 @@ def score_samples(ctx: RunContext, component: Component, samples: Samples) -> Me
             raise PluginError(plugin, f"metric {component.name!r} returned statistics of "
                                       f"shape {stats.shape}; expected ({len(refs)}, k)")
         np.save(directory / STATISTICS_FILE, stats)
-        with plugin_call(plugin, f"metric {component.name!r}: corpus_score"):
-            value = float(np.asarray(metric.corpus_score(stats.sum(axis=0), len(refs))))
-            low, high = bootstrap_ci(metric, stats, seed=ctx.spec.seed)
         # Ranks and reports read the direction; a metric says so when lower is better.
-        details: dict[str, Any] = {"higher_is_better": higher_is_better(metric)}
-        signature = metric_signature(metric)
-        if signature is not None:
-            details["signature"] = signature
-        return {"value": value, "ci95": [low, high], "details": details}
+        with plugin_call(plugin, f"metric {component.name!r}: corpus_score"):
+            score = metric_score(metric, [stats], seed=ctx.spec.seed, resamples=RESAMPLES,
+                                 higher_is_better=higher_is_better(metric),
+                                 signature=metric_signature(metric))
+        return {"score": json_safe(score.model_dump(mode="json"))}
 
-    directory = ctx.cache.produce("score", parts, build,
-                                  label=f"{component.name} {samples.encoder} -> {samples.decoder}")
-    summary = read_meta(directory)["summary"]
-    support = int(np.load(directory / STATISTICS_FILE, mmap_mode="r").shape[0])
+    return ctx.cache.produce("score", parts, build,
+                             label=f"{component.name} {samples.encoder} -> {samples.decoder}")
+
+
+def score_samples(ctx: RunContext, component: Component, samples: Samples) -> MetricScore:
+    """Return the metric's score of the samples with its interval, computing what the cache
+    lacks (`harness.stats.metric_score` over the one decoder that generated them)."""
+    return scored(ctx, component, samples)[0]
+
+
+def scored(ctx: RunContext, component: Component, samples: Samples) -> tuple[MetricScore, Path]:
+    """Return the metric's score of the samples (`score_samples`) and the file of its
+    per-sentence statistics (n, k), in test-set order (`numpy.save` format), from one score
+    artifact, computed when the cache lacks it. A path, so a job can hand the statistics to the
+    process that compares encoders."""
+    started = time.perf_counter()
+    directory = _score_artifact(ctx, component, samples)
+    score = MetricScore.model_validate(read_meta(directory)["summary"]["score"])
     ctx.add_time("score", time.perf_counter() - started)
-    return MetricScore(value=summary["value"], ci95=summary["ci95"], support=support,
-                       **summary["details"])
+    return score, directory / STATISTICS_FILE
+
+
+def score_statistics(ctx: RunContext, component: Component, samples: Samples) -> np.ndarray:
+    """Return the metric's per-sentence statistics (n, k) of the samples, in test-set order
+    (those of `scored`, loaded)."""
+    return np.load(scored(ctx, component, samples)[1])
+
+
+def seeds_score(ctx: RunContext, component: Component, files: Sequence[Path]) -> MetricScore:
+    """Return the metric's score over decoders trained with several seeds, from each seed's
+    statistics file (`statistics_file`, same test sentences): the mean over seeds, the two-level
+    bootstrap interval over sentences and seeds, and the seeds' spread
+    (`harness.stats.metric_score`; with one file, that seed's own score)."""
+    from harness.stats import metric_score
+
+    started = time.perf_counter()
+    metric = _metric(ctx, component)
+    statistics = [np.load(path) for path in files]
+    with plugin_call(component.plugin, f"metric {component.name!r}: corpus_score"):
+        score = metric_score(metric, statistics, seed=ctx.spec.seed, resamples=RESAMPLES,
+                             higher_is_better=higher_is_better(metric),
+                             signature=metric_signature(metric))
+    ctx.add_time("score", time.perf_counter() - started)
+    return score

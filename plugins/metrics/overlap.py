@@ -54,8 +54,24 @@ def _percent_of(count: int, totals: np.ndarray) -> np.ndarray:
     return 100.0 * np.asarray(totals, dtype=np.float64)[..., 0] / count
 
 
+def _of_count(count: int, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(successes, trials) of a rate over all `count` pairs: column 0 of the totals, and count."""
+    if count <= 0:
+        raise ValueError(f"count must be positive, got {count}")
+    successes = np.asarray(totals, dtype=np.float64)[..., 0]
+    return successes, np.full_like(successes, float(count))
+
+
 class _ExactMatchMetric:
-    """Shared input handling: which reference text the indicators are computed against."""
+    """Shared input handling: which reference text the indicators are computed against.
+
+    Every exact-match score is a percentage of trials, so each declares
+    `proportion(totals, count) -> (successes, trials)` and `proportion_scale = 100.0`
+    (harness.protocols.Metric): the core then gives the exact binomial interval of
+    Clopper & Pearson (1934) and reports the trials as the score's support.
+    """
+
+    proportion_scale = 100.0
 
     def __init__(self, text: str = "normalised") -> None:
         if text not in TEXTS:
@@ -92,6 +108,10 @@ class IdentityMetric(_ExactMatchMetric):
         """Return 100 * #identical / count for totals (..., 1), over any leading batch dims."""
         return _percent_of(count, totals)
 
+    def proportion(self, totals: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return (#identical, count): Id is a rate over every pair scored."""
+        return _of_count(count, totals)
+
 
 class PermutationMetric(_ExactMatchMetric):
     """PERM: the percentage of outputs that are a permutation of their input (paper section 2).
@@ -109,6 +129,10 @@ class PermutationMetric(_ExactMatchMetric):
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
         """Return 100 * #permutations / count for totals (..., 1), over any leading batch dims."""
         return _percent_of(count, totals)
+
+    def proportion(self, totals: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return (#permutations, count): PERM is a rate over every pair scored."""
+        return _of_count(count, totals)
 
 
 class IdentityPerPermutationMetric(_ExactMatchMetric):
@@ -135,3 +159,9 @@ class IdentityPerPermutationMetric(_ExactMatchMetric):
         ratio = np.divide(identical, permutations, out=np.full_like(identical, np.nan),
                           where=permutations > 0)
         return 100.0 * ratio
+
+    def proportion(self, totals: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return (#identical, #permutations): Id/PERM is a rate over the permutations found,
+        so an Id/PERM of 100 from 5 permutations rests on 5 trials, not on `count` pairs."""
+        totals = np.asarray(totals, dtype=np.float64)
+        return totals[..., 0], totals[..., 1]

@@ -1,9 +1,8 @@
-"""Statistics over runs: bootstrap intervals of metrics and correlations across encoders.
+"""Correlations across encoders, with exact permutation p-values (Kerscher & Eger 2020, section 3).
 
-Vec2Sent (Kerscher & Eger 2020, section 3) asks whether a diagnostic ranks encoders as downstream
-tasks do: it reports the Spearman rank correlation, across encoders, between each diagnostic and
-each SentEval task (Figure 2), their average and minimum over tasks, and ranks of the encoders
-(Table 1). Metric values come with percentile-bootstrap intervals over test sentences.
+Vec2Sent asks whether a diagnostic ranks encoders as downstream tasks do: it reports the Spearman
+rank correlation, across encoders, between each diagnostic and each SentEval task (Figure 2), and
+their average and minimum over tasks. Pearson and Kendall are offered for comparison.
 """
 
 from __future__ import annotations
@@ -13,12 +12,8 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from harness.protocols import Metric
 
 CORRELATIONS: dict[str, str] = {
     "spearman": "spearmanr",
@@ -26,9 +21,6 @@ CORRELATIONS: dict[str, str] = {
     "kendall": "kendalltau",
 }
 """Correlation methods by name -> the `scipy.stats` function computing (statistic, p-value)."""
-
-_BOOTSTRAP_CELLS = 4_000_000
-"""Resample-by-sentence counts held in memory at once (32 MB of int64)."""
 
 EXACT_MAX = 10
 """Largest number of encoders whose p-value enumerates all n! permutations (10! = 3,628,800)."""
@@ -38,49 +30,6 @@ _BLOCK = 8
 
 P_EXACT, P_SCIPY = "exact", "scipy"
 """How a p-value was obtained: full permutation enumeration, or scipy's own p-value."""
-
-
-def corpus_value(metric: Metric, statistics: np.ndarray) -> float:
-    """Return the metric's corpus score from its per-sentence statistics (n, k)."""
-    statistics = np.asarray(statistics, dtype=np.float64)
-    return float(metric.corpus_score(statistics.sum(axis=0), len(statistics)))
-
-
-def bootstrap_ci(metric: Metric, statistics: np.ndarray, *, resamples: int = 1000, seed: int = 0,
-                 level: float = 0.95) -> tuple[float, float]:
-    """Return the percentile-bootstrap interval (low, high) of the metric's corpus score.
-
-    Sentences are resampled with replacement (Efron & Tibshirani 1993): each resample is a vector
-    of multinomial counts over the n sentences, so its summed statistics are `counts @ statistics`
-    and every resample is scored in one vectorised `corpus_score` call. Deterministic for a seed.
-    Resamples where the score is undefined (NaN, e.g. Id/PERM without a permutation) are left
-    out; with none defined the interval is (NaN, NaN).
-    """
-    statistics = np.asarray(statistics, dtype=np.float64)
-    if statistics.ndim != 2 or len(statistics) == 0:
-        raise ValueError(f"statistics must be a non-empty (n, k) array, got shape {statistics.shape}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
-
-    n = len(statistics)
-    rng = np.random.default_rng(seed)
-    uniform = np.full(n, 1.0 / n)
-    # Chunks bound memory for large test sets; the chunking depends only on n and resamples,
-    # so a seed still fixes the result.
-    chunk = max(1, _BOOTSTRAP_CELLS // n)
-    scores = []
-    for start in range(0, resamples, chunk):
-        counts = rng.multinomial(n, uniform, size=min(chunk, resamples - start))
-        scores.append(np.asarray(metric.corpus_score(counts @ statistics, n), dtype=np.float64))
-    tail = 100.0 * (1.0 - level) / 2.0
-    defined = np.concatenate(scores)
-    defined = defined[np.isfinite(defined)]
-    if defined.size == 0:
-        return math.nan, math.nan
-    low, high = np.percentile(defined, [tail, 100.0 - tail])
-    return float(low), float(high)
 
 
 @dataclass(frozen=True)
@@ -250,38 +199,3 @@ def summarise(matrix: dict[str, dict[str, Correlation]]) -> dict[str, dict[str, 
         summary[diagnostic] = {"mean": float(np.mean(rhos)) if rhos else None,
                                "min": float(min(rhos)) if rhos else None, "tasks": len(rhos)}
     return summary
-
-
-def rank(values: dict[str, float], higher_is_better: bool = True) -> dict[str, int]:
-    """Return encoder -> rank, 1 best; ties share the lowest (best) rank (paper Table 1).
-
-    Non-finite values are not ranked.
-    """
-    return {name: int(r) for name, r in _ranks(values, higher_is_better, "min").items()}
-
-
-def _ranks(values: dict[str, float], higher_is_better: bool, ties: str) -> dict[str, float]:
-    from scipy.stats import rankdata
-
-    names = [name for name, value in values.items() if _finite(value)]
-    scores = np.array([float(values[name]) for name in names])
-    return dict(zip(names, rankdata(-scores if higher_is_better else scores, method=ties)))
-
-
-def downstream_rank(downstream: dict[str, dict[str, float]]) -> dict[str, int]:
-    """Return encoder -> downstream rank, 1 best (paper Table 1, "Rank DS").
-
-    Encoders are ranked within each task (higher score is better; tied encoders share the mean
-    of their places, so every task hands out the same rank total), each encoder's ranks are
-    averaged over the tasks it has a score for, and the mean ranks are ranked (lower is better).
-    Averaging ranks rather than raw scores keeps tasks on different scales equally weighted.
-    """
-    tasks = dict.fromkeys(task for scores in downstream.values() for task in scores)
-    rank_lists: dict[str, list[float]] = {}
-    for task in tasks:
-        task_ranks = _ranks({encoder: scores[task] for encoder, scores in downstream.items()
-                             if task in scores}, higher_is_better=True, ties="average")
-        for encoder, r in task_ranks.items():
-            rank_lists.setdefault(encoder, []).append(r)
-    mean_ranks = {encoder: float(np.mean(ranks)) for encoder, ranks in rank_lists.items()}
-    return rank(mean_ranks, higher_is_better=False)
