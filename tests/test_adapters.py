@@ -99,6 +99,34 @@ def test_building_without_weights_fails_with_the_reason() -> None:
         models._build_quickthought(QuickThoughtOptions(), BuildContext())
 
 
+def test_the_adapters_never_download(monkeypatch) -> None:
+    """Missing released weights are refused with what to fetch and where to point the harness,
+    before any work and without any network connection: the adapters read files only."""
+    import socket
+
+    attempts: list[object] = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args[:2])
+        raise OSError("network disabled by the test")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", lambda self, address: refuse(address))
+    for variable in ("HARNESS_INFERSENT_WEIGHTS", "HARNESS_INFERSENT_WORD_VECTORS",
+                     "HARNESS_QUICKTHOUGHT_WEIGHTS", "HARNESS_LASER_WEIGHTS"):
+        monkeypatch.delenv(variable, raising=False)
+    builds = {"infersent": (models._build_infersent, InferSentOptions()),
+              "quickthought": (models._build_quickthought, QuickThoughtOptions()),
+              "laser": (models._build_laser, LaserOptions())}
+    for name, (build, options) in builds.items():
+        with pytest.raises(WeightsError) as refused:
+            build(options, BuildContext())
+        assert str(refused.value).startswith(f"{name}: needs ") and "\n" not in str(refused.value)
+    assert attempts == []
+
+
 def test_file_identity_follows_content_not_name_or_time(tmp_path) -> None:
     a, b = tmp_path / "a.bin", tmp_path / "b.bin"
     a.write_bytes(b"x" * 3000)

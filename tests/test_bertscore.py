@@ -87,8 +87,30 @@ def test_layers_and_local_models():
     with pytest.raises(DataError, match="num_layers"):
         default_layers("no-such-model")
     assert local_model("minilm") == resolve_backbone("minilm")
-    with pytest.raises(DataError, match="allow_download"):
+
+
+def test_a_backbone_missing_from_the_cache_is_one_line_before_any_work(tmp_path, monkeypatch):
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))  # an empty cache
+    with pytest.raises(DataError) as refused:
         local_model("no-such-org/no-such-model")
+    message = str(refused.value)
+    assert message.startswith("bertscore: cannot find backbone 'no-such-org/no-such-model' in "
+                              "the local Hugging Face cache and downloads are off")
+    assert "set `allow_download: true` in the bertscore options" in message
+    assert "\n" not in message
+    with pytest.raises(DataError, match="bertscore: cannot find backbone 'bert-base-uncased'"):
+        BertScoreMetric("bert-base-uncased")  # before the layer lookup or any model load
+    calls = {}
+    register_metrics(lambda name, factory, **kw: calls.setdefault(name, (factory, kw)))
+    availability = calls["bertscore"][1]["availability"]
+    problem = availability(options=BertScoreOptions(model="bert-base-uncased"))
+    assert "'bert-base-uncased'" in problem and "`allow_download: true`" in problem
+    assert availability(options=BertScoreOptions(model="bert-base-uncased",
+                                                 allow_download=True)) is None
 
 
 def test_rescaling_baselines_are_found_by_the_backbone_name() -> None:

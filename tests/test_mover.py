@@ -226,9 +226,37 @@ def test_factory_builds_from_options_and_options_validate():
         MoverOptions(layers=0)
 
 
+@pytest.fixture
+def offline_cache(tmp_path, monkeypatch):
+    """An empty local Hugging Face cache, offline (HF_HUB_OFFLINE=1); huggingface_hub reads its
+    settings at import, so its constants are pointed there too."""
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_a_backbone_missing_from_the_cache_is_unavailable_unless_downloads_are_allowed(
+        offline_cache):
+    calls = {}
+    register_metrics(lambda name, factory, **kw: calls.setdefault(name, (factory, kw)))
+    availability = calls["mover"][1]["availability"]
+    problem = availability(options=MoverOptions(model="bert-base-uncased"))
+    assert "'bert-base-uncased'" in problem and "`allow_download: true`" in problem
+    assert availability(options=MoverOptions(model="bert-base-uncased",
+                                             allow_download=True)) is None
+    assert availability(options=MoverOptions()) is None  # the bundled default needs nothing
+
+
 @pytest.mark.slow
-def test_missing_backbone_is_a_one_line_data_error(tmp_path):
-    with pytest.raises(DataError, match="allow_download"):
+def test_missing_backbone_is_a_one_line_data_error(offline_cache):
+    with pytest.raises(DataError) as refused:
         MoverScoreMetric("no-such-org/no-such-bert-model")
+    message = str(refused.value)
+    assert message.startswith("mover: cannot load backbone 'no-such-org/no-such-bert-model'")
+    assert "set `allow_download: true` in the mover options" in message and "\n" not in message
     with pytest.raises(ValueError, match="hidden states"):
         MoverScoreMetric("minilm", layers=8)

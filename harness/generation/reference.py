@@ -8,14 +8,15 @@ stacked into a batch, and pushes each node's `beam` most likely continuations.
 
 Two searches follow that shape:
 
-- `priority_queue_beam_search`: the same search as the batched `beam_search` (the queue holds
-  one step's candidates, a sentence stops when no live hypothesis can beat its best ended one),
-  so the two must return the same hypotheses: the baseline of benchmarks/perf/generation.py
-  and of the equality tests.
+- `priority_queue_beam_search`: the same search as the batched `beam_search` (for none and
+  mean, the queue holds one step's candidates, a sentence stops when no live hypothesis can
+  beat its best ended one; for paper, it is `released_beam_search`), so the two must return
+  the same hypotheses: the baseline of benchmarks/perf/generation.py and of the equality tests.
 - `released_beam_search`: the released algorithm itself, quirks included: nodes that were not
   expanded stay in the queue and compete with later, longer ones (a best-first search), the
   queue is ordered by the sum of the tokens' *probabilities* divided by (len + 5/6), and the
-  search stops once 5 hypotheses have ended. Its results differ from beam search's.
+  search stops once 5 hypotheses have ended. The batched `harness.generation.released` (the
+  `paper` search of a run) must return its hypotheses.
 
 Both are slow on purpose: they exist to be compared with, never to be used in a run.
 """
@@ -32,8 +33,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from harness.generation.ranking import best_reachable, rank
-from harness.generation.search import Hypothesis, generating
+from harness.generation.common import Hypothesis, generating
+from harness.generation.ranking import (
+    RELEASED_FINISHED,
+    RELEASED_MAX_ROUNDS,
+    best_reachable,
+    rank,
+    released_value,
+)
+from harness.generation.states import batch_dims, stack_states
 
 
 @dataclass(eq=False)
@@ -69,41 +77,17 @@ class _Node:
 
 
 class _States:
-    """Per-node model states: one row sliced out of a batch, and rows stacked into a batch.
-
-    The batch dimension of each state tensor is found once by comparing the initial states
-    of one and two rows, so any model's `initial_state`/`reorder_state` works.
-    """
+    """Per-node model states: one row sliced out of a batch, and rows stacked into a batch."""
 
     def __init__(self, model: nn.Module, vector: torch.Tensor) -> None:
         self.model = model
-        one = model.initial_state(vector)
-        two = model.initial_state(vector.expand(2, -1))
-        self.dims = _map2(lambda a, b: next(d for d in range(a.dim()) if a.size(d) != b.size(d)),
-                          one, two)
+        self.dims = batch_dims(model, vector)
 
     def row(self, state: Any, index: int, device: torch.device) -> Any:
         return self.model.reorder_state(state, torch.tensor([index], device=device))
 
     def stack(self, states: list[Any]) -> Any:
-        return _stack(states, self.dims)
-
-
-def _rebuild(like: Any, items: list[Any]) -> Any:
-    """A container of `like`'s type (tuple, list or named tuple) holding `items`."""
-    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
-
-
-def _map2(fn: Any, a: Any, b: Any) -> Any:
-    if isinstance(a, torch.Tensor):
-        return fn(a, b)
-    return _rebuild(a, [_map2(fn, x, y) for x, y in zip(a, b, strict=True)])
-
-
-def _stack(states: list[Any], dims: Any) -> Any:
-    if isinstance(dims, int):
-        return torch.cat(states, dim=dims)
-    return _rebuild(states[0], [_stack([s[i] for s in states], d) for i, d in enumerate(dims)])
+        return stack_states(states, self.dims)
 
 
 def _as_row(vector: Any, device: torch.device) -> torch.Tensor:
@@ -131,7 +115,13 @@ def priority_queue_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_
                                eos_id: int, max_len: int, length_penalty: str = "none",
                                stop_after: int | None = None,
                                device: str | torch.device = "cpu") -> Hypothesis:
-    """Return the best hypothesis for one sentence vector (D,), as `beam_search` defines it."""
+    """Return the best hypothesis for one sentence vector (D,), as `beam_search` defines it
+    (for `length_penalty="paper"`, the released search: `released_beam_search`)."""
+    if length_penalty == "paper":
+        return released_beam_search(model, vector, beam=beam, bos_id=bos_id, eos_id=eos_id,
+                                    max_len=max_len, device=device,
+                                    finished=RELEASED_FINISHED if stop_after is None
+                                    else stop_after)
     with generating(model, device) as (device, autocast):
         row = _as_row(vector, device)
         states = _States(model, row)
@@ -174,16 +164,24 @@ def priority_queue_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_
 
 
 def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: int, eos_id: int,
-                         max_len: int, finished: int = 5,
-                         device: str | torch.device = "cpu") -> Hypothesis:
+                         max_len: int, finished: int = RELEASED_FINISHED,
+                         device: str | torch.device = "cpu",
+                         max_rounds: int = RELEASED_MAX_ROUNDS) -> Hypothesis:
     """Return the hypothesis the released Vec2Sent search picks for one vector (D,).
 
-    Best-first over one queue of all unexpanded nodes, ordered by (sum of token probabilities)
-    / (len + 5/6) with len counting the start token; each round pops nodes until `beam` can be
-    expanded (ended ones are set aside, ones longer than `max_len` dropped) and pushes their
-    `beam` best continuations; stops once `finished` hypotheses have ended (or the queue is
-    empty) and returns the ended one ranked highest. The score reported is the hypothesis'
-    summed log-probability.
+    `beam_decode` of maruker/vec2sent src/vec2sent/lstm/beam_search.py, step by step: one
+    `PriorityQueue` of all unexpanded nodes, ordered by (sum of token probabilities) /
+    (len + 5/6) with len counting the start token; each round pops nodes until
+    `min(queue size, beam)` can be expanded (ended ones are set aside, ones longer than
+    `max_len` dropped) and pushes their `beam` best continuations; stops once `finished`
+    hypotheses have ended (or the queue is empty) and returns the ended one ranked highest,
+    the first popped among equals. Probabilities are exp of the model's float32
+    log-probabilities, summed in Python floats. Equal values leave the queue first queued, first
+    out; a sentence with no ended hypothesis (where the release raises `queue.Empty`) gets the
+    highest-valued node dropped at `max_len`. After `max_rounds` rounds the search gives up
+    (the harness's guard, as `harness.generation.released`): with no ended hypothesis, the answer
+    is the best queued node, the release's `nodes.get(False)`. The score is the summed
+    log-probability.
     """
     with generating(model, device) as (device, autocast):
         row = _as_row(vector, device)
@@ -192,7 +190,10 @@ def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: in
         queued = itertools.count()
         nodes.put(_Node(model.initial_state(row), None, bos_id, 0.0, 0, 0.0, next(queued)))
         results: list[_Node] = []
-        while not nodes.empty() and len(results) < finished:
+        dropped: _Node | None = None
+        rounds = 0
+        while not nodes.empty() and len(results) < finished and rounds < max_rounds:
+            rounds += 1
             batch: list[_Node] = []
             wanted = min(nodes.qsize(), beam)
             while len(batch) < wanted and not nodes.empty():
@@ -201,21 +202,27 @@ def released_beam_search(model: nn.Module, vector: Any, *, beam: int, bos_id: in
                     results.append(node)
                 elif node.tokens < max_len:  # the released `len <= max_len`, len = tokens + 1
                     batch.append(node)
+                elif dropped is None or node.value > dropped.value:
+                    dropped = node
             if not batch:
                 continue
             top_log_probs, top_tokens, child_states = _expand(model, states, batch, row,
                                                               beam, autocast)
+            probabilities = top_log_probs.exp().tolist()  # float32, as the batched search
             for i, node in enumerate(batch):
-                for log_prob, token in zip(top_log_probs[i].tolist(),
-                                           top_tokens[i].tolist(), strict=True):
-                    probability_sum = node.probability_sum + math.exp(log_prob)
+                for log_prob, probability, token in zip(top_log_probs[i].tolist(),
+                                                        probabilities[i],
+                                                        top_tokens[i].tolist(), strict=True):
+                    probability_sum = node.probability_sum + probability
                     tokens = node.tokens + 1
                     nodes.put(_Node(child_states[i], node, token, node.score + log_prob,
-                                    tokens, rank(probability_sum, tokens, "paper"),
+                                    tokens, released_value(probability_sum, tokens),
                                     next(queued), probability_sum))
         if not results and not nodes.empty():
-            results = [nodes.get()]
+            results = [nodes.get()]  # gave up at the round limit
         if not results:
-            return Hypothesis((), float("-inf"))
+            if dropped is None:
+                return Hypothesis((), float("-inf"))
+            return Hypothesis(dropped.ids(eos_id), float(dropped.score))
         chosen = max(results, key=lambda n: n.value)  # the first among equals, as sorted()
-        return Hypothesis(chosen.ids(eos_id), chosen.score)
+        return Hypothesis(chosen.ids(eos_id), float(chosen.score))

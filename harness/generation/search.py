@@ -4,44 +4,31 @@ Both searches generate at most `max_len` tokens per sentence, the end-of-sentenc
 a sentence with no hypothesis ended by then gets its best one as it stands. Rows whose sentences
 are done are dropped from the batch (`reorder_state`), so long outliers do not keep a whole batch
 busy. Beam search ranks ended hypotheses with the length penalties of
-`harness.generation.ranking`; `harness.generation.reference` holds the one-sentence-at-a-time
-searches it is checked and benchmarked against.
+`harness.generation.ranking`; `length_penalty="paper"` hands the search to
+`harness.generation.released`, the released Vec2Sent algorithm. `harness.generation.reference`
+holds the one-sentence-at-a-time searches both are checked and benchmarked against.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
-from harness.generation.ranking import LengthPenalty, best_reachable, rank
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """A generated sentence: subword ids without bos/eos, and its summed log-probability.
-
-    The score includes the log-probability of eos when the hypothesis ended.
-    """
-
-    ids: tuple[int, ...]
-    score: float
+from harness.generation.common import Hypothesis, check_max_len, chunks, generating
+from harness.generation.ranking import LengthPenalty, best_reachable, check_penalty, rank
+from harness.generation.released import released_search
 
 
 def greedy_search(model: nn.Module, vectors: Any, *, bos_id: int, eos_id: int, max_len: int,
                   batch_size: int, device: str | torch.device,
                   progress: bool = False) -> list[Hypothesis]:
     """Return the greedy (most likely next token at every step) output for each vector (N, D)."""
-    _check_max_len(max_len)
+    check_max_len(max_len)
     results: list[Hypothesis] = []
     with generating(model, device) as (dev, autocast):
-        for chunk in _chunks(vectors, batch_size, dev, progress, "greedy"):
+        for chunk in chunks(vectors, batch_size, dev, progress, "greedy"):
             with autocast():
                 results.extend(_greedy_batch(model, chunk, bos_id, eos_id, max_len))
     return results
@@ -53,67 +40,37 @@ def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_i
                 progress: bool = False) -> list[Hypothesis]:
     """Return the best hypothesis found by beam search of width `beam` for each vector (N, D).
 
-    At every step each live hypothesis proposes its `beam` most likely next tokens; the
-    candidates are taken best first, those ending in eos set aside as ended, until `beam` live
-    ones are kept (the released Vec2Sent search, maruker/vec2sent lstm/beam_search.py, pops its
-    priority queue the same way). The result is the ended hypothesis ranked highest by
-    `length_penalty` (`harness.generation.ranking`: none | mean | paper); a sentence with none
-    ended by `max_len` tokens gets its best live one. A sentence stops when no live hypothesis
-    can outrank its best ended one any more, or, with `stop_after`, once that many hypotheses
-    have ended (the released code stops at 5). With `beam=1` this is greedy search.
+    With `length_penalty` none or mean: at every step each live hypothesis proposes its `beam`
+    most likely next tokens; the candidates are taken best first (by summed log-probability),
+    those ending in eos set aside as ended, until `beam` live ones are kept. The result is the
+    ended hypothesis ranked highest by the penalty (`harness.generation.ranking`); a sentence
+    with none ended by `max_len` tokens gets its best live one. A sentence stops when no live
+    hypothesis can outrank its best ended one any more, or, with `stop_after`, once that many
+    hypotheses have ended. With `beam=1` this is greedy search.
+
+    With `length_penalty="paper"` it is the released Vec2Sent search instead
+    (`harness.generation.released`: best first over a queue ranked by summed probabilities,
+    stopping after `stop_after` ended hypotheses, 5 when None); with `beam=1` that is greedy
+    search too.
     """
-    _check_max_len(max_len)
+    check_max_len(max_len)
     if beam < 1:
         raise ValueError(f"beam must be at least 1, got {beam}")
     if stop_after is not None and stop_after < 1:
         raise ValueError(f"stop_after must be at least 1, got {stop_after}")
     penalty = length_penalty
-    rank(0.0, 1, penalty)  # rejects an unknown penalty before any work
+    check_penalty(penalty)  # before any work
+    if penalty == "paper":
+        return released_search(model, vectors, beam=beam, bos_id=bos_id, eos_id=eos_id,
+                               max_len=max_len, batch_size=batch_size, device=device,
+                               stop_after=stop_after, progress=progress)
     results: list[Hypothesis] = []
     with generating(model, device) as (dev, autocast):
-        for chunk in _chunks(vectors, batch_size, dev, progress, f"beam {beam}"):
+        for chunk in chunks(vectors, batch_size, dev, progress, f"beam {beam}"):
             with autocast():
                 results.extend(_beam_batch(model, chunk, beam, bos_id, eos_id, max_len,
                                            penalty, stop_after))
     return results
-
-
-@contextmanager
-def generating(model: nn.Module, device: str | torch.device) -> Iterator[tuple[torch.device, Any]]:
-    """Yield (device, autocast factory) with `model` in eval mode on `device`, no autograd.
-
-    The model's training mode is restored afterwards, so generation can run between epochs.
-    """
-    device = torch.device(device)
-    was_training = model.training
-    model.to(device).eval()
-    # bf16 on CUDA as in training; the log-probabilities themselves stay float32.
-    autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda"
-                else nullcontext)
-    try:
-        with torch.inference_mode():
-            yield device, autocast
-    finally:
-        model.train(was_training)
-
-
-def _check_max_len(max_len: int) -> None:
-    if max_len < 1:
-        raise ValueError(f"max_len must be at least 1 (eos included), got {max_len}")
-
-
-def _chunks(vectors: Any, batch_size: int, device: torch.device, progress: bool,
-            desc: str) -> Iterator[torch.Tensor]:
-    """Yield float32 batches of rows on `device`, reading a memory map one batch at a time."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    starts = range(0, len(vectors), batch_size)
-    for start in tqdm(starts, desc=desc, unit="batch", disable=None if progress else True, leave=False):
-        rows = vectors[start:start + batch_size]
-        if isinstance(rows, torch.Tensor):
-            yield rows.to(device=device, dtype=torch.float32)
-        else:
-            yield torch.from_numpy(np.array(rows, dtype=np.float32)).to(device)
 
 
 def _greedy_batch(model: nn.Module, vectors: torch.Tensor, bos_id: int, eos_id: int,

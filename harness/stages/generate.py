@@ -16,7 +16,7 @@ from harness.stages.encode import Encoded
 from harness.stages.train import TrainedDecoder, build_decoder
 from harness.stages.vocab import Vocab
 
-VERSION = 3
+VERSION = 4  # 4: `length_penalty: paper` is the released search (harness.generation.released)
 SAMPLES_FILE = "samples.jsonl"
 
 

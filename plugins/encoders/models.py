@@ -45,7 +45,8 @@ def _build_sent2vec(options: Sent2VecOptions, context: BuildContext) -> Any:
 
 def _build_sbert(options: SbertOptions, context: BuildContext) -> Any:
     return sbert.SentenceBertEncoder(options.model, normalise=options.normalise,
-                                     device=context.device)
+                                     device=context.device,
+                                     allow_download=options.allow_download)
 
 
 def _refuse_unopted_pickle(encoder: str, path: Path, allow_pickle: bool) -> None:
@@ -83,7 +84,9 @@ def _build_laser(options: LaserOptions, context: BuildContext) -> Any:
 
 
 def _sbert_availability(options: SbertOptions | None = None) -> str | None:
-    return sbert.availability(options.model if options is not None else sbert.BUNDLED)
+    if options is None:
+        return sbert.availability()
+    return sbert.availability(options.model, allow_download=options.allow_download)
 
 
 @hookimpl

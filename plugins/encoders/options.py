@@ -69,8 +69,11 @@ class SbertOptions(Options):
 
     model: str = Field(BUNDLED, min_length=1, description=(
         "'minilm' (bundled all-MiniLM-L6-v2, offline), a model directory, or a Hugging Face "
-        "name (downloads on first use)"))
+        "name (from the local cache unless allow_download)"))
     normalise: bool = Field(False, description="L2-normalise the sentence vectors")
+    allow_download: bool = Field(False, description="let sentence-transformers fetch a hub "
+                                                    "model missing from the local cache "
+                                                    "(network access)")
 
 
 class _PickleOptIn(Options):

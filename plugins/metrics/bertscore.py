@@ -26,11 +26,12 @@ MINILM_LAYERS = 5
 (`model2layers["distilbert-base-uncased"] == 5`), i.e. one below the top."""
 
 
-def local_model(model: str, allow_download: bool = False) -> str:
+def local_model(model: str, allow_download: bool = False, *, metric: str = "bertscore") -> str:
     """Return a local directory holding `model` (a backbone name, hub name or directory).
 
     bert-score loads by name and would reach the hub; resolving to a local snapshot first keeps
-    a run offline unless `allow_download`.
+    a run offline unless `allow_download`. A failure is one `DataError` line naming `metric`,
+    the backbone and the option to set.
     """
     source = resolve_backbone(model)
     if Path(source).is_dir():
@@ -40,10 +41,12 @@ def local_model(model: str, allow_download: bool = False) -> str:
     try:
         return snapshot_download(model, local_files_only=not allow_download)
     except Exception as exc:  # the hub raises several error types for a missing snapshot
-        hint = ("" if allow_download else "; set the metric option `allow_download: true` to "
-                "fetch it once, or give a local directory")
-        raise DataError(f"cannot find backbone {model!r} locally{hint}: "
-                        f"{str(exc).splitlines()[0]}") from None
+        hint = ("" if allow_download else
+                f" and downloads are off; set `allow_download: true` in the {metric} options "
+                "to fetch it once, or give a local directory")
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"{metric}: cannot find backbone {model!r} in the local Hugging Face "
+                        f"cache{hint}: {first}") from None
 
 
 def packaged_baseline(model: str, lang: str) -> Path:
@@ -92,10 +95,11 @@ class BertScoreMetric:
             # bert-score would look the baseline up under the local snapshot's path, not the
             # backbone's name: find it by name here, before anything is scored.
             baseline_path = str(packaged_baseline(model, lang))
+        # The backbone first: a model that is not here is the first thing to say.
+        self.model_path = local_model(model, allow_download)
         self.model_name = model
         self.component = component
         self.num_layers = num_layers if num_layers is not None else default_layers(model)
-        self.model_path = local_model(model, allow_download)
         with quiet_loading():
             self.scorer = BERTScorer(model_type=self.model_path, num_layers=self.num_layers,
                                      batch_size=batch_size, device=device, lang=lang,

@@ -79,11 +79,13 @@ def quiet_loading() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def load_backbone(model: str, device: str = "cpu", allow_download: bool = False) -> tuple[Any, Any]:
+def load_backbone(model: str, device: str = "cpu", allow_download: bool = False, *,
+                  metric: str = "mover") -> tuple[Any, Any]:
     """Return (tokenizer, model) of a BERT-family backbone, in eval mode on `device`.
 
-    Only local files are read unless `allow_download`: the harness never reaches the network
-    unless the user asks for it.
+    Only local files (a directory, the local Hugging Face cache) are read unless
+    `allow_download`: the harness never reaches the network unless the user asks for it. A
+    failure is one `DataError` line naming `metric`, the backbone and the option to set.
     """
     from transformers import AutoModel, AutoTokenizer
 
@@ -94,10 +96,12 @@ def load_backbone(model: str, device: str = "cpu", allow_download: bool = False)
             network = AutoModel.from_pretrained(source, local_files_only=not allow_download)
     except OSError as exc:
         hint = ("" if allow_download else
-                "; it is not in the local Hugging Face cache: set the metric option "
-                "`allow_download: true` to fetch it once, or give a local directory")
-        raise DataError(f"cannot load backbone {model!r} ({source}){hint}: "
-                        f"{str(exc).splitlines()[0]}") from None
+                f"; it is not in the local Hugging Face cache and downloads are off: set "
+                f"`allow_download: true` in the {metric} options to fetch it once, or give a "
+                "local directory")
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"{metric}: cannot load backbone {model!r} ({source}){hint}: "
+                        f"{first}") from None
     network.eval().to(device)
     return tokenizer, network
 

@@ -1,0 +1,67 @@
+"""What every search shares: the hypothesis type, eval mode without autograd, batching of vectors.
+
+Its own module so that the batched beam search (`search`), the batched released search
+(`released`) and the one-sentence references (`reference`) import it and not each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A generated sentence: subword ids without bos/eos, and its summed log-probability.
+
+    The score includes the log-probability of eos when the hypothesis ended.
+    """
+
+    ids: tuple[int, ...]
+    score: float
+
+
+@contextmanager
+def generating(model: nn.Module, device: str | torch.device) -> Iterator[tuple[torch.device, Any]]:
+    """Yield (device, autocast factory) with `model` in eval mode on `device`, no autograd.
+
+    The model's training mode is restored afterwards, so generation can run between epochs.
+    """
+    device = torch.device(device)
+    was_training = model.training
+    model.to(device).eval()
+    # bf16 on CUDA as in training; the log-probabilities themselves stay float32.
+    autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda"
+                else nullcontext)
+    try:
+        with torch.inference_mode():
+            yield device, autocast
+    finally:
+        model.train(was_training)
+
+
+def check_max_len(max_len: int) -> None:
+    """Refuse a `max_len` that leaves no room for a token (it counts eos)."""
+    if max_len < 1:
+        raise ValueError(f"max_len must be at least 1 (eos included), got {max_len}")
+
+
+def chunks(vectors: Any, batch_size: int, device: torch.device, progress: bool,
+           desc: str) -> Iterator[torch.Tensor]:
+    """Yield float32 batches of rows on `device`, reading a memory map one batch at a time."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    starts = range(0, len(vectors), batch_size)
+    for start in tqdm(starts, desc=desc, unit="batch", disable=None if progress else True, leave=False):
+        rows = vectors[start:start + batch_size]
+        if isinstance(rows, torch.Tensor):
+            yield rows.to(device=device, dtype=torch.float32)
+        else:
+            yield torch.from_numpy(np.array(rows, dtype=np.float32)).to(device)
