@@ -4,29 +4,42 @@ A loaded spec is well formed; it may still lack what it needs here: files a comm
 (News Crawl, SentEval data), components that are unavailable (missing weights or packages), the
 device it names. `preflight` lists every such problem, each located like a spec error, so
 `harness validate` can print them all and `harness run` refuses to start.
+
+`preflight_warnings` lists what will run but not as the user may expect, without stopping a
+run: an encoder that has a row in the downstream reference table whose model is not the one
+the encoder declares (the row's scores will not be used for it; `harness.identity`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from harness.errors import HarnessError, SpecError
-from harness.protocols import BuildContext, GeneratedTask
+from harness.identity import (
+    describe,
+    preview_vocabulary,
+    read_table,
+    row_mismatch,
+    split_declaration,
+)
+from harness.protocols import BuildContext, GeneratedTask, declared_model
 from harness.spec.resolve import (
     PATH_FIELDS,
     SECTION_FOR_KIND,
     exists,
-    field_at,
     missing_path_message,
+    path_values,
     prepare_hint,
 )
-from harness.spec.schema import Spec, TableSpec
+from harness.spec.schema import Component, Spec, TableSpec
 
 
 def preflight(spec: Spec | TableSpec) -> list[SpecError]:
     """Every reason the spec cannot run here: missing prepared files, unavailable components,
     task data that is not there, a device this machine lacks."""
     problems = _prepared_files(spec)
+    problems += _reference_tables(spec)
     if isinstance(spec, Spec):
         problems += _unavailable_components(spec)
         problems += _task_data(spec)
@@ -49,11 +62,25 @@ def refuse(problems: Iterable[SpecError], sections: tuple[str, ...] | None = Non
 def _prepared_files(spec: Spec | TableSpec) -> list[SpecError]:
     """Files and directories the spec says how to make, that are not made yet."""
     problems = []
-    for loc in PATH_FIELDS:
-        path = field_at(spec, loc)
-        if path is not None and not exists(path, loc):
-            message = missing_path_message(path, loc, prepare_hint(spec, loc))
-            problems.append(spec.positions.error(message, loc))
+    for field in PATH_FIELDS:
+        for loc, path in path_values(spec, field):
+            if not exists(path, field):
+                message = missing_path_message(path, field, prepare_hint(spec, field))
+                problems.append(spec.positions.error(message, loc))
+    return problems
+
+
+def _reference_tables(spec: Spec | TableSpec) -> list[SpecError]:
+    """Published tables that are there but malformed: found before any training, not when the
+    downstream stage or the report reads them."""
+    problems = []
+    fields = [("downstream", "reference"), ("diagnostics", "reference"), ("report", "compare")]
+    for loc, path in (item for field in fields for item in path_values(spec, field)):
+        if path.is_file():
+            try:
+                read_table(path)
+            except HarnessError as exc:
+                problems.append(spec.positions.error(str(exc), loc))
     return problems
 
 
@@ -123,3 +150,54 @@ def _device(spec: Spec) -> list[SpecError]:
         reason = str(exc).split(": ", 1)[-1]  # without resolve_device's "device 'x'" prefix
         return [spec.positions.error(f"{spec.device!r}: {reason}", ("device",))]
     return []
+
+
+def preflight_warnings(spec: Spec | TableSpec) -> list[SpecError]:
+    """What runs, but not as the user may expect (a run goes on): each encoder named in the
+    downstream reference table whose row does not apply to it, because the row declares no
+    model or one the encoder does not declare, so the row's scores will not be its scores."""
+    reference = spec.downstream.reference
+    if not isinstance(spec, Spec) or reference is None or not reference.is_file():
+        return []
+    try:
+        table = read_table(reference)
+    except HarnessError:
+        return []  # a problem already (`_reference_tables`)
+    instead = ("computed by the spec's tasks" if spec.components("task")
+               else "listed as missing")
+    warnings = []
+    for index, component in enumerate(spec.components("encoder")):
+        if not table.scores.get(component.name) or \
+                component.info.status(component.settings) != "ok":
+            continue  # no row, or unavailable: a problem already
+        declared = _declared_before_run(spec, component)
+        row = table.models.get(component.name)
+        if isinstance(declared, str):
+            reason = f"cannot tell which model it is before the run ({declared})"
+        else:
+            reason = row_mismatch(row, declared)
+            if reason is None:
+                continue
+            if row:
+                reason = (f"the row measured {describe(row)}, but {component.name!r} "
+                          f"declares {describe(declared)}")
+        warnings.append(spec.positions.error(
+            f"encoder {component.name!r} has a row in {reference.name} ({table.source}) that "
+            f"does not apply to it: {reason}; its downstream scores will be {instead}",
+            ("encoders", index, "name")))
+    return warnings
+
+
+def _declared_before_run(spec: Spec, component: Component) -> dict[str, Any] | str:
+    """What the encoder will declare it is, asked of an instance built over a stand-in for the
+    run's vocabulary (nothing trained or loaded); why it cannot be told, as a string."""
+    section = spec.vocab
+    vocab = preview_vocabulary(section.bpe_size, section.dim, section.vectors)
+    if vocab is None:
+        return f"the dimension of {section.vectors} is unknown before the run"
+    try:
+        encoder = component.build(BuildContext(seed=spec.seed, vocab=vocab))  # type: ignore[arg-type]
+        declared = declared_model(encoder)
+        return split_declaration(declared, component.plugin, component.name)[0]
+    except Exception as exc:  # noqa: BLE001 - a warning, not a failure: the run will say more
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")

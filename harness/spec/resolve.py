@@ -27,8 +27,18 @@ PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", 
                                 ("corpus", "fit", "path"),
                                 ("downstream", "reference"), ("diagnostics", "reference"),
                                 ("vocab", "model"), ("vocab", "vectors"),
-                                ("downstream", "data_dir"))
-"""The spec's path fields; `data_dir` is a directory, the others are files."""
+                                ("downstream", "data_dir"), ("report", "compare"))
+"""The spec's path fields; `data_dir` is a directory, the others are files, and
+`report.compare` is a list of files (`path_values`)."""
+
+
+def path_values(spec: BaseModel, loc: Loc) -> list[tuple[Loc, Path]]:
+    """The path(s) at the path field `loc`, each with its own location: one for a single path,
+    one per item (`report.compare.0`, ...) for a list of paths, none when unset."""
+    value = field_at(spec, loc)
+    if isinstance(value, list):
+        return [((*loc, index), path) for index, path in enumerate(value)]
+    return [] if value is None else [(loc, value)]
 
 
 def field_at(model: BaseModel, loc: Loc) -> Any:
@@ -70,6 +80,11 @@ def resolve_paths(spec: Model, positions: Positions, spec_folder: Path) -> Model
     no command to make (a typo). A missing file it says how to make is left to `preflight`."""
     for loc in PATH_FIELDS:
         value = field_at(spec, loc)
+        if isinstance(value, list):  # published tables to show: a missing one is preflight's
+            spec = replace_at(spec, loc, [path if path.is_absolute()
+                                          else positions.base(loc, spec_folder) / path
+                                          for path in value])
+            continue
         if value is None:
             continue
         path = value if value.is_absolute() else positions.base(loc, spec_folder) / value

@@ -4,15 +4,18 @@ Kerscher & Eger (2020), section 3: Spearman's rho between each diagnostic and ea
 task over the encoders, summarised per diagnostic by its mean and minimum over tasks (Figure 2),
 and encoders ranked by downstream performance and by a diagnostic (Table 1). The same analysis
 runs on a run's own scores or, without training, on published tables
-(`correlations_from_tables`).
+(`correlations_from_tables`). An encoder without downstream scores (no table row bound to its
+model, no computed scores) is left out of the correlations, and a note says why.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from harness.identity import read_table
 from harness.results import CorrelationCell, Correlations, CorrelationSummary
-from harness.stages.downstream import Downstream, read_reference_table
+from harness.stages.downstream import Downstream, downstream_scores
 
 MIN_ENCODERS = 3
 
@@ -40,9 +43,9 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float | None]],
 
     notes: list[str] = []
     if downstream.missing:
-        notes.append("no downstream scores for: " + ", ".join(downstream.missing)
-                     + (f" (not in {downstream.source})" if downstream.source else
-                        " (the spec names no downstream scores)"))
+        notes.append("no downstream scores for: " + ", ".join(
+            f"{name} ({downstream.reasons.get(name) or 'the spec names no downstream scores'})"
+            for name in downstream.missing))
     scored = sorted(downstream.scores)
     if len(scored) < MIN_ENCODERS:
         notes.append(f"too few encoders for a correlation: {len(scored)} with downstream scores "
@@ -77,18 +80,25 @@ def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
     the diagnostics table's columns are diagnostics (e.g. benchmarks/paper/v2s-table4.yaml,
     Kerscher & Eger 2020, Table 4), the downstream table's are tasks (Table 5). This recomputes
     Figure 2 (rho per diagnostic x task, mean and min) and Table 1's ranks (by `rank_by`; the
-    paper ranks by Id) from the printed numbers.
+    paper ranks by Id) from the printed numbers. Rows pair by name, except that a row for which
+    the diagnostics table declares a model (`models:`) pairs only with a downstream row that
+    declares the same model (`table_identities`).
     """
-    diagnostics_source, columns, by_encoder = read_reference_table(diagnostics_table)
-    diagnostics = {column: {encoder: row[column] for encoder, row in by_encoder.items()
+    table = read_table(diagnostics_table)
+    diagnostics = {column: {encoder: row[column] for encoder, row in table.scores.items()
                             if column in row}
-                   for column in columns}
-    downstream_source, tasks, table = read_reference_table(downstream_table)
-    downstream = Downstream(source=downstream_source, tasks=tasks,
-                            scores={encoder: table[encoder] for encoder in table},
-                            missing=[encoder for encoder in by_encoder if encoder not in table])
+                   for column in table.tasks}
+    downstream = downstream_scores(downstream_table, list(table.scores),
+                                   identities=table_identities(diagnostics_table))
     result = correlate_diagnostics(diagnostics, downstream, method=method,
                                    decoder="",
                                    rank_by=rank_by, exact_max=exact_max)
-    return result.model_copy(update={"sources": {"diagnostics": diagnostics_source,
-                                                 "downstream": downstream_source}})
+    return result.model_copy(update={"sources": {"diagnostics": table.source,
+                                                 "downstream": downstream.source}})
+
+
+def table_identities(diagnostics_table: Path) -> dict[str, dict[str, Any] | None]:
+    """Each row of a published diagnostics table as `downstream_scores` takes an identity: the
+    model the row declares, or None (paired by name) where it declares none."""
+    table = read_table(diagnostics_table)
+    return {row: table.models.get(row) for row in table.scores}

@@ -1,27 +1,27 @@
 """Stage 8: downstream (SentEval) scores per encoder, from a reference table or computed.
 
-A reference table is YAML: `source:` (citation), `tasks:` (names, in order) and `scores:`
-(encoder name -> task -> score). Tasks named in the spec are evaluated by the harness itself
-(each task plugin's own procedure: SentEval's for the first-party tasks), once per encoder and
-task, cached. An encoder in
-the table keeps the table's scores; the others get computed ones; encoders with neither are
-listed as missing, never filled in.
+A reference table is YAML: `source:` (citation), `tasks:` (names, in order), `scores:` (row ->
+task -> score) and `models:` (row -> the model the row measured; `harness.identity`). Tasks named
+in the spec are evaluated by the harness itself (each task plugin's own procedure: SentEval's
+for the first-party tasks), once per encoder and task, cached. A table row is bound to the model
+that earned it: it applies to an encoder only when the encoder declares that model
+(`harness.identity.row_mismatch`), whatever the names. An encoder with an applying row keeps
+the row's scores; the others get computed ones; encoders with neither are listed as missing,
+with the reason, never filled in.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.data.senteval_tasks import STS_YEARS
 from harness.errors import DataError, plugin_call
+from harness.identity import read_table, row_mismatch
 from harness.protocols import GeneratedTask, TaskResult
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
@@ -32,7 +32,8 @@ RESULT_FILE = "result.json"
 
 @dataclass(frozen=True)
 class Downstream:
-    """Downstream scores of the run's encoders and which encoders have none."""
+    """Downstream scores of the run's encoders, and which encoders have none and why
+    (`reasons`: encoder -> reason)."""
 
     source: str
     tasks: list[str]
@@ -40,32 +41,14 @@ class Downstream:
     missing: list[str] = field(default_factory=list)
     origin: dict[str, str] = field(default_factory=dict)  # encoder -> "reference" | "computed"
     details: dict[str, dict[str, TaskResult]] = field(default_factory=dict)  # encoder -> task
+    reasons: dict[str, str] = field(default_factory=dict)
 
 
 def read_reference_table(path: Path) -> tuple[str, list[str], dict[str, dict[str, float]]]:
-    """Return (citation, tasks, encoder -> task -> score) from a reference table file."""
-    try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise DataError(f"{path}: cannot read reference table: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("scores"), dict):
-        raise DataError(f"{path}: a reference table needs `scores:` "
-                        "(encoder -> task -> score)")
-    tasks = data.get("tasks") or sorted({t for row in data["scores"].values() for t in row})
-    scores: dict[str, dict[str, float]] = {}
-    for encoder, row in data["scores"].items():
-        if not isinstance(row, dict):
-            raise DataError(f"{path}: scores.{encoder}: expected a mapping task -> score")
-        for task, value in row.items():
-            if task not in tasks:
-                raise DataError(f"{path}: scores.{encoder}.{task}: task not in `tasks:`")
-            if value is None:
-                continue
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise DataError(f"{path}: scores.{encoder}.{task}: expected a number, "
-                                f"got {value!r}")
-            scores.setdefault(str(encoder), {})[str(task)] = float(value)
-    return str(data.get("source", path.name)), [str(t) for t in tasks], scores
+    """Return (citation, tasks, encoder -> task -> score) from a reference table file
+    (`harness.identity.read_table` has its `kind` and `models` too)."""
+    table = read_table(path)
+    return table.source, table.tasks, table.scores
 
 
 def table_row(results: Iterable[TaskResult]) -> dict[str, float]:
@@ -85,29 +68,53 @@ def table_row(results: Iterable[TaskResult]) -> dict[str, float]:
 
 
 def downstream_scores(reference: Path | None, encoders: list[str],
-                      computed: dict[str, list[TaskResult]] | None = None) -> Downstream:
-    """Return the downstream scores of `encoders` and the ones that have none.
+                      computed: dict[str, list[TaskResult]] | None = None, *,
+                      identities: Mapping[str, Mapping[str, Any] | None] | None = None
+                      ) -> Downstream:
+    """Return the downstream scores of `encoders`, and the ones that have none with the reason.
 
-    `computed` holds the harness's own task results per encoder (`TaskResult`s); they count
-    only for encoders the reference table lacks.
+    `identities` holds what each encoder declares it is (`EncoderIdentity.declares`): a row of
+    the reference table counts for an encoder only when it declares the row's model; an encoder
+    without an identity matches no row. An identity of None marks a row of another published
+    table (a table spec), paired by name. `computed` holds the harness's own task results per
+    encoder (`TaskResult`s): they count for encoders no row applies to; without them (the spec
+    has no tasks) such encoders are missing.
     """
-    source, tasks, table = ("", [], {}) if reference is None else read_reference_table(reference)
+    table = None if reference is None else read_table(reference)
+    source = table.source if table is not None else ""
     scores: dict[str, dict[str, float]] = {}
     origin: dict[str, str] = {}
     details: dict[str, dict[str, Any]] = {}
+    reasons: dict[str, str] = {}
     for name in encoders:
-        if table.get(name):
-            scores[name], origin[name] = table[name], "reference"
-        elif computed and computed.get(name):
+        why = []
+        if table is not None and not table.scores.get(name):
+            why.append(f"not in {source}")
+        elif table is not None:
+            if identities is None or name in identities:
+                declares = identities[name] if identities is not None else None
+                mismatch = row_mismatch(table.models.get(name), declares)
+            else:
+                mismatch = "its job recorded no identity"
+            if mismatch is None:
+                scores[name], origin[name] = table.scores[name], "reference"
+                continue
+            why.append(f"{source}: {mismatch}")
+        if computed and computed.get(name):
             scores[name], origin[name] = table_row(computed[name]), "computed"
             details[name] = {r.task: r for r in computed[name]}
+            continue
+        if computed is not None:
+            why.append("no task results")
+        reasons[name] = "; ".join(why) or "the spec names no downstream scores"
+    tasks = list(table.tasks) if table is not None and "reference" in origin.values() else []
     for row in scores.values():
         tasks += [task for task in row if task not in tasks]
-    if computed:
+    if computed is not None:
         source = " + ".join(filter(None, [source, "computed by the harness"]))
     missing = [name for name in encoders if name not in scores]
     return Downstream(source=source, tasks=tasks, scores=scores, missing=missing,
-                      origin=origin, details=details)
+                      origin=origin, details=details, reasons=reasons)
 
 
 def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[TaskResult]]:

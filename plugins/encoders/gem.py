@@ -206,6 +206,14 @@ class GeometricEmbedding:
         """Name, module version and options; the fitted state is keyed by the fit stage."""
         return f"{self.name}/{VERSION}/{self.options.model_dump_json()}"
 
+    def declares(self) -> dict[str, Any]:
+        """The subword vectors GEM weights and sums, by name (`harness.identity.pooled_vectors`),
+        and its dimension; no vectors when the vocabulary cannot say what it is."""
+        from harness.identity import pooled_vectors
+
+        vectors = pooled_vectors(self.vocab)
+        return {**({"vectors": vectors} if vectors else {}), "dim": self.dim}
+
     def _table(self) -> np.ndarray:
         return np.asarray(self.vocab.vectors, dtype=np.float64)
 

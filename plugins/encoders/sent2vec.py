@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -90,6 +90,11 @@ class Sent2VecEncoder:
         """Version and options; the fitted state is keyed by the core's fit stage."""
         options = json.dumps(self.options.model_dump(mode="json"), sort_keys=True)
         return f"sent2vec/{VERSION}/seed={self.seed}/{options}"
+
+    def declares(self) -> dict[str, Any]:
+        """Not the released Sent2Vec models (e.g. wiki_bigrams.bin): one trained on this run's
+        corpus, of the `dim` option's size."""
+        return {"model": "sent2vec trained on this run's corpus", "dim": self.dim}
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return (n, dim) averages of each sentence's unigram and bigram vectors (eq. 2).

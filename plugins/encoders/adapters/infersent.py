@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -166,3 +167,12 @@ class InferSentEncoder:
             words = table[ids.to(self.device)]
             out[start:start + len(batch)] = self.model(words, lengths).float().cpu().numpy()
         return out
+
+    def declares(self) -> dict[str, Any]:
+        """The released files by name, without their suffix (`infersent2` for infersent2.pkl or
+        its .safetensors conversion; `crawl-300d-2M` for the word vectors), the version and the
+        vocabulary cut, with both files' digests; the weights are not read."""
+        return {"weights": self.weights.stem, "word_vectors": self.word_vectors.stem,
+                "version": self.version, "vocab_size": self.vocab_size,
+                "files": {self.weights.name: file_identity(self.weights),
+                          self.word_vectors.name: file_identity(self.word_vectors)}}

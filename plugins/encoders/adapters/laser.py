@@ -128,3 +128,12 @@ class LaserEncoder:
                 tokens[row, :len(ids)] = torch.tensor(ids)
             out[start:start + len(batch)] = model(tokens.to(self.device), lengths).float().cpu().numpy()
         return out
+
+    def declares(self) -> dict[str, Any]:
+        """The released model by name, without its suffix (`bilstm.93langs.2018-12-26` for the
+        .pt or its .safetensors conversion), the BPE codes' and vocabulary's names, and the
+        files' digests; the model is not read."""
+        files = [self.weights, self.bpe_codes, *([self.bpe_vocab] if self.bpe_vocab else [])]
+        return {"weights": self.weights.stem, "bpe_codes": self.bpe_codes.name,
+                "bpe_vocab": Path(self.bpe_vocab).name if self.bpe_vocab else None,
+                "files": {Path(f).name: file_identity(Path(f)) for f in files}}

@@ -23,6 +23,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -301,3 +302,10 @@ class QuickThoughtEncoder:
             vectors = torch.cat([model(batch) for model in self.models], 1)
             out[start:start + len(batch)] = vectors.float().cpu().numpy()
         return out
+
+    def declares(self) -> dict[str, Any]:
+        """The exported models by name, without `.npz`, in file-name order (name the exports
+        after their checkpoints, e.g. BS400-W300-S1200-UMBC-bidir, for them to say which
+        release they are), the dimension from the arrays' headers, and the files' digests."""
+        return {"weights": [path.stem for path in self.files], "dim": self.dim,
+                "files": {path.name: file_identity(path) for path in self.files}}

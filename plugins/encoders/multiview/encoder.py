@@ -199,6 +199,14 @@ class MultiViewEncoder:
         s = self.settings
         return f"{s.family}:{s.view}/{s.representation}/v{VERSION}/{self._fingerprint}"
 
+    def declares(self) -> dict[str, Any]:
+        """No released model: one trained on this run's corpus (its fit text), by registered
+        name, with its representation and dimension."""
+        s = self.settings
+        name = s.family if s.view == "both" else f"{s.family}:{s.view}"
+        return {"model": f"{name} trained on this run's corpus",
+                "representation": s.representation, "dim": self.dim}
+
     # --- fit ------------------------------------------------------------------------------
 
     def fit(self, sentences: Sequence[str], workdir: Path | None = None) -> None:
