@@ -118,12 +118,17 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     Exit 0: the spec can run here. Exit 2: it is malformed (one line naming file:line and
     field), or it is well formed but cannot run here yet (every problem listed: components
     unavailable, data files missing, each with what to do), which `harness run` refuses too.
+    Warnings (an encoder whose row in the downstream reference table measured another model)
+    are printed either way and change neither the exit code nor what `harness run` does.
     """
     from harness.plugins import load_registry
     from harness.spec import TableSpec, load_spec, preflight
+    from harness.spec.preflight import preflight_warnings
 
     parsed = load_spec(spec, overrides, load_registry())
     problems = preflight(parsed)
+    for warning in preflight_warnings(parsed):
+        click.echo(f"warning: {warning}", err=True)
     if problems:
         for problem in problems:
             click.echo(f"problem: {problem}", err=True)
@@ -136,7 +141,7 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
                    f"{parsed.downstream.reference.name if parsed.downstream.reference else '-'})")
         return
     click.echo(f"{spec}: ok ({_count(len(parsed.components('encoder')), 'encoder')}, "
-               f"{_count(len(parsed.pairs()), 'decoder')} to train, "
+               f"{_count(sum(d.seeds for _, d in parsed.pairs()), 'decoder')} to train, "
                f"{_count(len(parsed.components('metric')), 'metric')}, "
                f"{_count(len(parsed.components('task')), 'downstream task')})")
 

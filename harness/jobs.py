@@ -9,6 +9,7 @@ can run jobs in other processes or on other machines that see the same cache.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -16,54 +17,80 @@ from pydantic import BaseModel, ConfigDict
 from harness.cache import Cache
 from harness.errors import HarnessError
 from harness.protocols import TaskResult
-from harness.results import GenerateSummary, PairResult
+from harness.results import EncoderIdentity, GenerateSummary, PairResult, SeedRun
 from harness.spec import Component, Spec
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus, prepare_corpus
 from harness.stages.downstream import evaluate_tasks
 from harness.stages.encode import Encoded, encode_corpus
 from harness.stages.generate import generate_samples
-from harness.stages.score import score_samples
-from harness.stages.train import train_decoder_for
+from harness.stages.identity import identify_encoder
+from harness.stages.score import scored, seeds_score
+from harness.stages.train import decoder_seeds, train_decoder_for
 from harness.stages.vocab import Vocab, prepare_vocab
 
 
 class EncoderOutcome(BaseModel):
-    """What one encoder's job found: its pairs' results, where their samples lie in the cache,
-    its downstream task results, and the job's own bookkeeping (device, time per stage,
-    artifacts reused and built)."""
+    """What one encoder's job found: its pairs' results, where their samples and per-sentence
+    metric statistics lie in the cache (one file per decoder seed, in seed order), its
+    downstream task results, and the job's own bookkeeping (device, time per stage, artifacts
+    reused and built)."""
 
     model_config = ConfigDict(frozen=True)
 
     encoder: str
     dim: int
     runs: list[PairResult] = []
-    samples: dict[str, Path] = {}  # decoder -> samples file in the cache
+    samples: dict[str, list[Path]] = {}  # decoder -> samples file per seed
+    statistics: dict[str, dict[str, list[Path]]] = {}  # decoder -> metric -> file per seed
     tasks: list[TaskResult] = []
     device: str = "cpu"
     timings: dict[str, float] = {}
     hits: int = 0
     builds: int = 0
+    identity: EncoderIdentity | None = None  # what the encoder is (results.json `encoders`)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """An encoder's decoders, trained, generated and scored: the pairs' results and, per
+    decoder, the samples file and each metric's per-sentence statistics file of every seed."""
+
+    runs: list[PairResult]
+    samples: dict[str, list[Path]]
+    statistics: dict[str, dict[str, list[Path]]]
 
 
 def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corpus: Corpus,
-                     vocab: Vocab) -> tuple[list[PairResult], dict[str, Path]]:
-    """Each decoder trained for the encoder: trained, its test samples generated and scored by
-    every metric. Returns the pairs' results and their samples files."""
-    runs, samples = [], {}
+                     vocab: Vocab) -> Decoded:
+    """Each decoder trained for the encoder, once per seed of its `seeds:`: trained, its test
+    samples generated and scored by every metric. With several seeds a pair's scores are the
+    means over the seeds, with intervals over test sentences and seeds (`harness.stats`)."""
+    runs, samples, statistics = [], {}, {}
     for decoder in ctx.spec.decoders:
         if not decoder.trains_for(encoder.name):
             continue
-        trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
-        generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
-        samples[decoder.name] = generated.path
-        runs.append(PairResult(
-            encoder=encoder.name, decoder=decoder.name,
-            metrics={m.name: score_samples(ctx, m, generated) for m in ctx.spec.metrics},
-            train=trained.summary,
-            generate=GenerateSummary(sentences_per_s=generated.sentences_per_s),
-            dim=encoded.dim))
-    return runs, samples
+        seeds: list[SeedRun] = []
+        files: dict[str, list[Path]] = {m.name: [] for m in ctx.spec.metrics}
+        for seed in decoder_seeds(ctx, decoder):
+            trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab, seed=seed)
+            generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
+            samples.setdefault(decoder.name, []).append(generated.path)
+            scores = {}
+            for metric in ctx.spec.metrics:
+                scores[metric.name], path = scored(ctx, metric, generated)
+                files[metric.name].append(path)
+            seeds.append(SeedRun(seed=seed, metrics=scores, train=trained.summary,
+                                 generate=GenerateSummary(
+                                     sentences_per_s=generated.sentences_per_s)))
+        statistics[decoder.name] = files
+        first = seeds[0]
+        metrics = first.metrics if len(seeds) == 1 else {
+            m.name: seeds_score(ctx, m, files[m.name]) for m in ctx.spec.metrics}
+        runs.append(PairResult(encoder=encoder.name, decoder=decoder.name, metrics=metrics,
+                               train=first.train, generate=first.generate, dim=encoded.dim,
+                               seeds=seeds if len(seeds) > 1 else None))
+    return Decoded(runs=runs, samples=samples, statistics=statistics)
 
 
 def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderOutcome:
@@ -86,9 +113,12 @@ def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderO
                            "(a shared filesystem path, `--cache DIR`)")
     ctx = RunContext(spec=spec, cache=Cache(cache_root), device=device)
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
-    runs, samples = decode_and_score(ctx, encoder, encoded, corpus, vocab)
+    identity = identify_encoder(encoder, encoded, vocab)  # before hours of training
+    decoded = decode_and_score(ctx, encoder, encoded, corpus, vocab)
     tasks = evaluate_tasks(ctx, [encoded]).get(encoder.name, []) if spec.downstream.tasks else []
     ctx.add_time("job", time.perf_counter() - started)
-    return EncoderOutcome(encoder=encoder.name, dim=encoded.dim, runs=runs, samples=samples,
-                          tasks=tasks, device=ctx.device, timings=dict(ctx.timings),
-                          hits=ctx.cache.hits, builds=ctx.cache.builds)
+    return EncoderOutcome(encoder=encoder.name, dim=encoded.dim, runs=decoded.runs,
+                          samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
+                          device=ctx.device, timings=dict(ctx.timings), hits=ctx.cache.hits,
+                          builds=ctx.cache.builds,
+                          identity=identity)

@@ -84,8 +84,7 @@ class SubwordVocabulary(Protocol):
 
     A sentencepiece BPE model with one vector per id (`harness.vocab.SubwordVocab`). Ids follow
     the model; `pad_id`, `bos_id` and `eos_id` always exist (ids after the model's pieces, with
-    zero vectors, when the model lacks them).
-    """
+    zero vectors, when the model lacks them)."""
 
     pad_id: int
     unk_id: int
@@ -117,8 +116,7 @@ class BuildContext:
 
     `vocab` is the run's subword vocabulary; `workdir` is a private cache directory for assets
     the component makes (e.g. trained weights); `input_dim` is the sentence-vector dimension a
-    decoder is conditioned on.
-    """
+    decoder is conditioned on."""
 
     device: str = "cpu"
     seed: int = 1
@@ -141,7 +139,7 @@ options from a spec (a weights path, say), and None from `harness list`."""
 
 @runtime_checkable
 class Encoder(Protocol):
-    """Maps sentences to fixed-size vectors."""
+    """Maps sentences to fixed-size vectors. Optional part: `declares()` (`declared_model`)."""
 
     @property
     def dim(self) -> int:
@@ -163,8 +161,7 @@ class TrainableEncoder(Encoder, Protocol):
     blank lines separate documents (for objectives over adjacent sentences).
 
     Optional parts: a `fit_version` string (`VersionedFit`), and a resumable `fit` that takes a
-    `workdir` keyword (`ResumableFit`).
-    """
+    `workdir` keyword (`ResumableFit`)."""
 
     def fit(self, sentences: Sequence[str]) -> None:
         """Train on the fit text."""
@@ -190,8 +187,7 @@ class ResumableFit(Protocol):
 
     The core passes a directory that survives a killed run (the artifact's partial directory):
     checkpoint there and continue from it when `fit` is called again. The directory is removed
-    once the fit is saved. Told apart from a plain `fit` by its signature (`fits_resumably`).
-    """
+    once the fit is saved. Told apart from a plain `fit` by its signature (`fits_resumably`)."""
 
     def fit(self, sentences: Sequence[str], *, workdir: Path) -> None:
         """Train on the fit text, resuming from `workdir` when it holds a checkpoint."""
@@ -210,6 +206,12 @@ def fits_resumably(encoder: TrainableEncoder) -> bool:
         return False
 
 
+def declared_model(encoder: Encoder) -> dict[str, Any]:
+    """The encoder's optional `declares()`: the model it says it is, answered without loading it
+    (docs/plugins.md), e.g. {"model": NAME, "dim": 1024}; {} when it declares nothing."""
+    return dict(encoder.declares()) if callable(getattr(encoder, "declares", None)) else {}
+
+
 # ------------------------------------------------------------------------------------ decoders
 
 
@@ -220,8 +222,7 @@ class ConditionalLanguageModel(Protocol):
     Implemented as a `torch.nn.Module`. Token id conventions come from the run's vocabulary
     (`pad_id`, `bos_id`, `eos_id`). The core's trainer calls `forward` with teacher forcing; the
     core's greedy and beam search call `initial_state`, `step` and `reorder_state`. Optional
-    part: `StandardisedInputs`.
-    """
+    part: `StandardisedInputs`."""
 
     def forward(self, inputs: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
         """Log-probabilities (B, T, V) of the next token for inputs (B, T) and vectors (B, D)."""
@@ -242,8 +243,7 @@ class StandardisedInputs(Protocol):
     """Optional for a decoder: one that standardises its sentence vectors per dimension.
 
     When `standardise` is true, the trainer calls `set_vector_statistics(mean, var)` with the
-    per-dimension mean and variance (D,) of the training vectors before the first step.
-    """
+    per-dimension mean and variance (D,) of the training vectors before the first step."""
 
     standardise: bool
 
@@ -269,13 +269,13 @@ class Metric(Protocol):
     resampling rows.
 
     Optional attributes, with their defaults:
-    - `requires: tuple[str, ...] = ()`: sample fields beyond the two texts the metric needs
-      (e.g. `("nll", "tokens")`); the core passes each to `sentence_statistics` as a keyword
-      argument holding one value per pair (`required_fields`);
-    - `higher_is_better: bool = True`: False for a metric where lower is better (perplexity);
-      ranks and reports follow it (`higher_is_better`);
-    - `signature()`: a string naming the exact configuration (sacrebleu's signature, say),
-      recorded beside the score (`SignedMetric`).
+    - `requires: tuple[str, ...] = ()`: sample fields beyond the two texts (e.g. `("nll",
+      "tokens")`), each passed to `sentence_statistics` as a keyword list (`required_fields`);
+    - `higher_is_better: bool = True`: False where lower is better, as perplexity (ranks follow);
+    - `signature()`: the exact configuration, recorded beside the score (`SignedMetric`);
+    - `proportion(totals, count) -> (successes, trials)`, whole numbers, and `proportion_scale`
+      (100.0 for percentages): the score is `proportion_scale * successes / trials`, NaN at 0
+      trials; its interval is then exact (Clopper & Pearson 1934; `proportion_counts`).
     """
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]
@@ -293,6 +293,12 @@ class SignedMetric(Protocol):
 
     def signature(self) -> str:
         """A string such as sacrebleu's `nrefs:1|case:mixed|eff:no|tok:13a|...`."""
+
+
+def proportion_counts(metric: Metric, totals: np.ndarray, count: int) -> tuple[Any, Any, float] | None:
+    """(successes, trials, proportion_scale) of summed statistics, or None if not a proportion."""
+    scale = getattr(metric, "proportion_scale", None) if hasattr(metric, "proportion") else None
+    return None if scale is None else (*metric.proportion(totals, count), float(scale))
 
 
 def required_fields(metric: Metric) -> tuple[str, ...]:

@@ -8,40 +8,40 @@ directory.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import json
 import logging
-import subprocess
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness import __version__
 from harness.cache import Cache
 from harness.devices import resolve_device
 from harness.errors import HarnessError
 from harness.executors import executor_for
+from harness.identity import published_tables
+from harness.jobs import EncoderOutcome
+from harness.provenance import provenance as _provenance
 from harness.results import (
     CacheCounts,
     CorpusCounts,
     Example,
     ExampleOutput,
-    Provenance,
     RunResults,
-    VocabSummary,
 )
-from harness.spec import Spec, SpecDocument, TableSpec, preflight, refuse
+from harness.spec import Spec, TableSpec, preflight, refuse
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
-from harness.stages.correlate import correlate_diagnostics, correlations_from_tables
+from harness.stages.correlate import (
+    correlate_diagnostics,
+    correlations_from_tables,
+    table_identities,
+)
 from harness.stages.downstream import downstream_scores
+from harness.stages.rankings import correlation_bounds, rank_stability, support_notes
 from harness.stages.report import write_run
 from harness.stages.vocab import prepare_vocab
 
 log = logging.getLogger("harness.run")
-PACKAGES = ("v2s-harness", "numpy", "torch", "sentencepiece", "fasttext", "sacrebleu", "pluggy",
-            "scipy")
 EXAMPLES = 5
 
 
@@ -67,7 +67,11 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     names = [e.name for e in spec.components("encoder")]
     computed = ({o.encoder: o.tasks for o in execution.outcomes} if spec.components("task")
                 else None)
-    downstream = downstream_scores(spec.downstream.reference, names, computed)
+    # A table row counts only for the model that earned it: what each encoder declares it is.
+    identities = {o.encoder: o.identity for o in execution.outcomes if o.identity is not None}
+    declared = {name: identity.declares for name, identity in identities.items()}
+    downstream = downstream_scores(spec.downstream.reference, names, computed,
+                                   identities=declared)
     primary = spec.decoders[0].name if spec.decoders else ""
     diagnostics = {m.name: {r.encoder: r.metrics[m.name].value
                             for r in runs if r.decoder == primary}
@@ -77,6 +81,11 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     correlations = correlate_diagnostics(diagnostics, downstream, method=spec.correlation.method,
                                          decoder=primary, rank_by=spec.correlation.rank_by,
                                          lower_is_better=lower_is_better)
+    correlations = correlation_bounds(ctx, execution.outcomes, correlations, downstream.scores)
+    correlations = correlations.model_copy(update={"notes": [
+        *correlations.notes, *support_notes(runs, spec.correlation.rank_by, primary,
+                                            spec.correlation.min_support)]})
+    rankings = rank_stability(ctx, execution.outcomes)
     for note in correlations.notes:
         log.warning("%s", note)
     ctx.add_time("total", time.perf_counter() - started)
@@ -87,15 +96,20 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
                           builds=ctx.cache.builds),
         corpus=CorpusCounts(train=len(corpus.train), test=len(corpus.test)),
         vocab=vocab.summary)
-    samples = {(o.encoder, decoder): path for o in execution.outcomes
-               for decoder, path in o.samples.items()}
+    samples = _sample_files(execution.outcomes)
     results = RunResults(
         spec=spec.model_dump(mode="json"), provenance=provenance, runs=runs,
         downstream=downstream.scores, downstream_source=downstream.source,
         downstream_origin=downstream.origin, downstream_details=downstream.details,
-        correlations=correlations, examples=_examples(samples),
+        downstream_missing=downstream.reasons or None, encoders=identities or None,
+        published=published_tables(spec.report.compare, declared) or None,
+        correlations=correlations, rankings=rankings or None,
+        examples=_examples({pair: files[0] for pair, files in samples.items()}),
         failures=execution.failures or None)
-    write_run(out, results, samples, spec.report.formats)
+    write_run(out, results, {(encoder, label): path
+                             for (encoder, decoder), files in samples.items()
+                             for label, path in zip(_seed_labels(spec, decoder), files)},
+              spec.report.formats)
     log.info("run %s: done in %.1f s (%d artifacts cached, %d built); results in %s",
              spec.name, time.perf_counter() - started, ctx.cache.hits, ctx.cache.builds, out)
     if execution.failures:
@@ -117,52 +131,34 @@ def run_tables(spec: TableSpec, out: Path) -> RunResults:
                                             rank_by=spec.correlation.rank_by)
     for note in correlations.notes:
         log.warning("%s", note)
+    rows = table_identities(spec.diagnostics.reference)  # published rows as identities
     downstream = downstream_scores(spec.downstream.reference,
                                    sorted({e for row in correlations.diagnostics.values()
-                                           for e in row}))
+                                           for e in row}), identities=rows)
     results = RunResults(
         spec=spec.model_dump(mode="json"),
         provenance=_provenance(spec, None, {"total": round(time.perf_counter() - started, 3)}),
         diagnostics=correlations.diagnostics,
         diagnostics_source=correlations.sources.get("diagnostics", ""),
         downstream=downstream.scores, downstream_source=downstream.source,
+        downstream_missing=downstream.reasons or None,
+        published=published_tables(spec.report.compare, rows) or None,
         correlations=correlations)
     write_run(out, results, {}, spec.report.formats)
     log.info("run %s: correlated the tables; results in %s", spec.name, out)
     return results
 
 
-def _provenance(spec: SpecDocument, device: str | None, timings: dict[str, float], *,
-                cache: CacheCounts | None = None, corpus: CorpusCounts | None = None,
-                vocab: VocabSummary | None = None) -> Provenance:
-    """What produced a run's results: versions, commit, spec hash, seed, device, timings."""
-    distributions = ({c.info.distribution for kind in ("encoder", "decoder", "metric", "task")
-                      for c in spec.components(kind) if c.info.distribution}
-                     if isinstance(spec, Spec) else set())
-    return Provenance(harness_version=__version__, git_commit=_git_commit(),
-                      spec_sha256=spec.sha256, packages=_versions({*PACKAGES, *distributions}),
-                      seed=spec.seed, device=device, timings=timings, cache=cache,
-                      corpus=corpus, vocab=vocab)
+def _sample_files(outcomes: list[EncoderOutcome]) -> dict[tuple[str, str], list[Path]]:
+    """(encoder, decoder) -> the samples file of each of the decoder's seeds."""
+    return {(o.encoder, decoder): files for o in outcomes for decoder, files in o.samples.items()}
 
 
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
-                             capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def _versions(names: Iterable[str]) -> dict[str, str]:
-    """Installed version of each distribution that is installed, by name."""
-    versions = {}
-    for name in sorted(names):
-        try:
-            versions[name] = md.version(name)
-        except md.PackageNotFoundError:
-            continue
-    return versions
+def _seed_labels(spec: Spec, decoder: str) -> list[str]:
+    """How the run directory names a decoder's samples per seed: the decoder's name for the
+    first seed (the spec's own), `NAME-seedN` for the others."""
+    (component,) = [d for d in spec.decoders if d.name == decoder]
+    return [decoder] + [f"{decoder}-seed{spec.seed + k}" for k in range(1, component.seeds)]
 
 
 def _examples(samples: dict[tuple[str, str], Path]) -> list[Example]:

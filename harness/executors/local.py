@@ -13,6 +13,7 @@ from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.downstream import evaluate_tasks
 from harness.stages.encode import encode_corpus
+from harness.stages.identity import identify_encoder
 from harness.stages.vocab import Vocab
 
 
@@ -23,10 +24,14 @@ class LocalExecutor:
         """Every encoder's job, in this process; timings and counts accrue in `ctx`."""
         encoders = ctx.spec.components("encoder")
         encodings = [encode_corpus(ctx, encoder, corpus, vocab) for encoder in encoders]
+        identities = [identify_encoder(c, e, vocab) for c, e in zip(encoders, encodings)]
         decoded = [decode_and_score(ctx, encoder, encoded, corpus, vocab)
                    for encoder, encoded in zip(encoders, encodings)]
         tasks = evaluate_tasks(ctx, encodings) if ctx.spec.downstream.tasks else {}
-        return Execution([EncoderOutcome(encoder=encoded.encoder, dim=encoded.dim, runs=runs,
-                                         samples=samples, tasks=tasks.get(encoded.encoder, []),
-                                         device=ctx.device)
-                          for encoded, (runs, samples) in zip(encodings, decoded)])
+        return Execution([EncoderOutcome(encoder=encoded.encoder, dim=encoded.dim,
+                                         runs=result.runs, samples=result.samples,
+                                         statistics=result.statistics,
+                                         tasks=tasks.get(encoded.encoder, []),
+                                         device=ctx.device,
+                                         identity=identity)
+                          for encoded, result, identity in zip(encodings, decoded, identities)])

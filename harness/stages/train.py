@@ -32,13 +32,16 @@ class TrainedDecoder:
     key: str
     directory: Path
     summary: TrainSummary
+    seed: int
 
 
-def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab: Vocab) -> Any:
-    """Return a freshly initialised decoder conditioned on `encoded`'s vector dimension."""
+def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab: Vocab, *,
+                  seed: int | None = None) -> Any:
+    """Return a freshly initialised decoder conditioned on `encoded`'s vector dimension, its
+    weights drawn with `seed` (default: the spec's)."""
     import torch
 
-    torch.manual_seed(ctx.spec.seed)
+    torch.manual_seed(ctx.spec.seed if seed is None else seed)
     model = ctx.build(component, f"for encoder {encoded.encoder!r} (dim {encoded.dim})",
                       vocab=vocab.vocab, input_dim=encoded.dim)
     if not isinstance(model, ConditionalLanguageModel) or not isinstance(model, torch.nn.Module):
@@ -48,13 +51,22 @@ def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab
     return model.to(ctx.device)
 
 
+def decoder_seeds(ctx: RunContext, component: Component) -> list[int]:
+    """The seeds of the decoders trained per encoder: the spec's seed, then the next ones, one
+    per decoder the entry's `seeds:` asks for."""
+    return [ctx.spec.seed + offset for offset in range(component.seeds)]
+
+
 def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, corpus: Corpus,
-                      vocab: Vocab) -> TrainedDecoder:
-    """Return the trained decoder, training (or resuming) what the cache lacks."""
+                      vocab: Vocab, *, seed: int | None = None) -> TrainedDecoder:
+    """Return the decoder trained with `seed` (default: the spec's; it draws the initial
+    weights, the validation split and the batch order), training (or resuming) what the cache
+    lacks."""
     from harness.training.token_ids import TokenIds
     from harness.training.trainer import save_decoder, train_decoder
 
     started = time.perf_counter()
+    seed = ctx.spec.seed if seed is None else seed
     settings = component.settings
     if not isinstance(settings, DecoderOptions):
         raise PluginError(component.plugin, f"options of decoder {component.name!r} must "
@@ -65,19 +77,21 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     decoder["options"] = {k: v for k, v in decoder["options"].items()
                           if k not in BOOKKEEPING_FIELDS}
     parts = {"version": VERSION, "decoder": decoder,
-             "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": ctx.spec.seed}
-    label = f"{encoded.encoder} -> {component.name}"
+             "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": seed}
+    label = f"{encoded.encoder} -> {component.name}" + (
+        f" (seed {seed})" if component.seeds > 1 else "")
 
     def build(directory: Path) -> dict[str, Any]:
-        model = build_decoder(ctx, component, encoded, vocab)
+        model = build_decoder(ctx, component, encoded, vocab, seed=seed)
         # Compact ids (int32 values + offsets), encoded a chunk at a time: as lists of lists,
         # the paper's 1.4M sentences would take about 1 GB of Python objects.
         summary = train_decoder(
             model, vocab.vocab, encoded.vectors("train"),
-            TokenIds.encode(vocab.vocab.encode, corpus.train), settings, seed=ctx.spec.seed,
+            TokenIds.encode(vocab.vocab.encode, corpus.train), settings, seed=seed,
             device=ctx.device,
             checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
-            progress=True, label=f"decoder {component.name!r} for encoder {encoded.encoder!r}")
+            progress=True, label=f"decoder {component.name!r} for encoder {encoded.encoder!r}"
+                                 + (f" (seed {seed})" if component.seeds > 1 else ""))
         save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})
         return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
                 "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s,
@@ -90,7 +104,7 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     shutil.rmtree(directory / "checkpoints", ignore_errors=True)
     ctx.add_time("train", time.perf_counter() - started)
     return TrainedDecoder(encoder=encoded.encoder, decoder=component.name, key=directory.name,
-                          directory=directory,
+                          directory=directory, seed=seed,
                           summary=TrainSummary.model_validate(read_meta(directory)["summary"]))
 
 
