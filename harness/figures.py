@@ -1,4 +1,5 @@
-"""The report's figures as PNG bytes: the Figure-2 heatmap and training curves.
+"""The report's figures as PNG bytes: the Figure-2 heatmap, diagnostic-vs-downstream scatter
+plots and training curves as small multiples.
 
 Drawn with matplotlib's object API on an Agg canvas (no pyplot, no global backend state, no
 display needed); matplotlib is imported only when a figure is drawn.
@@ -11,12 +12,24 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.results import Correlations, PairResult
+    from harness.results import Correlations, CurvePoint, PairResult
 
 HEATMAP_COLORMAP = "RdBu_r"
 """Diverging: negative correlations blue, positive red, zero white."""
 
 _UNDEFINED_COLOUR = "#d9d9d9"
+
+SIGNIFICANCE = 0.05
+"""A heatmap cell whose p-value is under this is marked "*" (uncorrected)."""
+
+_SINGLE_COLOUR = "#1f4e79"
+"""The colour of a pair trained with one seed."""
+
+SCATTER_COLOUR = "#6a3d9a"
+"""The scatter plots' points: a purple no other figure uses."""
+
+PANEL_COLUMNS = 4
+"""Training-curve panels per row."""
 
 
 def _png(figure: Any) -> bytes:
@@ -30,13 +43,8 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def heatmap_png(correlations: Correlations, *, title: str | None = None) -> bytes:
-    """Return a PNG heatmap of rho, diagnostics x tasks, as in Kerscher & Eger 2020, Figure 2.
-
-    Undefined cells are grey. With a summary (each diagnostic's mean and min over tasks), two
-    more columns follow the tasks, as the paper's text summarises each diagnostic by them.
-    Every cell is annotated.
-    """
+def heatmap_figure(correlations: Correlations, *, title: str | None = None) -> Any:
+    """The heatmap of rho, diagnostics x tasks, as a matplotlib Figure (see `heatmap_png`)."""
     import numpy as np
     from matplotlib import colormaps
     from matplotlib.figure import Figure
@@ -55,6 +63,10 @@ def heatmap_png(correlations: Correlations, *, title: str | None = None) -> byte
             value = getattr(summary[diagnostic], column)
         return math.nan if value is None else float(value)
 
+    def marked(diagnostic: str, column: str) -> bool:
+        found = matrix[diagnostic].get(column) if column in tasks else None
+        return found is not None and found.p is not None and found.p < SIGNIFICANCE
+
     values = np.array([[cell(d, c) for c in columns] for d in diagnostics], dtype=float)
     width = max(4.0, 0.62 * len(columns) + 2.2)
     height = max(2.2, 0.5 * len(diagnostics) + 1.6)
@@ -65,46 +77,124 @@ def heatmap_png(correlations: Correlations, *, title: str | None = None) -> byte
                         aspect="auto")
     axes.set_xticks(range(len(columns)), labels=columns, rotation=45, ha="right")
     axes.set_yticks(range(len(diagnostics)), labels=diagnostics)
-    for row in range(len(diagnostics)):
-        for column in range(len(columns)):
+    any_mark = False
+    for row, diagnostic in enumerate(diagnostics):
+        for column, name in enumerate(columns):
             value = values[row, column]
             text = "–" if math.isnan(value) else f"{value:.2f}"
+            if marked(diagnostic, name):
+                text += "*"
+                any_mark = True
             colour = "white" if not math.isnan(value) and abs(value) > 0.6 else "black"
             axes.text(column, row, text, ha="center", va="center", fontsize=8, color=colour)
     if summary and tasks:
         axes.axvline(len(tasks) - 0.5, color="white", linewidth=4)
     figure.colorbar(image, ax=axes, fraction=0.03, pad=0.02, label=f"{method} rho")
-    axes.set_title(title or f"{method.capitalize()} correlation of V2S diagnostics with "
-                            "downstream tasks across encoders", fontsize=10)
-    return _png(figure)
+    heading = title or (f"{method.capitalize()} correlation of V2S diagnostics with "
+                        "downstream tasks across encoders")
+    if any_mark:
+        heading += f"\n* p < {SIGNIFICANCE:g}, uncorrected for multiple tests"
+    axes.set_title(heading, fontsize=10)
+    return figure
 
 
-def training_curves_png(runs: list[PairResult]) -> bytes | None:
-    """Return a PNG of training and validation loss per epoch for each run, or None if no run
-    has a training curve."""
-    curves = [(f"{run.encoder} / {run.decoder}", run.train.curve) for run in runs
-              if run.train.curve]
-    if not curves:
+def heatmap_png(correlations: Correlations, *, title: str | None = None) -> bytes:
+    """Return a PNG heatmap of rho, diagnostics x tasks, as in Kerscher & Eger 2020, Figure 2.
+
+    Undefined cells are grey. With a summary (each diagnostic's mean and min over tasks), two
+    more columns follow the tasks, as the paper's text summarises each diagnostic by them.
+    Every cell is annotated; a task cell with p < 0.05 (uncorrected) carries a "*".
+    """
+    return _png(heatmap_figure(correlations, title=title))
+
+
+def scatter_figure(points: dict[str, tuple[float, float]], *, title: str, xlabel: str,
+                   ylabel: str) -> Any:
+    """A scatter plot of encoder -> (x, y), each point labelled with its encoder's name."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(4.6, 3.6))
+    axes = figure.add_subplot()
+    for name, (x, y) in points.items():
+        axes.scatter([x], [y], color=SCATTER_COLOUR, s=28, zorder=3)
+        axes.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title, fontsize=9)
+    axes.grid(alpha=0.3)
+    axes.margins(0.15)
+    return figure
+
+
+def scatter_png(points: dict[str, tuple[float, float]], *, title: str, xlabel: str,
+                ylabel: str) -> bytes:
+    """Return a PNG scatter plot of encoder -> (x, y) with labelled points (`scatter_figure`)."""
+    return _png(scatter_figure(points, title=title, xlabel=xlabel, ylabel=ylabel))
+
+
+def _seed_curves(run: PairResult) -> list[tuple[int | None, list[CurvePoint]]]:
+    """(seed, curve) of each of a pair's decoders that recorded a curve."""
+    if run.seeds:
+        return [(seed.seed, seed.train.curve) for seed in run.seeds if seed.train.curve]
+    return [(None, run.train.curve)] if run.train.curve else []
+
+
+def training_curves_figure(runs: list[PairResult]) -> Any | None:
+    """Small multiples of training and validation loss per epoch: one panel per encoder x
+    decoder pair with a curve, one colour per seed, the legend outside the panels; None when no
+    pair recorded a curve."""
+    panels = [(run, curves) for run in runs if (curves := _seed_curves(run))]
+    if not panels:
         return None
     from matplotlib import colormaps
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
-    figure = Figure(figsize=(7.0, 4.0))
-    axes = figure.add_subplot()
+    columns = min(PANEL_COLUMNS, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    figure = Figure(figsize=(3.0 * columns + 0.4, 2.3 * rows + 0.8), layout="constrained")
+    grid = figure.subplots(rows, columns, sharey=True, squeeze=False)
     palette = colormaps["tab10"]
-    for index, (label, points) in enumerate(curves):
-        colour = palette(index % 10)
-        for key, style, suffix in (("val_loss", "-", "validation"), ("train_loss", "--", "train")):
-            pairs = [(p.epoch, getattr(p, key)) for p in points if getattr(p, key) is not None]
-            if pairs:
-                epochs, losses = zip(*pairs)
-                axes.plot(epochs, losses, style, color=colour, marker=".",
-                          label=f"{label} ({suffix})")
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_xlabel("epoch")
-    axes.set_ylabel("loss (nats per token)")
-    axes.set_title("Decoder training curves", fontsize=10)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=7, loc="upper right")
-    return _png(figure)
+    seeds: dict[int, Any] = {}
+    for index, (run, curves) in enumerate(panels):
+        axes = grid[index // columns][index % columns]
+        for seed, points in curves:
+            colour = (_SINGLE_COLOUR if seed is None
+                      else seeds.setdefault(seed, palette(len(seeds) % 10)))
+            for key, style in (("val_loss", "-"), ("train_loss", "--")):
+                pairs = [(p.epoch, getattr(p, key)) for p in points
+                         if getattr(p, key) is not None]
+                if pairs:
+                    epochs, losses = zip(*pairs)
+                    axes.plot(epochs, losses, style, color=colour, marker=".", markersize=3)
+        improving = run.train.still_improving or any(s.train.still_improving
+                                                     for s in run.seeds or [])
+        axes.set_title(f"{run.encoder} / {run.decoder}"
+                       + ("\n(still improving)" if improving else ""), fontsize=8,
+                       color="#b35900" if improving else "black")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.tick_params(labelsize=7)
+        axes.grid(alpha=0.3)
+        if index % columns == 0:
+            axes.set_ylabel("loss (nats/token)", fontsize=8)
+        if index // columns == rows - 1 or index + columns >= len(panels):
+            axes.set_xlabel("epoch", fontsize=8)
+    for index in range(len(panels), rows * columns):
+        grid[index // columns][index % columns].set_visible(False)
+    handles = [Line2D([], [], color="black", linestyle="-", label="validation"),
+               Line2D([], [], color="black", linestyle="--", label="train")]
+    if seeds:
+        handles += [Line2D([], [], color=colour, linewidth=3, label=f"seed {seed}")
+                    for seed, colour in seeds.items()]
+    figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6),
+                  fontsize=8, frameon=False)
+    figure.suptitle("Decoder training curves", fontsize=10)
+    return figure
+
+
+def training_curves_png(runs: list[PairResult]) -> bytes | None:
+    """Return a PNG of the training curves as small multiples (`training_curves_figure`), or
+    None if no run has a training curve."""
+    figure = training_curves_figure(runs)
+    return None if figure is None else _png(figure)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
 import struct
 from pathlib import Path
@@ -25,6 +26,7 @@ from harness.stages.report import (
     write_run,
 )
 
+REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TASKS = ["MR", "CR", "TREC"]
 
@@ -106,8 +108,12 @@ def test_html_embeds_the_heatmap_as_png(written: Path):
     width, height = png_size(images["heatmap"])
     assert width > 400 and height > 150
     assert images["heatmap"] == (written / "figures" / HEATMAP_FILE).read_bytes()
-    # self-contained: nothing is fetched
-    assert not re.search(r"(src|href)=['\"](?!data:)", page)
+    # self-contained: nothing is fetched (no source but data:, no stylesheet, no script); the one
+    # link is to the harness's docs/metrics.md, which a reader may follow
+    assert not re.search(r"src=['\"](?!data:)", page)
+    assert "<link" not in page and "<script" not in page
+    assert re.findall(r"href='([^']*)'", page) == [
+        os.path.relpath(REPO / "docs" / "metrics.md", written.resolve())]
 
 
 def test_heatmap_shows_positive_red_negative_blue_and_undefined_grey():
@@ -174,7 +180,8 @@ def test_html_has_the_same_tables_escaped(written: Path):
     assert "<td>15.2 [14.1, 16.3]</td>" in page
     assert "i &#x27;m sure , it is the &lt;point&gt;" in page
     assert "<th>V2S rank (id)</th>" in page
-    assert page.count("<table") == 6  # diagnostics, rho, p, ranks, 1 sample, training
+    # run, diagnostics, rho, p, ranks, 1 sample, training
+    assert page.count("<table") == 7
 
 
 def test_training_curves_absent_are_said_and_not_drawn(tmp_path: Path):

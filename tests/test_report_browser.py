@@ -1,4 +1,5 @@
-"""report.html opened in headless Chromium shows the heatmap (a screenshot check).
+"""report.html opened in headless Chromium shows the heatmap, and a report with every section
+shows its scatter plots and tables (screenshot checks).
 
 Needs a Chromium binary (`apt-get install chromium`). Without one the test is skipped, unless
 HARNESS_BROWSER_TESTS=1 asks for it, in which case it fails saying what to install.
@@ -16,9 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.figures import SCATTER_COLOUR
 from harness.results import RunResults
 from harness.stages.correlate import correlations_from_tables
 from harness.stages.report import write_reports
+from tests.report_fixtures import rich_results
 
 PAPER = Path(__file__).resolve().parents[1] / "benchmarks" / "paper"
 pytestmark = pytest.mark.integration
@@ -36,11 +39,12 @@ def chromium() -> str:
     return found
 
 
-def screenshot(browser: str, page: Path, out: Path, profile: Path) -> np.ndarray:
+def screenshot(browser: str, page: Path, out: Path, profile: Path,
+               height: int = 2000) -> np.ndarray:
     command = [browser, "--headless", "--no-sandbox", "--disable-gpu",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
-               f"--screenshot={out}", "--window-size=1200,2000", page.resolve().as_uri()]
+               f"--screenshot={out}", f"--window-size=1200,{height}", page.resolve().as_uri()]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert out.exists(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"
     from matplotlib.image import imread
@@ -69,3 +73,24 @@ def test_report_html_shows_the_heatmap_in_chromium(tmp_path: Path):
     assert columns.max() - columns.min() > 300 and rows.max() - rows.min() > 100
     block = red[rows.min():rows.max() + 1, columns.min():columns.max() + 1]
     assert block.mean() > 0.2
+
+
+def test_full_report_shows_heatmap_and_scatter_plots_in_chromium(tmp_path: Path):
+    browser = chromium()
+    write_reports(tmp_path, rich_results(), ["html"])
+    rgb = screenshot(browser, tmp_path / "report.html", tmp_path / "shot.png",
+                     tmp_path / "profile", height=9000)
+    ink = rgb.min(axis=-1) < 0.9
+    rows = np.nonzero(ink.any(axis=1))[0]
+    # the page is long (every section drew) and fits the window: the last ink is not at its edge
+    assert 4000 < rows.max() < 8990
+    # the four scatter plots' points, in a purple no other figure uses: 4 plots x 5 encoders
+    purple = np.asarray([int(SCATTER_COLOUR[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    points = np.abs(rgb - purple).max(axis=-1) < 0.05
+    assert points.sum() > 20 * 20, "no scatter points in the screenshot"
+    point_rows = np.nonzero(points.any(axis=1))[0]
+    # two rows of plots at 1200 px: points spread over several hundred pixels vertically
+    assert point_rows.max() - point_rows.min() > 300
+    # the heatmap's reds lie above the scatter plots, as the sections are ordered
+    red = (rgb[..., 0] - rgb[..., 2] > 0.3) & (rgb[..., 0] - rgb[..., 1] > 0.3)
+    assert red[:point_rows.min()].sum() > 3000

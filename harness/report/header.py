@@ -1,0 +1,174 @@
+"""The report's opening: what was run (corpus, vocabulary, decoders, encoders, provenance) and
+what the diagnostics measure (Kerscher & Eger 2020, section 2)."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Any
+
+from harness.report.model import (
+    Section,
+    Table,
+    correlation_setting,
+    fmt,
+    min_support,
+    rank_by,
+)
+from harness.results import RunResults
+
+METRICS_DOC = "docs/metrics.md"
+
+
+def _options(options: dict[str, Any]) -> str:
+    """"k=v, k=v" of a component's options; "defaults" when it has none."""
+    return ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
+
+
+def _source(source: Any) -> str:
+    """A corpus source as the spec gave it: a generator and its seed, or a file and its limit."""
+    if not isinstance(source, dict):
+        return ""
+    if source.get("generate"):
+        seed = source.get("seed")
+        return (f"generated ({source['generate']}, {source.get('sentences')} asked"
+                + (f", seed {seed}" if seed is not None else "") + ")")
+    if source.get("path"):
+        limit = source.get("limit")
+        return f"file {PurePath(str(source['path'])).name}" + (
+            f" (first {limit})" if limit else "")
+    return ""
+
+
+def _corpus(results: RunResults) -> str:
+    spec = results.spec.get("corpus") or {}
+    counts = results.provenance.corpus
+    parts = []
+    for split in ("train", "test"):
+        count = getattr(counts, split) if counts else None
+        source = _source(spec.get(split))
+        if count is not None or source:
+            parts.append(f"{split}: " + (f"{count:,} sentences" if count is not None else "")
+                         + (f", {source}" if count is not None and source else source))
+    if spec.get("fit"):
+        parts.append(f"fit: {_source(spec['fit'])}")
+    if spec.get("max_tokens"):
+        parts.append(f"fewer than {spec['max_tokens']} tokens")
+    normalise = spec.get("normalise") or {}
+    steps = (["lower-cased"] if normalise.get("lowercase") else []) + (
+        ["digits as 0"] if normalise.get("digits") == "zero" else [])
+    if steps:
+        parts.append(", ".join(steps))
+    return "; ".join(parts)
+
+
+def _vocab(results: RunResults) -> str:
+    vocab, spec = results.provenance.vocab, results.spec.get("vocab") or {}
+    if vocab is None:
+        return ""
+    parts = [f"{vocab.source or 'sentencepiece'} BPE",
+             f"{fmt(vocab.pieces)} pieces", f"{fmt(vocab.dim)}-d vectors"]
+    if vocab.source == "imported" and vocab.model_file:
+        parts.insert(1, PurePath(vocab.model_file).name)
+    elif spec.get("epochs"):
+        parts.append(f"fastText {spec['epochs']} epochs")
+    if vocab.missing_vectors:
+        parts.append(f"{vocab.missing_vectors} pieces without a vector")
+    return ", ".join(parts)
+
+
+def _provenance(results: RunResults) -> str:
+    prov = results.provenance
+    device = prov.device or "?"
+    if prov.device_name:
+        device += f" ({prov.device_name})"
+    parts = [f"harness {prov.harness_version or '?'}"]
+    if prov.git_commit:
+        parts.append(f"commit {prov.git_commit[:12]}")
+    parts += [f"spec sha256 {prov.spec_sha256[:12] or '?'}",
+              f"seed {fmt(prov.seed) if prov.seed is not None else '?'}", f"device {device}"]
+    if prov.threads:
+        parts.append("threads " + ", ".join(f"{k} {v}" for k, v in prov.threads.items()))
+    if "total" in prov.timings:
+        parts.append(f"{prov.timings['total']:.0f} s")
+    return ", ".join(parts)
+
+
+def provenance_line(results: RunResults) -> str:
+    """The one line under the report's title: harness, commit, spec hash, seed, device."""
+    return _provenance(results)
+
+
+def run_section(results: RunResults) -> Section | None:
+    """What was run: corpus, vocabulary, decoders, generation, correlation settings and packages,
+    one row each (the provenance line sits under the report's title), then the encoders with
+    what each declares it is."""
+    rows: list[list[str]] = []
+    if corpus := _corpus(results):
+        rows.append(["corpus", corpus])
+    if vocab := _vocab(results):
+        rows.append(["vocabulary", vocab])
+    for decoder in results.spec.get("decoders") or []:
+        if not isinstance(decoder, dict):
+            continue
+        seeds = int(decoder.get("seeds") or 1)
+        line = _options(decoder.get("options") or {})
+        line += f"; {seeds} seeds" if seeds > 1 else "; 1 seed"
+        if decoder.get("encoders"):
+            line += f"; for {', '.join(decoder['encoders'])} only"
+        rows.append([f"decoder {decoder.get('name')}", line])
+    if isinstance(generation := results.spec.get("generation"), dict):
+        rows.append(["generation", _options({k: v for k, v in generation.items()
+                                             if v is not None})])
+    if results.runs or results.correlations.matrix:
+        resamples = correlation_setting(results, "resamples", None)
+        rows.append(["correlation", f"{results.correlations.method}, rank by "
+                     f"{rank_by(results) or '–'}, min support {min_support(results)}"
+                     + (f", {resamples} bootstrap resamples" if resamples else "")])
+    if results.provenance.packages:
+        rows.append(["packages", ", ".join(f"{name} {version}" for name, version
+                                           in results.provenance.packages.items())])
+    tables = [Table("", ["", "this run"], rows)] if rows else []
+    if results.encoders:
+        encoder_rows = [[name, identity.plugin + (f" {identity.version}" if identity.version
+                                                  else ""),
+                         fmt(identity.dim), _options(identity.declares) if identity.declares
+                         else "–", _options(identity.options)]
+                        for name, identity in results.encoders.items()]
+        tables.append(Table("Encoders", ["encoder", "plugin", "dim", "declares", "options"],
+                            encoder_rows))
+    return Section("Run", [], tables=tables, kind="text") if tables else None
+
+
+def definitions_section(results: RunResults, docs: str | None = None) -> Section | None:
+    """One sentence per diagnostic the run reports, after Kerscher & Eger (2020), section 2,
+    with a link to docs/metrics.md (`docs`: the link's target; plain text without one)."""
+    metrics = set(results.correlations.diagnostics) | set(results.published_diagnostics()) | {
+        m for run in results.runs for m in run.metrics}
+    if not metrics:
+        return None
+    definitions = [
+        ("id", "Id: the share (in %) of test sentences the decoder regenerates exactly, token "
+               "for token, from the encoder's vector."),
+        ("perm", "PERM: the share (in %) of outputs that contain exactly the input's tokens, in "
+                 "any order (an identical output counts as a permutation)."),
+        ("id-perm", "Id/PERM: 100 x Id / PERM, how often an output that recovers the input's "
+                    "words also recovers their order; undefined when no output is a "
+                    "permutation, and a rate of only as many trials as permutations were "
+                    "found."),
+        ("bleu", "BLEU: corpus BLEU (sacrebleu) of the outputs against their inputs, n-gram "
+                 "overlap on a 0-100 scale."),
+        ("mover", "Mover: MoverScore as the paper's code computes it, 100 x (1 - the transport "
+                  "cost between the two sentences' BERT token embeddings)."),
+        ("bertscore", "BERTScore: greedy cosine matching of the two sentences' token "
+                      "embeddings (F1 by default), x 100."),
+        ("ppl", "ppl: perplexity of the inputs under the decoder, teacher-forced; lower is "
+                "better."),
+    ]
+    lines = [f"- {text}" for name, text in definitions
+             if any(m.split(":")[0] == name for m in metrics)]
+    if not lines:
+        return None
+    where = f"[{METRICS_DOC}]({docs})" if docs else f"{METRICS_DOC} in the harness's sources"
+    lines.append(f"Definitions after Kerscher & Eger (2020), section 2; how each is computed, "
+                 f"and where it departs from the paper's code: {where}.")
+    return Section("What the diagnostics measure", lines)

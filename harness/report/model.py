@@ -1,0 +1,150 @@
+"""The report's building blocks: sections and tables, number formatting, and what several
+sections look up in the results (the spec's correlation settings, metric directions, flags)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from harness.results import MetricScore, PairResult, RunResults
+
+DEFAULT_MIN_SUPPORT = 30
+"""`correlation.min_support` when the spec does not say (older results.json)."""
+
+ALPHA = 0.05
+"""The significance level the report marks and counts at."""
+
+FLAG = "⚠"
+"""Marks a value to read with care: support under `min_support`, a decoder still improving."""
+
+FIGURES_DIR = "figures"
+HEATMAP_FILE = "heatmap.png"
+CURVES_FILE = "training-curves.png"
+
+
+def scatter_file(diagnostic: str) -> str:
+    """The file name of a diagnostic's scatter plot, safe for a view's `:`."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in diagnostic)
+    return f"scatter-{safe}.png"
+
+
+class Table(NamedTuple):
+    """A table of text cells: an optional caption, a header row and the rows."""
+
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Section:
+    """A part of the report: a heading, lines of text, figures and tables.
+
+    A line starting with "- " is an item of a list; other lines are paragraphs. Lines may hold
+    Markdown links, `[text](target)`, which the HTML rendering turns into anchors. `figures`
+    are file names under figures/; `kind` names a style for the HTML tables ("samples": the
+    last column is text; "text": every column is).
+    """
+
+    title: str
+    text: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    kind: str = ""
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    """A number for a table; "–" for a missing or undefined one."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_p(value: float | None) -> str:
+    """A p-value: three decimals, or scientific notation below 0.001."""
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def fmt_interval(interval: tuple[Any, Any] | None, digits: int = 1) -> str:
+    """"[low, high]", or "" when there is no interval or neither end is defined."""
+    if interval is None or all(v is None for v in interval):
+        return ""
+    low, high = interval
+    return f"[{fmt(low, digits)}, {fmt(high, digits)}]"
+
+
+def fmt_span(low: Any, high: Any) -> str:
+    """"3" when both ends are equal, "2–4" otherwise, "–" when unknown."""
+    if low is None or high is None:
+        return "–"
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def join_names(names: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """"1 encoder", "3 encoders"."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def digits_for(score: MetricScore) -> int:
+    """Decimals a score is shown with: one on the 0-100 scale, two for perplexities near 1."""
+    return 1 if score.higher_is_better else 2
+
+
+def correlation_setting(results: RunResults, key: str, default: Any) -> Any:
+    """A key of the spec's `correlation` section, or `default` for an older results.json."""
+    section = results.spec.get("correlation")
+    if isinstance(section, dict) and section.get(key) is not None:
+        return section[key]
+    return default
+
+
+def min_support(results: RunResults) -> int:
+    """The spec's `correlation.min_support`: rates of fewer trials are flagged."""
+    return int(correlation_setting(results, "min_support", DEFAULT_MIN_SUPPORT))
+
+
+def rank_by(results: RunResults) -> str:
+    """The diagnostic the encoders are ranked by (`correlation.rank_by`)."""
+    return results.correlations.rank_by or str(correlation_setting(results, "rank_by", ""))
+
+
+def metric_order(runs: list[PairResult]) -> list[str]:
+    """The metrics of the runs, in order of first appearance."""
+    return list(dict.fromkeys(m for run in runs for m in run.metrics))
+
+
+def higher_is_better(results: RunResults) -> dict[str, bool]:
+    """Metric -> whether a higher value is better, as the runs recorded it."""
+    found: dict[str, bool] = {}
+    for run in results.runs:
+        for name, score in run.metrics.items():
+            found.setdefault(name, score.higher_is_better)
+    return found
+
+
+def low_support(score: MetricScore | None, threshold: int) -> bool:
+    """True when a score is a rate of fewer than `threshold` trials (recorded support only)."""
+    return score is not None and score.support is not None and score.support < threshold
+
+
+def still_improving(run: PairResult) -> tuple[int, int]:
+    """(decoders still improving, decoders trained) for a pair: each seed's, or the one's."""
+    trains = [seed.train for seed in run.seeds] if run.seeds else [run.train]
+    return sum(t.still_improving for t in trains), len(trains)
+
+
+def pair_name(run: PairResult) -> str:
+    """"encoder / decoder"."""
+    return f"{run.encoder} / {run.decoder}"

@@ -1,0 +1,108 @@
+"""Ranks: the encoders' rank on each diagnostic with its bootstrap interval and the pairwise
+differences that are significant (rank stability, as MTEB shows it), and the downstream rank
+beside the V2S rank (Kerscher & Eger 2020, Table 1)."""
+
+from __future__ import annotations
+
+from harness.report.model import (
+    Section,
+    Table,
+    fmt,
+    fmt_p,
+    fmt_span,
+    higher_is_better,
+    plural,
+    rank_by,
+)
+from harness.results import DiagnosticRanking, PairedDifference, RunResults
+
+
+def better(difference: PairedDifference, higher: bool) -> tuple[str, str] | None:
+    """(better encoder, worse encoder) of a significant difference; None when it is not
+    significant or undefined. `higher`: whether a higher value is better on the diagnostic."""
+    if not difference.significant or not difference.difference:
+        return None
+    a_wins = (difference.difference > 0) == higher
+    return (difference.a, difference.b) if a_wins else (difference.b, difference.a)
+
+
+def significant_pairs(ranking: DiagnosticRanking, higher: bool) -> list[tuple[str, str]]:
+    """The (better, worse) pairs whose difference is significant, in the ranking's order."""
+    return [pair for d in ranking.differences if (pair := better(d, higher)) is not None]
+
+
+def ranking_setup(ranking: DiagnosticRanking) -> str:
+    """How a ranking's intervals were got, in words."""
+    return (f"{ranking.resamples} paired bootstrap resamples of "
+            f"{plural(ranking.sentences, 'test sentence')}, seed variance "
+            + ("included" if ranking.seeds else "not included"))
+
+
+def _ranked(ranking: DiagnosticRanking) -> list[str]:
+    return sorted(ranking.encoders, key=lambda e: (ranking.encoders[e].rank or 10**6, e))
+
+
+def stability_section(results: RunResults) -> Section | None:
+    """Per decoder, one table: per diagnostic and encoder its value, rank, the rank's 95%
+    interval and the encoders it is significantly better than."""
+    if not results.rankings:
+        return None
+    direction = higher_is_better(results)
+    text = ["Rank 1 is best; tied encoders share the best rank. The rank interval is the 2.5th "
+            "to 97.5th percentile of the encoder's rank over paired bootstrap resamples (every "
+            "encoder scored on the same resampled test sentences). An encoder is significantly "
+            "better than another when the 95% interval of their paired difference excludes 0 "
+            "(no correction for the number of pairs). Seed variance included: the decoders' "
+            "seeds were resampled too, so the intervals cover training variance as well."]
+    tables = []
+    for decoder, by_diagnostic in results.rankings.items():
+        rows = []
+        setups = dict.fromkeys(ranking_setup(r) for r in by_diagnostic.values())
+        for diagnostic, ranking in by_diagnostic.items():
+            higher = direction.get(diagnostic, True)
+            wins: dict[str, list[str]] = {}
+            for winner, loser in significant_pairs(ranking, higher):
+                wins.setdefault(winner, []).append(loser)
+            digits = 1 if higher else 2
+            for encoder in _ranked(ranking):
+                place = ranking.encoders[encoder]
+                rows.append([diagnostic, encoder, fmt(place.value, digits), fmt(place.rank),
+                             fmt_span(*place.rank_ci95), ", ".join(wins.get(encoder, [])) or "–"])
+            pairs = len(ranking.differences)
+            text.append(f"- {decoder}, {diagnostic}: {len(significant_pairs(ranking, higher))} "
+                        f"of {plural(pairs, 'pair')} differ significantly"
+                        + (f"; some encoder's score was undefined in "
+                           f"{ranking.undefined_resamples} resamples, where it ranks last"
+                           if ranking.undefined_resamples else "") + ".")
+        caption = f"Decoder {decoder}: " + "; ".join(setups)
+        tables.append(Table(caption, ["diagnostic", "encoder", "value", "rank",
+                                      "rank 95% interval", "significantly better than"], rows))
+    return Section("Rank stability", text, tables=tables)
+
+
+def table1_section(results: RunResults) -> Section | None:
+    """Downstream rank against V2S rank, sorted by downstream rank, with their agreement."""
+    ranks = results.correlations.ranks
+    if not ranks:
+        return None
+    wanted = rank_by(results)
+    by = wanted if wanted in ranks else next((k for k in ranks if k != "downstream"), "")
+    downstream, v2s = ranks.get("downstream", {}), ranks.get(by, {})
+    encoders = sorted(set(downstream) | set(v2s),
+                      key=lambda e: (downstream.get(e, 10**6), v2s.get(e, 10**6), e))
+    rows = [[e, fmt(downstream.get(e)), fmt(v2s.get(e)),
+             fmt(v2s[e] - downstream[e]) if e in v2s and e in downstream else "–"]
+            for e in encoders]
+    text = ["Rank 1 is best. Downstream rank: encoders ranked within each task, ranks averaged "
+            f"over tasks, the averages ranked; V2S rank by {by or 'a diagnostic'} "
+            "(Kerscher & Eger 2020, Table 1)."]
+    common = [e for e in encoders if e in downstream and e in v2s]
+    if len(common) >= 3 and by:
+        from harness.stats import correlate
+
+        agreement = correlate({e: -downstream[e] for e in common}, {e: -v2s[e] for e in common})
+        if agreement.rho is not None:
+            text.append(f"Spearman correlation of the two rankings over {agreement.n} encoders: "
+                        f"{agreement.rho:.2f} (p {fmt_p(agreement.p)}).")
+    return Section("Ranks", text, tables=[Table("", ["encoder", "downstream rank",
+                                                     f"V2S rank ({by})", "V2S - DS"], rows)])
