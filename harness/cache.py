@@ -157,3 +157,12 @@ class Cache:
 def read_meta(directory: Path) -> dict[str, Any]:
     """Return the meta.json of the artifact in `directory`."""
     return json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+
+
+def file_digest(path: Path) -> str:
+    """Return the sha256 of a file's content, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -16,7 +16,6 @@ Nothing here reads a spec (`harness.spec.preflight` uses this module) or loads a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from harness.cache import META_FILE, read_meta
+from harness.cache import META_FILE, file_digest, read_meta
 from harness.errors import DataError, PluginError
 from harness.results import PublishedTable
 
@@ -244,7 +243,7 @@ def preview_vocabulary(bpe_size: int, dim: int, vectors: Path | None) -> Preview
     if width is None:
         return None
     pieces = int(match["size"]) if match else 1
-    identity = imported_vectors(vectors, "" if match else _sha256(vectors))
+    identity = imported_vectors(vectors, "" if match else file_digest(vectors))
     return PreviewVocabulary(identity, pieces, width)
 
 
@@ -267,14 +266,6 @@ def _vectors_dim(path: Path) -> int | None:
     if len(first) == 2 and all(part.isdigit() for part in first):
         return int(first[1])  # "count dim" header
     return len(first) - 1 if len(first) > 2 else None
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # --------------------------------------------------------------------------- published tables

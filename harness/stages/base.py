@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from harness.cache import Cache
+from harness.cache import Cache, file_digest  # noqa: F401 - re-exported for the stages
 from harness.protocols import BuildContext
 from harness.spec import Component, Spec
 
@@ -46,12 +44,3 @@ class RunContext:
     def add_time(self, stage: str, seconds: float) -> None:
         """Accumulate wall time per stage for provenance."""
         self.timings[stage] = round(self.timings.get(stage, 0.0) + seconds, 3)
-
-
-def file_digest(path: Path) -> str:
-    """Return the sha256 of a file's content, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
