@@ -168,7 +168,7 @@ def definitions_section(results: RunResults, docs: str | None = None) -> Section
              if any(m.split(":")[0] == name for m in metrics)]
     if not lines:
         return None
-    where = f"[{METRICS_DOC}]({docs})" if docs else f"{METRICS_DOC} in the harness's sources"
+    where = f"[{METRICS_DOC}]({docs})" if docs else f"{METRICS_DOC} in the v2s-harness documentation"
     lines.append(f"Definitions after Kerscher & Eger (2020), section 2; how each is computed, "
                  f"and where it departs from the paper's code: {where}.")
     return Section("What the diagnostics measure", lines)

@@ -25,7 +25,6 @@ from harness.results import RunResults
 __all__ = ["CURVES_FILE", "FIGURES_DIR", "HEATMAP_FILE", "render_html", "render_markdown",
            "report_figures", "sample_file_name", "scatter_file", "write_reports", "write_run"]
 
-_METRICS_DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -63,17 +62,6 @@ def write_run(out: Path, results: RunResults, samples: dict[tuple[str, str], Pat
     write_reports(out, results, formats)
 
 
-def docs_link(out: Path) -> str | None:
-    """The path from a run directory to docs/metrics.md of the harness's checkout, or None when
-    the harness is installed without its docs."""
-    if not _METRICS_DOC.is_file():
-        return None
-    try:
-        return Path(os.path.relpath(_METRICS_DOC, out.resolve())).as_posix()
-    except ValueError:  # another drive (Windows): no relative path
-        return None
-
-
 def write_reports(out: Path, results: RunResults, formats: list[str]) -> None:
     """Write figures/*.png and report.md and/or report.html from a run's results."""
     if not {"md", "html"} & set(formats):
@@ -84,11 +72,10 @@ def write_reports(out: Path, results: RunResults, formats: list[str]) -> None:
         for name, data in figures.items():
             _write_bytes(out / FIGURES_DIR / name, data)
     _remove_stale(out / FIGURES_DIR, "*.png", set(figures))
-    docs = docs_link(out)
     if "md" in formats:
-        _write_text(out / "report.md", render_markdown(results, figures, docs=docs))
+        _write_text(out / "report.md", render_markdown(results, figures))
     if "html" in formats:
-        _write_text(out / "report.html", render_html(results, figures, docs=docs))
+        _write_text(out / "report.html", render_html(results, figures))
 
 
 def _remove_stale(directory: Path, pattern: str, keep: set[str]) -> None:
