@@ -74,11 +74,12 @@ class MetricScore(_Record):
     `value` is on the paper's 0-100 scale where the metric has one, None where it is undefined
     (Id/PERM without a permutation). `ci95` is its 95% interval and `interval` how it was got:
     "clopper-pearson" (exact, for a proportion of `support` trials), "bootstrap" (percentile
-    bootstrap over test sentences) or "bootstrap-seeds" (over test sentences and the decoders'
-    seeds). `support` is what the value is a rate of: the (reference, hypothesis) pairs scored,
-    or for Id/PERM the permutations found. `undefined_resamples` counts bootstrap resamples in
-    which the score was undefined (never dropped silently). With several seeds, `value` is the
-    mean over seeds and `seeds` their spread.
+    bootstrap over test sentences), "bootstrap-seeds" (over test sentences and the decoders'
+    seeds) or, for a rate over seeds, "clopper-pearson+bootstrap-seeds" (the hull of both).
+    `support` is what the value is a rate of: the (reference, hypothesis) pairs scored, or for
+    Id/PERM the permutations found (summed over seeds). `undefined_resamples` counts bootstrap
+    resamples in which the score was undefined (never dropped silently). With several seeds,
+    `value` is the mean over seeds and `seeds` their spread.
     """
 
     value: float | None

@@ -164,21 +164,38 @@ def test_several_seeds_get_the_two_level_bootstrap_and_their_spread():
     seeds = [ones(100, 500), ones(300, 500)]
     score = metric_score(IdentityMetric(), seeds, seed=2, resamples=500)
     expected = bootstrap_seeds_ci(IdentityMetric(), seeds, seed=2, resamples=500)
-    assert score.interval == "bootstrap-seeds"
+    # Id is a rate: the hull of the seed bootstrap and the exact interval of the pooled counts
+    # (400 of 1000); here the seed variance dominates, so the hull is the bootstrap's
+    pooled = binomtest(400, 1000).proportion_ci(method="exact")
+    assert pooled.low * 100 > expected.low and pooled.high * 100 < expected.high
+    assert score.interval == "clopper-pearson+bootstrap-seeds"
     assert score.value == pytest.approx(40.0)  # mean of 20 and 60
-    assert score.ci95 == expected.bounds
+    assert score.ci95 == pytest.approx(expected.bounds)
     assert score.seeds is not None and score.seeds.values == [20.0, 60.0]
     assert score.seeds.std == pytest.approx(pystats.stdev([20.0, 60.0]))
-    assert score.support == 500
+    assert score.support == 1000  # trials pooled over the seeds
 
 
-def test_id_perm_support_is_its_permutations_and_the_weakest_seed_with_several():
+def test_a_rate_over_seeds_with_few_trials_is_never_zero_width():
+    """1 of 1 and 1 of 1 permutations exact: every bootstrap resample scores 100, but two
+    trials cannot establish that; the exact interval of the pooled 2 of 2 widens it."""
+    first = np.zeros((50, 2))
+    first[0] = 1.0
+    score = metric_score(IdentityPerPermutationMetric(), [first, first.copy()], seed=1,
+                         resamples=200)
+    exact = binomtest(2, 2).proportion_ci(method="exact")
+    assert score.value == 100.0 and score.support == 2
+    assert score.ci95 == pytest.approx((100 * exact.low, 100.0))
+    assert score.ci95[0] < 20.0
+
+
+def test_id_perm_support_is_its_permutations_pooled_over_seeds():
     first, second = np.zeros((100, 2)), np.zeros((100, 2))
     first[:6, 1], first[:3, 0] = 1.0, 1.0    # 3 of 6 permutations exact
     second[:9, 1], second[:9, 0] = 1.0, 1.0  # 9 of 9
     assert metric_score(IdentityPerPermutationMetric(), [first], seed=1).support == 6
     score = metric_score(IdentityPerPermutationMetric(), [first, second], seed=1, resamples=300)
-    assert score.support == 6
+    assert score.support == 15  # 6 + 9 permutations over the two seeds
     assert score.value == pytest.approx(75.0)
     interval = bootstrap_seeds_ci(IdentityPerPermutationMetric(), [first, second], seed=1,
                                   resamples=300)

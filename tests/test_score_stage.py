@@ -89,8 +89,13 @@ def test_several_seeds_are_scored_from_their_statistics_files(tmp_path):
     files = [scored(ctx, component("id-perm", metric), s)[1]
              for s in (samples(tmp_path), other)]
     score = seeds_score(ctx, component("id-perm", metric), files)
-    expected = bootstrap_seeds_ci(metric, [np.load(f) for f in files], seed=7)
-    assert score.interval == "bootstrap-seeds" and score.value == pytest.approx((100 / 3 + 100) / 2)
-    assert score.ci95 == pytest.approx(expected.bounds)
+    statistics = [np.load(f) for f in files]
+    boot = bootstrap_seeds_ci(metric, statistics, seed=7)
+    successes, trials = (int(sum(s[:, column].sum() for s in statistics)) for column in (0, 1))
+    exact = binomtest(successes, trials).proportion_ci(method="exact")
+    assert score.interval == "clopper-pearson+bootstrap-seeds"
+    assert score.value == pytest.approx((100 / 3 + 100) / 2)
+    assert score.ci95 == pytest.approx((min(boot.low, 100 * exact.low),
+                                        max(boot.high, 100 * exact.high)))
     assert score.seeds is not None and score.seeds.n == 2
-    assert score.support == 15  # the weaker seed's permutations
+    assert score.support == trials == 15 + len(REFS)  # permutations pooled over both seeds

@@ -23,6 +23,9 @@ INTERVALS = {
     "clopper-pearson": "the exact Clopper-Pearson interval of a proportion of n trials",
     "bootstrap": "a percentile bootstrap over test sentences",
     "bootstrap-seeds": "a percentile bootstrap over test sentences and the decoders' seeds",
+    "clopper-pearson+bootstrap-seeds": "the hull of the exact interval of the counts pooled "
+                                       "over the seeds and a percentile bootstrap over test "
+                                       "sentences and seeds",
 }
 """How an interval was got (`MetricScore.interval`), in words."""
 

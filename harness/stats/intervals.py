@@ -217,6 +217,13 @@ def seed_spread(values: Sequence[float | None]) -> SeedSpread:
                       std=float(defined.std(ddof=1)) if defined.size > 1 else None)
 
 
+def _hull(first: tuple[float, float], second: tuple[float, float]) -> tuple[float, float]:
+    """The smallest interval containing both; a NaN bound of one side yields the other's."""
+    lows = [b for b in (first[0], second[0]) if math.isfinite(b)]
+    highs = [b for b in (first[1], second[1]) if math.isfinite(b)]
+    return (min(lows) if lows else math.nan, max(highs) if highs else math.nan)
+
+
 def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
                  resamples: int = 1000, higher_is_better: bool | None = None,
                  signature: str | None = None, level: float = 0.95) -> MetricScore:
@@ -227,11 +234,14 @@ def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
       out; None when it is undefined for all).
     - `ci95` and `interval`: a proportion metric with one seed gets "clopper-pearson", the exact
       interval of its summed successes and trials, scaled by `proportion_scale`
-      (`proportion_interval`); several seeds get "bootstrap-seeds" (`bootstrap_seeds_ci`);
-      any other single seed "bootstrap" (`bootstrap_ci`), each with `resamples` resamples
-      drawn from `seed`.
-    - `support`: for a proportion, its trials; with several seeds the smallest trials of any
-      seed (the weakest footing any of the averaged rates stands on); otherwise the n sentences.
+      (`proportion_interval`); a proportion over several seeds gets
+      "clopper-pearson+bootstrap-seeds", the hull of the exact interval of the counts pooled
+      over the seeds and the two-level bootstrap interval (`bootstrap_seeds_ci`), so it is
+      never zero-width for small counts and still carries the seed variance; other metrics
+      get "bootstrap-seeds" with several seeds and "bootstrap" with one (`bootstrap_ci`), each
+      with `resamples` resamples drawn from `seed`.
+    - `support`: for a proportion, its trials summed over the seeds; otherwise the n
+      sentences.
     - `undefined_resamples`: bootstrap resamples whose score was undefined (None for the exact
       interval, which draws none); `seeds`: the `seed_spread` with several seeds, else None.
     `higher_is_better` defaults to the metric's own (`harness.protocols.higher_is_better`).
@@ -243,19 +253,26 @@ def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
     values = np.asarray(metric.corpus_score(totals, n), dtype=np.float64).reshape(-1)
     spread = seed_spread(list(values))
     proportion = proportion_counts(metric, totals, n)
-    support = n
-    undefined: int | None = None
+    support, undefined, exact_ci = n, None, None
     if proportion is not None:
         successes, trials, scale = proportion
-        trials = np.asarray(trials, dtype=np.float64).reshape(-1)
-        support = _whole(trials.min(), "trials")
-    if proportion is not None and len(seeds) == 1:
-        exact = proportion_interval(float(np.asarray(successes).reshape(-1)[0]), trials[0], level)
-        ci95, interval = (scale * exact.low, scale * exact.high), CLOPPER_PEARSON
+        pooled = (float(np.asarray(successes, dtype=np.float64).sum()),
+                  float(np.asarray(trials, dtype=np.float64).sum()))
+        support = _whole(pooled[1], "trials")
+        exact = proportion_interval(*pooled, level)
+        exact_ci = (scale * exact.low, scale * exact.high)
+    if exact_ci is not None and len(seeds) == 1:
+        ci95, interval = exact_ci, CLOPPER_PEARSON
     else:
         boot = bootstrap_seeds_ci(metric, list(seeds), resamples=resamples, seed=seed, level=level)
         ci95, undefined = boot.bounds, boot.undefined
         interval = BOOTSTRAP_SEEDS if len(seeds) > 1 else BOOTSTRAP
+        if exact_ci is not None:
+            # A rate averaged over seeds: the bootstrap carries the seed variance, the exact
+            # interval of the pooled counts the small-count uncertainty the bootstrap cannot
+            # see (it collapses to a point when every trial succeeded); report their hull.
+            ci95 = _hull(ci95, exact_ci)
+            interval = f"{CLOPPER_PEARSON}+{BOOTSTRAP_SEEDS}"
     direction = declared_direction(metric) if higher_is_better is None else higher_is_better
     return MetricScore(value=spread.mean, ci95=ci95, support=support, higher_is_better=direction,
                        signature=signature, interval=interval, undefined_resamples=undefined,
