@@ -26,7 +26,7 @@ from harness.stages.encode import Encoded, encode_corpus
 from harness.stages.generate import generate_samples
 from harness.stages.identity import identify_encoder
 from harness.stages.score import scored, seeds_score
-from harness.stages.train import decoder_seeds, train_decoder_for
+from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab, prepare_vocab
 
 
@@ -72,7 +72,7 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
             continue
         seeds: list[SeedRun] = []
         files: dict[str, list[Path]] = {m.name: [] for m in ctx.spec.metrics}
-        for seed in decoder_seeds(ctx, decoder):
+        for seed in ctx.spec.decoder_seeds(decoder):
             trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab, seed=seed)
             generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
             samples.setdefault(decoder.name, []).append(generated.path)

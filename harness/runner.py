@@ -37,7 +37,12 @@ from harness.stages.correlate import (
     table_identities,
 )
 from harness.stages.downstream import downstream_scores
-from harness.stages.rankings import correlation_bounds, rank_stability, support_notes
+from harness.stages.rankings import (
+    correlation_bounds,
+    load_statistics,
+    rank_stability,
+    support_notes,
+)
 from harness.stages.report import write_run
 from harness.stages.vocab import prepare_vocab
 
@@ -81,11 +86,12 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     correlations = correlate_diagnostics(diagnostics, downstream, method=spec.correlation.method,
                                          decoder=primary, rank_by=spec.correlation.rank_by,
                                          lower_is_better=lower_is_better)
-    correlations = correlation_bounds(ctx, execution.outcomes, correlations, downstream.scores)
+    statistics = load_statistics(execution.outcomes)
+    correlations = correlation_bounds(ctx, statistics, correlations, downstream.scores)
     correlations = correlations.model_copy(update={"notes": [
         *correlations.notes, *support_notes(runs, spec.correlation.rank_by, primary,
                                             spec.correlation.min_support)]})
-    rankings = rank_stability(ctx, execution.outcomes)
+    rankings = rank_stability(ctx, statistics)
     for note in correlations.notes:
         log.warning("%s", note)
     ctx.add_time("total", time.perf_counter() - started)
@@ -158,7 +164,7 @@ def _seed_labels(spec: Spec, decoder: str) -> list[str]:
     """How the run directory names a decoder's samples per seed: the decoder's name for the
     first seed (the spec's own), `NAME-seedN` for the others."""
     (component,) = [d for d in spec.decoders if d.name == decoder]
-    return [decoder] + [f"{decoder}-seed{spec.seed + k}" for k in range(1, component.seeds)]
+    return [decoder] + [f"{decoder}-seed{seed}" for seed in spec.decoder_seeds(component)[1:]]
 
 
 def _examples(samples: dict[tuple[str, str], Path]) -> list[Example]:

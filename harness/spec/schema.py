@@ -319,6 +319,11 @@ class Spec(SpecDocument):
         assert isinstance(value, list)
         return value
 
+    def decoder_seeds(self, decoder: Component) -> list[int]:
+        """The seeds of the decoders `decoder` trains per encoder: the spec's seed, then the
+        next ones, one per decoder its `seeds:` asks for."""
+        return [self.seed + offset for offset in range(decoder.seeds)]
+
     def pairs(self) -> list[tuple[Component, Component]]:
         """The encoder x decoder jobs, in run order: each decoder for the encoders it is
         trained for."""

@@ -23,15 +23,23 @@ MIN_RANKED = 2
 """Encoders needed for a ranking: with one there is nothing to compare."""
 
 
-def _statistics(outcomes: list[EncoderOutcome], decoder: str,
-                metric: str) -> dict[str, list[np.ndarray]]:
-    """Encoder -> per-seed statistics of `metric` on `decoder`'s samples, for the encoders that
-    have them, in the spec's encoder order."""
-    return {o.encoder: [np.load(Path(path)) for path in o.statistics[decoder][metric]]
-            for o in outcomes if metric in o.statistics.get(decoder, {})}
+Statistics = dict[tuple[str, str], dict[str, list[np.ndarray]]]
+"""(decoder, metric) -> encoder -> the per-sentence statistics of each seed, in the spec's
+encoder order."""
 
 
-def rank_stability(ctx: RunContext, outcomes: list[EncoderOutcome]
+def load_statistics(outcomes: list[EncoderOutcome]) -> Statistics:
+    """Every job's per-sentence metric statistics, each file read once."""
+    statistics: Statistics = {}
+    for outcome in outcomes:
+        for decoder, by_metric in outcome.statistics.items():
+            for metric, paths in by_metric.items():
+                statistics.setdefault((decoder, metric), {})[outcome.encoder] = [
+                    np.load(Path(path)) for path in paths]
+    return statistics
+
+
+def rank_stability(ctx: RunContext, statistics: Statistics
                    ) -> dict[str, dict[str, DiagnosticRanking]]:
     """Decoder -> diagnostic -> the encoders' rank intervals and paired differences, from
     `correlation.resamples` paired bootstrap resamples of the test sentences."""
@@ -43,19 +51,18 @@ def rank_stability(ctx: RunContext, outcomes: list[EncoderOutcome]
     rankings: dict[str, dict[str, DiagnosticRanking]] = {}
     for decoder in ctx.spec.decoders:
         for component in ctx.spec.metrics:
-            statistics = _statistics(outcomes, decoder.name, component.name)
-            if len(statistics) < MIN_RANKED:
+            encoders = statistics.get((decoder.name, component.name), {})
+            if len(encoders) < MIN_RANKED:
                 continue
             metric = ctx.build_once(component)
             rankings.setdefault(decoder.name, {})[component.name] = paired_ranking(
-                metric, statistics, higher_is_better=higher_is_better(metric),
+                metric, encoders, higher_is_better=higher_is_better(metric),
                 resamples=section.resamples, seed=ctx.spec.seed)
     ctx.add_time("rankings", time.perf_counter() - started)
     return rankings
 
 
-def correlation_bounds(ctx: RunContext, outcomes: list[EncoderOutcome],
-                       correlations: Correlations,
+def correlation_bounds(ctx: RunContext, statistics: Statistics, correlations: Correlations,
                        downstream: dict[str, dict[str, float]]) -> Correlations:
     """`correlations` with a bootstrap interval over test sentences on every cell and on each
     diagnostic's mean rho: the same paired resamples for every encoder, downstream held fixed."""
@@ -67,12 +74,12 @@ def correlation_bounds(ctx: RunContext, outcomes: list[EncoderOutcome],
     matrix, summary = dict(correlations.matrix), dict(correlations.summary)
     for component in ctx.spec.metrics:
         name = component.name
-        statistics = _statistics(outcomes, correlations.decoder, name)
-        statistics = {encoder: stats for encoder, stats in statistics.items()
-                      if encoder in downstream}
-        if name not in matrix or len(statistics) < 3:
+        scored = {encoder: stats for encoder, stats
+                  in statistics.get((correlations.decoder, name), {}).items()
+                  if encoder in downstream}
+        if name not in matrix or len(scored) < 3:
             continue
-        bounds = correlation_intervals(ctx.build_once(component), statistics, downstream,
+        bounds = correlation_intervals(ctx.build_once(component), scored, downstream,
                                        method=correlations.method,
                                        resamples=ctx.spec.correlation.resamples,
                                        seed=ctx.spec.seed)

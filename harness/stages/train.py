@@ -51,12 +51,6 @@ def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab
     return model.to(ctx.device)
 
 
-def decoder_seeds(ctx: RunContext, component: Component) -> list[int]:
-    """The seeds of the decoders trained per encoder: the spec's seed, then the next ones, one
-    per decoder the entry's `seeds:` asks for."""
-    return [ctx.spec.seed + offset for offset in range(component.seeds)]
-
-
 def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, corpus: Corpus,
                       vocab: Vocab, *, seed: int | None = None) -> TrainedDecoder:
     """Return the decoder trained with `seed` (default: the spec's; it draws the initial
