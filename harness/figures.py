@@ -11,6 +11,8 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
+from harness.report.model import ALPHA
+
 if TYPE_CHECKING:
     from harness.results import Correlations, CurvePoint, PairResult
 
@@ -19,8 +21,9 @@ HEATMAP_COLORMAP = "RdBu_r"
 
 _UNDEFINED_COLOUR = "#d9d9d9"
 
-SIGNIFICANCE = 0.05
-"""A heatmap cell whose p-value is under this is marked "*" (uncorrected)."""
+SIGNIFICANCE = ALPHA
+"""A heatmap cell whose p-value is under this is marked "*" (uncorrected), as in the report's
+tables."""
 
 _SINGLE_COLOUR = "#1f4e79"
 """The colour of a pair trained with one seed."""

@@ -1,5 +1,5 @@
 """Tests of the score stage: each score records how its interval was got, on what support, and
-keeps the per-sentence statistics the paired analyses read back (`score_statistics`)."""
+keeps the per-sentence statistics the paired analyses read back (the file `scored` returns)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from harness.cache import Cache
 from harness.results import MetricScore
 from harness.stages.base import RunContext
 from harness.stages.generate import Samples
-from harness.stages.score import score_samples, score_statistics
+from harness.stages.score import scored
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityPerPermutationMetric
 
@@ -44,7 +44,7 @@ def samples(tmp_path: Path) -> Samples:
 
 def test_a_proportion_is_scored_with_its_exact_interval_and_trials(tmp_path):
     ctx, metric = context(tmp_path), IdentityPerPermutationMetric()
-    score = score_samples(ctx, component("id-perm", metric), samples(tmp_path))
+    score = scored(ctx, component("id-perm", metric), samples(tmp_path))[0]
     exact = binomtest(5, 15).proportion_ci(method="exact")
     assert isinstance(score, MetricScore)
     assert score.value == pytest.approx(100 / 3)
@@ -54,32 +54,32 @@ def test_a_proportion_is_scored_with_its_exact_interval_and_trials(tmp_path):
 
 def test_statistics_are_read_back_from_the_same_artifact(tmp_path):
     ctx, metric = context(tmp_path), IdentityPerPermutationMetric()
-    first = score_samples(ctx, component("id-perm", metric), samples(tmp_path))
+    first = scored(ctx, component("id-perm", metric), samples(tmp_path))[0]
     builds = ctx.cache.builds
-    statistics = score_statistics(ctx, component("id-perm", metric), samples(tmp_path))
-    assert ctx.cache.builds == builds  # a cache hit: same key as score_samples
+    statistics = np.load(scored(ctx, component("id-perm", metric), samples(tmp_path))[1])
+    assert ctx.cache.builds == builds  # a cache hit: same artifact as the score
     assert np.array_equal(statistics, metric.sentence_statistics(REFS, HYPS))
-    assert score_samples(ctx, component("id-perm", metric), samples(tmp_path)) == first
+    assert scored(ctx, component("id-perm", metric), samples(tmp_path))[0] == first
 
 
 def test_statistics_alone_build_the_artifact(tmp_path):
     ctx, metric = context(tmp_path), IdentityPerPermutationMetric()
-    statistics = score_statistics(ctx, component("id-perm", metric), samples(tmp_path))
+    statistics = np.load(scored(ctx, component("id-perm", metric), samples(tmp_path))[1])
     assert statistics.shape == (30, 2) and ctx.cache.builds == 1
-    score_samples(ctx, component("id-perm", metric), samples(tmp_path))
+    scored(ctx, component("id-perm", metric), samples(tmp_path))
     assert ctx.cache.builds == 1
 
 
 def test_other_metrics_get_the_bootstrap_with_its_undefined_count(tmp_path):
     ctx = context(tmp_path)
-    score = score_samples(ctx, component("bleu", BleuMetric()), samples(tmp_path))
+    score = scored(ctx, component("bleu", BleuMetric()), samples(tmp_path))[0]
     assert (score.interval, score.support, score.undefined_resamples) == ("bootstrap", 30, 0)
     assert score.signature is not None and score.signature.startswith("nrefs:1")
     assert score.ci95[0] <= score.value <= score.ci95[1]
 
 
 def test_several_seeds_are_scored_from_their_statistics_files(tmp_path):
-    from harness.stages.score import scored, seeds_score
+    from harness.stages.score import seeds_score
     from harness.stats import bootstrap_seeds_ci
 
     ctx, metric = context(tmp_path), IdentityPerPermutationMetric()

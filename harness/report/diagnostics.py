@@ -10,6 +10,7 @@ from harness.report.model import (
     Table,
     digits_for,
     fmt,
+    higher_is_better,
     join_names,
     low_support,
     metric_order,
@@ -38,7 +39,7 @@ def score_cell(score: MetricScore | None, threshold: int) -> str:
     the flag when its support is under `threshold`."""
     if score is None:
         return "–"
-    digits = digits_for(score)
+    digits = digits_for(score.higher_is_better)
     text = fmt(score.value, digits)
     spread = score.seeds
     if spread is not None and spread.n > 1 and spread.std is not None:
@@ -105,8 +106,7 @@ def diagnostics_section(results: RunResults) -> Section | None:
     rows = [[run.encoder, run.decoder, *([str(len(run.seeds)) if run.seeds else "1"] if seeded else []),
              *[score_cell(run.metrics.get(m), threshold) for m in metrics],
              *([training_cell(run)] if trained else [])] for run in runs]
-    direction = {m: next(run.metrics[m].higher_is_better for run in runs if m in run.metrics)
-                 for m in metrics}
+    direction = higher_is_better(results)
     higher = [m for m in metrics if direction[m]]
     lower = [m for m in metrics if not direction[m]]
     text = ["Corpus scores with 95% intervals"

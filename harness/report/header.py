@@ -76,7 +76,8 @@ def _vocab(results: RunResults) -> str:
     return ", ".join(parts)
 
 
-def _provenance(results: RunResults) -> str:
+def provenance_line(results: RunResults) -> str:
+    """The one line under the report's title: harness, commit, spec hash, seed, device."""
     prov = results.provenance
     device = prov.device or "?"
     if prov.device_name:
@@ -91,11 +92,6 @@ def _provenance(results: RunResults) -> str:
     if "total" in prov.timings:
         parts.append(f"{prov.timings['total']:.0f} s")
     return ", ".join(parts)
-
-
-def provenance_line(results: RunResults) -> str:
-    """The one line under the report's title: harness, commit, spec hash, seed, device."""
-    return _provenance(results)
 
 
 def run_section(results: RunResults) -> Section | None:

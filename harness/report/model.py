@@ -97,9 +97,10 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
-def digits_for(score: MetricScore) -> int:
-    """Decimals a score is shown with: one on the 0-100 scale, two for perplexities near 1."""
-    return 1 if score.higher_is_better else 2
+def digits_for(higher_is_better: bool) -> int:
+    """Decimals a metric's scores are shown with, by its direction: one on the 0-100 scale,
+    two for perplexities (lower is better) near 1."""
+    return 1 if higher_is_better else 2
 
 
 def correlation_setting(results: RunResults, key: str, default: Any) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from harness.report.model import (
     Section,
     Table,
+    digits_for,
     fmt,
     fmt_p,
     fmt_span,
@@ -29,6 +30,15 @@ def better(difference: PairedDifference, higher: bool) -> tuple[str, str] | None
 def significant_pairs(ranking: DiagnosticRanking, higher: bool) -> list[tuple[str, str]]:
     """The (better, worse) pairs whose difference is significant, in the ranking's order."""
     return [pair for d in ranking.differences if (pair := better(d, higher)) is not None]
+
+
+def wins(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Better encoder -> the encoders it is significantly better than, from `significant_pairs`,
+    in their order."""
+    found: dict[str, list[str]] = {}
+    for winner, loser in pairs:
+        found.setdefault(winner, []).append(loser)
+    return found
 
 
 def ranking_setup(ranking: DiagnosticRanking) -> str:
@@ -60,17 +70,15 @@ def stability_section(results: RunResults) -> Section | None:
         setups = dict.fromkeys(ranking_setup(r) for r in by_diagnostic.values())
         for diagnostic, ranking in by_diagnostic.items():
             higher = direction.get(diagnostic, True)
-            wins: dict[str, list[str]] = {}
-            for winner, loser in significant_pairs(ranking, higher):
-                wins.setdefault(winner, []).append(loser)
-            digits = 1 if higher else 2
+            pairs = significant_pairs(ranking, higher)
+            beaten = wins(pairs)
             for encoder in _ranked(ranking):
                 place = ranking.encoders[encoder]
-                rows.append([diagnostic, encoder, fmt(place.value, digits), fmt(place.rank),
-                             fmt_span(*place.rank_ci95), ", ".join(wins.get(encoder, [])) or "–"])
-            pairs = len(ranking.differences)
-            text.append(f"- {decoder}, {diagnostic}: {len(significant_pairs(ranking, higher))} "
-                        f"of {plural(pairs, 'pair')} differ significantly"
+                rows.append([diagnostic, encoder, fmt(place.value, digits_for(higher)),
+                             fmt(place.rank), fmt_span(*place.rank_ci95),
+                             ", ".join(beaten.get(encoder, [])) or "–"])
+            text.append(f"- {decoder}, {diagnostic}: {len(pairs)} "
+                        f"of {plural(len(ranking.differences), 'pair')} differ significantly"
                         + (f"; some encoder's score was undefined in "
                            f"{ranking.undefined_resamples} resamples, where it ranks last"
                            if ranking.undefined_resamples else "") + ".")

@@ -10,7 +10,9 @@ performance is the mean of its z-scores over the tasks it has.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
+from harness import compare
 from harness.report.model import Section, fmt, fmt_p, scatter_file
 from harness.results import RunResults
 
@@ -39,19 +41,11 @@ def mean_z_scores(downstream: dict[str, dict[str, float]]) -> dict[str, float]:
     return {e: sum(z) / len(z) for e, z in collected.items()}
 
 
-def diagnostic_values(results: RunResults) -> dict[str, dict[str, float | None]]:
+def diagnostic_values(results: RunResults) -> Mapping[str, Mapping[str, float | None]]:
     """Diagnostic -> encoder -> the value that was correlated: the correlations' own record,
-    else the published table's, else the runs of the decoder the correlations use."""
-    values = results.correlations.diagnostics or results.published_diagnostics()
-    if values:
-        return values
-    decoder = results.primary_decoder()
-    found: dict[str, dict[str, float | None]] = {}
-    for run in results.runs:
-        if run.decoder == decoder:
-            for name, score in run.metrics.items():
-                found.setdefault(name, {})[run.encoder] = score.value
-    return found
+    else (an older results.json) `harness.compare.diagnostic_values`: the published table's,
+    or the runs of the decoder the correlations use."""
+    return results.correlations.diagnostics or compare.diagnostic_values(results)
 
 
 def scatter_points(results: RunResults) -> dict[str, dict[str, tuple[float, float]]]:

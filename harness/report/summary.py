@@ -22,7 +22,7 @@ from harness.report.model import (
     still_improving,
 )
 from harness.report.multiplicity import holm, multiplicity
-from harness.report.ranking import ranking_setup, significant_pairs
+from harness.report.ranking import ranking_setup, significant_pairs, wins
 from harness.results import DiagnosticRanking, RunResults
 
 MANY_ENCODERS = 10
@@ -58,12 +58,9 @@ def ranking_claims(results: RunResults) -> list[str]:
     if not pairs:
         return [f"{where}, no two encoders differ significantly: the test set does not "
                 f"establish their order on {diagnostic}."]
-    wins: dict[str, list[str]] = {}
-    for winner, loser in pairs:
-        wins.setdefault(winner, []).append(loser)
     direction = "higher" if higher else "lower, which is better,"
     claims = "; ".join(f"{winner} scores significantly {direction} than {join_names(losers)}"
-                       for winner, losers in wins.items())
+                       for winner, losers in wins(pairs).items())
     sentence = (f"{where}, {len(pairs)} of {plural(total, 'encoder pair')} differ "
                 f"significantly: {claims}.")
     won = set(pairs)

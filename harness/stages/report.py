@@ -26,7 +26,6 @@ __all__ = ["CURVES_FILE", "FIGURES_DIR", "HEATMAP_FILE", "render_html", "render_
            "report_figures", "sample_file_name", "scatter_file", "write_reports", "write_run"]
 
 
-
 def _write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(data)

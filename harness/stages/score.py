@@ -4,7 +4,7 @@ Each score artifact keeps the metric's per-sentence statistics (`statistics.npy`
 test sentence in test-set order) and, in its summary, the `MetricScore` of those statistics with
 its interval (`harness.stats.metric_score`: exact Clopper-Pearson for a proportion, percentile
 bootstrap otherwise). The statistics are what the paired analyses across encoders and seeds read
-back (`score_statistics`).
+back (the file `scored` returns).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from harness.cache import read_meta
 from harness.errors import PluginError, plugin_call
-from harness.protocols import Metric, higher_is_better, metric_signature, required_fields
+from harness.protocols import Metric, metric_signature, required_fields
 from harness.results import MetricScore, json_safe
 from harness.spec import Component
 from harness.stages.base import RunContext
@@ -38,10 +38,20 @@ def _metric(ctx: RunContext, component: Component) -> Metric:
     return metric
 
 
-def _score_artifact(ctx: RunContext, component: Component, samples: Samples) -> Path:
-    """The score artifact's directory, built when the cache lacks it."""
+def _metric_score(ctx: RunContext, component: Component, metric: Metric,
+                  statistics: list[np.ndarray]) -> MetricScore:
+    """`harness.stats.metric_score` of one statistics array per decoder seed, with the metric's
+    own direction (ranks and reports read it; a metric says so when lower is better) and
+    signature."""
     from harness.stats import metric_score
 
+    with plugin_call(component.plugin, f"metric {component.name!r}: corpus_score"):
+        return metric_score(metric, statistics, seed=ctx.spec.seed, resamples=RESAMPLES,
+                            signature=metric_signature(metric))
+
+
+def _score_artifact(ctx: RunContext, component: Component, samples: Samples) -> Path:
+    """The score artifact's directory, built when the cache lacks it."""
     plugin = component.plugin
     metric = _metric(ctx, component)
     parts = {"version": VERSION, "samples": samples.key, "metric": component.identity(),
@@ -62,28 +72,19 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples) -> 
             raise PluginError(plugin, f"metric {component.name!r} returned statistics of "
                                       f"shape {stats.shape}; expected ({len(refs)}, k)")
         np.save(directory / STATISTICS_FILE, stats)
-        # Ranks and reports read the direction; a metric says so when lower is better.
-        with plugin_call(plugin, f"metric {component.name!r}: corpus_score"):
-            score = metric_score(metric, [stats], seed=ctx.spec.seed, resamples=RESAMPLES,
-                                 higher_is_better=higher_is_better(metric),
-                                 signature=metric_signature(metric))
+        score = _metric_score(ctx, component, metric, [stats])
         return {"score": json_safe(score.model_dump(mode="json"))}
 
     return ctx.cache.produce("score", parts, build,
                              label=f"{component.name} {samples.encoder} -> {samples.decoder}")
 
 
-def score_samples(ctx: RunContext, component: Component, samples: Samples) -> MetricScore:
-    """Return the metric's score of the samples with its interval, computing what the cache
-    lacks (`harness.stats.metric_score` over the one decoder that generated them)."""
-    return scored(ctx, component, samples)[0]
-
-
 def scored(ctx: RunContext, component: Component, samples: Samples) -> tuple[MetricScore, Path]:
-    """Return the metric's score of the samples (`score_samples`) and the file of its
-    per-sentence statistics (n, k), in test-set order (`numpy.save` format), from one score
-    artifact, computed when the cache lacks it. A path, so a job can hand the statistics to the
-    process that compares encoders."""
+    """Return the metric's score of the samples with its interval (`harness.stats.metric_score`
+    over the one decoder that generated them) and the file of its per-sentence statistics
+    (n, k), in test-set order (`numpy.save` format), from one score artifact, computed when the
+    cache lacks it. A path, so a job can hand the statistics to the process that compares
+    encoders."""
     started = time.perf_counter()
     directory = _score_artifact(ctx, component, samples)
     score = MetricScore.model_validate(read_meta(directory)["summary"]["score"])
@@ -91,25 +92,13 @@ def scored(ctx: RunContext, component: Component, samples: Samples) -> tuple[Met
     return score, directory / STATISTICS_FILE
 
 
-def score_statistics(ctx: RunContext, component: Component, samples: Samples) -> np.ndarray:
-    """Return the metric's per-sentence statistics (n, k) of the samples, in test-set order
-    (those of `scored`, loaded)."""
-    return np.load(scored(ctx, component, samples)[1])
-
-
 def seeds_score(ctx: RunContext, component: Component, files: Sequence[Path]) -> MetricScore:
     """Return the metric's score over decoders trained with several seeds, from each seed's
-    statistics file (`statistics_file`, same test sentences): the mean over seeds, the two-level
+    statistics file (from `scored`, same test sentences): the mean over seeds, the two-level
     bootstrap interval over sentences and seeds, and the seeds' spread
     (`harness.stats.metric_score`; with one file, that seed's own score)."""
-    from harness.stats import metric_score
-
     started = time.perf_counter()
     metric = _metric(ctx, component)
-    statistics = [np.load(path) for path in files]
-    with plugin_call(component.plugin, f"metric {component.name!r}: corpus_score"):
-        score = metric_score(metric, statistics, seed=ctx.spec.seed, resamples=RESAMPLES,
-                             higher_is_better=higher_is_better(metric),
-                             signature=metric_signature(metric))
+    score = _metric_score(ctx, component, metric, [np.load(path) for path in files])
     ctx.add_time("score", time.perf_counter() - started)
     return score

@@ -52,6 +52,13 @@ class Correlation:
         return {"rho": self.rho, "p": self.p, "p_method": self.p_method, "n": self.n}
 
 
+def check_method(method: str) -> None:
+    """Raise ValueError unless `method` is one of `CORRELATIONS`."""
+    if method not in CORRELATIONS:
+        raise ValueError(f"unknown correlation method {method!r}; choose one of "
+                         f"{', '.join(CORRELATIONS)}")
+
+
 def _finite(value: object) -> bool:
     try:
         return math.isfinite(float(value))  # type: ignore[arg-type]
@@ -75,9 +82,7 @@ def correlate(x: dict[str, float], y: dict[str, float], method: str = "spearman"
     (`permutation_pvalue`); with more, scipy's p-value (t approximation for Spearman and
     Pearson, exact or normal for Kendall), and `p_method` says which.
     """
-    if method not in CORRELATIONS:
-        raise ValueError(f"unknown correlation method {method!r}; choose one of "
-                         f"{', '.join(CORRELATIONS)}")
+    check_method(method)
     common = [key for key in x if key in y and _finite(x[key]) and _finite(y[key])]
     xs = np.array([float(x[key]) for key in common])
     ys = np.array([float(y[key]) for key in common])
@@ -106,9 +111,7 @@ def permutation_pvalue(x: np.ndarray, y: np.ndarray, method: str = "spearman") -
     values; the null distribution is cached, so a matrix of tasks over the same encoders
     enumerates once per distinct set of (sorted) values.
     """
-    if method not in CORRELATIONS:
-        raise ValueError(f"unknown correlation method {method!r}; choose one of "
-                         f"{', '.join(CORRELATIONS)}")
+    check_method(method)
     a, b = _centred_terms(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), method)
     if len(a) != len(b) or len(a) < 2:
         raise ValueError(f"need two equal-length samples of 2 or more values, got {len(a)} and "

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.results import DiagnosticRanking, PairedDifference, RankInterval
-from harness.stats.correlation import CORRELATIONS, _finite
+from harness.stats.correlation import _finite, check_method
 from harness.stats.intervals import (
     check_arguments,
     percentile_interval,
@@ -162,9 +162,7 @@ def resample_correlations(x: np.ndarray, y: np.ndarray, method: str = "spearman"
     sqrt(#pairs untied in x * #pairs untied in y), as `scipy.stats.kendalltau`. Rows are
     grouped by which columns are defined, and each group is computed at once.
     """
-    if method not in CORRELATIONS:
-        raise ValueError(f"unknown correlation method {method!r}; choose one of "
-                         f"{', '.join(CORRELATIONS)}")
+    check_method(method)
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.ndim != 2 or y.shape != (x.shape[1],) or not np.isfinite(y).all():
@@ -235,9 +233,7 @@ def correlation_intervals(metric: Metric, statistics: Mapping[str, Sequence[np.n
     interval of the mean. Undefined resamples are counted, not hidden.
     """
     check_arguments(resamples, level)
-    if method not in CORRELATIONS:
-        raise ValueError(f"unknown correlation method {method!r}; choose one of "
-                         f"{', '.join(CORRELATIONS)}")
+    check_method(method)
     scores = paired_scores(metric, statistics, resamples=resamples, seed=seed)
     tasks = list(dict.fromkeys(task for row in downstream.values() for task in row))
     rhos = np.full((resamples, len(tasks)), np.nan)

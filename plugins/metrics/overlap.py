@@ -48,18 +48,18 @@ def pair_indicators(references: Sequence[str], hypotheses: Sequence[str]) -> np.
     return rows
 
 
-def _percent_of(count: int, totals: np.ndarray) -> np.ndarray:
-    if count <= 0:
-        raise ValueError(f"count must be positive, got {count}")
-    return 100.0 * np.asarray(totals, dtype=np.float64)[..., 0] / count
-
-
 def _of_count(count: int, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(successes, trials) of a rate over all `count` pairs: column 0 of the totals, and count."""
     if count <= 0:
         raise ValueError(f"count must be positive, got {count}")
     successes = np.asarray(totals, dtype=np.float64)[..., 0]
     return successes, np.full_like(successes, float(count))
+
+
+def _percent_of(count: int, totals: np.ndarray) -> np.ndarray:
+    """100 * successes / trials of `_of_count`."""
+    successes, trials = _of_count(count, totals)
+    return 100.0 * successes / trials
 
 
 class _ExactMatchMetric:
