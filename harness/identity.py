@@ -211,7 +211,7 @@ class PreviewVocabulary:
 
     identity: str
     pieces: int
-    width: int
+    dim: int  # of the subword vectors
     pad_id: int = 0
     unk_id: int = 1
     bos_id: int = 2
@@ -222,12 +222,7 @@ class PreviewVocabulary:
         """(pieces, dim) zeros, as a read-only view of one number."""
         import numpy as np
 
-        return np.broadcast_to(np.zeros((), dtype=np.float32), (self.pieces, self.width))
-
-    @property
-    def dim(self) -> int:
-        """Dimension of the subword vectors."""
-        return self.width
+        return np.broadcast_to(np.zeros((), dtype=np.float32), (self.pieces, self.dim))
 
     def __len__(self) -> int:
         return self.pieces

@@ -53,6 +53,14 @@ def check_max_len(max_len: int) -> None:
         raise ValueError(f"max_len must be at least 1 (eos included), got {max_len}")
 
 
+def check_beam(beam: int, stop_after: int | None) -> None:
+    """Refuse a beam narrower than 1, and a `stop_after` (ended hypotheses) below 1."""
+    if beam < 1:
+        raise ValueError(f"beam must be at least 1, got {beam}")
+    if stop_after is not None and stop_after < 1:
+        raise ValueError(f"stop_after must be at least 1, got {stop_after}")
+
+
 def chunks(vectors: Any, batch_size: int, device: torch.device, progress: bool,
            desc: str) -> Iterator[torch.Tensor]:
     """Yield float32 batches of rows on `device`, reading a memory map one batch at a time."""

@@ -21,8 +21,6 @@ LengthPenalty = Literal["none", "mean", "paper"]
 Vec2Sent search (summed probabilities / (len + 5/6), best first, 5 ended hypotheses). The
 spec's `generation.length_penalty` takes these values."""
 LENGTH_PENALTIES: tuple[str, ...] = get_args(LengthPenalty)
-BEAM_PENALTIES = ("none", "mean")
-"""The penalties of the beam search; `paper` selects the released search instead."""
 RELEASED_FINISHED = 5
 """Ended hypotheses after which the released search stops (`n_required` in `beam_decode`)."""
 RELEASED_MAX_ROUNDS = 500

@@ -46,7 +46,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from harness.generation.common import Hypothesis, check_max_len, chunks, generating
+from harness.generation.common import Hypothesis, check_beam, check_max_len, chunks, generating
 from harness.generation.ranking import RELEASED_FINISHED, RELEASED_MAX_ROUNDS, released_value
 from harness.generation.states import StatePool, batch_dims
 
@@ -66,10 +66,7 @@ def released_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, e
     `max_rounds` rounds. `batch_size` sentences are searched at once.
     """
     check_max_len(max_len)
-    if beam < 1:
-        raise ValueError(f"beam must be at least 1, got {beam}")
-    if stop_after is not None and stop_after < 1:
-        raise ValueError(f"stop_after must be at least 1, got {stop_after}")
+    check_beam(beam, stop_after)
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
     finished = RELEASED_FINISHED if stop_after is None else stop_after

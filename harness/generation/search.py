@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from harness.generation.common import Hypothesis, check_max_len, chunks, generating
+from harness.generation.common import Hypothesis, check_beam, check_max_len, chunks, generating
 from harness.generation.ranking import LengthPenalty, best_reachable, check_penalty, rank
 from harness.generation.released import released_search
 
@@ -54,10 +54,7 @@ def beam_search(model: nn.Module, vectors: Any, *, beam: int, bos_id: int, eos_i
     search too.
     """
     check_max_len(max_len)
-    if beam < 1:
-        raise ValueError(f"beam must be at least 1, got {beam}")
-    if stop_after is not None and stop_after < 1:
-        raise ValueError(f"stop_after must be at least 1, got {stop_after}")
+    check_beam(beam, stop_after)
     penalty = length_penalty
     check_penalty(penalty)  # before any work
     if penalty == "paper":

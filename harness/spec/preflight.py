@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.errors import HarnessError, SpecError
 from harness.identity import (
+    PreviewVocabulary,
     describe,
     preview_vocabulary,
     read_table,
@@ -165,12 +166,17 @@ def preflight_warnings(spec: Spec | TableSpec) -> list[SpecError]:
         return []  # a problem already (`_reference_tables`)
     instead = ("computed by the spec's tasks" if spec.components("task")
                else "listed as missing")
+    # no row, or unavailable (a problem already): nothing to warn about
+    rowed = [(index, component) for index, component in enumerate(spec.components("encoder"))
+             if table.scores.get(component.name)
+             and component.info.status(component.settings) == "ok"]
+    if not rowed:
+        return []
+    section = spec.vocab  # one stand-in for every encoder (an imported file is digested once)
+    vocab = preview_vocabulary(section.bpe_size, section.dim, section.vectors)
     warnings = []
-    for index, component in enumerate(spec.components("encoder")):
-        if not table.scores.get(component.name) or \
-                component.info.status(component.settings) != "ok":
-            continue  # no row, or unavailable: a problem already
-        declared = _declared_before_run(spec, component)
+    for index, component in rowed:
+        declared = _declared_before_run(spec, component, vocab)
         row = table.models.get(component.name)
         if isinstance(declared, str):
             reason = f"cannot tell which model it is before the run ({declared})"
@@ -188,13 +194,13 @@ def preflight_warnings(spec: Spec | TableSpec) -> list[SpecError]:
     return warnings
 
 
-def _declared_before_run(spec: Spec, component: Component) -> dict[str, Any] | str:
-    """What the encoder will declare it is, asked of an instance built over a stand-in for the
-    run's vocabulary (nothing trained or loaded); why it cannot be told, as a string."""
-    section = spec.vocab
-    vocab = preview_vocabulary(section.bpe_size, section.dim, section.vectors)
+def _declared_before_run(spec: Spec, component: Component, vocab: PreviewVocabulary | None
+                         ) -> dict[str, Any] | str:
+    """What the encoder will declare it is, asked of an instance built over `vocab`, the
+    stand-in for the run's vocabulary (nothing trained or loaded); why it cannot be told, as a
+    string."""
     if vocab is None:
-        return f"the dimension of {section.vectors} is unknown before the run"
+        return f"the dimension of {spec.vocab.vectors} is unknown before the run"
     try:
         encoder = component.build(BuildContext(seed=spec.seed, vocab=vocab))  # type: ignore[arg-type]
         declared = declared_model(encoder)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.identity import read_table
+from harness.identity import ReferenceTable, read_table
 from harness.results import CorrelationCell, Correlations, CorrelationSummary
 from harness.stages.downstream import Downstream, downstream_scores
 
@@ -89,7 +89,7 @@ def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
                             if column in row}
                    for column in table.tasks}
     downstream = downstream_scores(downstream_table, list(table.scores),
-                                   identities=table_identities(diagnostics_table))
+                                   identities=_row_identities(table))
     result = correlate_diagnostics(diagnostics, downstream, method=method,
                                    decoder="",
                                    rank_by=rank_by, exact_max=exact_max)
@@ -100,5 +100,8 @@ def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
 def table_identities(diagnostics_table: Path) -> dict[str, dict[str, Any] | None]:
     """Each row of a published diagnostics table as `downstream_scores` takes an identity: the
     model the row declares, or None (paired by name) where it declares none."""
-    table = read_table(diagnostics_table)
+    return _row_identities(read_table(diagnostics_table))
+
+
+def _row_identities(table: ReferenceTable) -> dict[str, dict[str, Any] | None]:
     return {row: table.models.get(row) for row in table.scores}

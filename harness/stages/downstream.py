@@ -69,8 +69,7 @@ def table_row(results: Iterable[TaskResult]) -> dict[str, float]:
 
 def downstream_scores(reference: Path | None, encoders: list[str],
                       computed: dict[str, list[TaskResult]] | None = None, *,
-                      identities: Mapping[str, Mapping[str, Any] | None] | None = None
-                      ) -> Downstream:
+                      identities: Mapping[str, Mapping[str, Any] | None]) -> Downstream:
     """Return the downstream scores of `encoders`, and the ones that have none with the reason.
 
     `identities` holds what each encoder declares it is (`EncoderIdentity.declares`): a row of
@@ -91,11 +90,8 @@ def downstream_scores(reference: Path | None, encoders: list[str],
         if table is not None and not table.scores.get(name):
             why.append(f"not in {source}")
         elif table is not None:
-            if identities is None or name in identities:
-                declares = identities[name] if identities is not None else None
-                mismatch = row_mismatch(table.models.get(name), declares)
-            else:
-                mismatch = "its job recorded no identity"
+            mismatch = (row_mismatch(table.models.get(name), identities[name])
+                        if name in identities else "its job recorded no identity")
             if mismatch is None:
                 scores[name], origin[name] = table.scores[name], "reference"
                 continue

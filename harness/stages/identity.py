@@ -24,10 +24,10 @@ def identify_encoder(component: Component, encoded: Encoded, vocab: Vocab) -> En
     with plugin_call(component.plugin, f"encoder {component.name!r}: declares"):
         declared = declared_model(encoded.model) if encoded.model is not None else {}
     declares, files = split_declaration(declared, component.plugin, component.name)
-    pooled = pooled_vectors(vocab.vocab)  # the run's subword vectors, by name
+    vectors = declares.get("vectors")  # pooled subword vectors: the run's, by name?
     return EncoderIdentity(
         name=component.name, plugin=component.plugin, version=component.info.version or None,
         options=component.settings.model_dump(mode="json"), files=files,
-        vocab=vocab.key if pooled and declares.get("vectors") == pooled else None,
+        vocab=vocab.key if vectors and vectors == pooled_vectors(vocab.vocab) else None,
         dim=encoded.dim,
         declares=declares)

@@ -21,6 +21,7 @@ import importlib.util
 import json
 import re
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,16 +171,25 @@ class SentenceBertEncoder:
         if self.hub_name is not None and self.snapshot is None and not allow_download:
             raise HarnessError(not_cached(model))
         self._model: Any = None
-        self._identity: str | None = None
+
+    @property
+    def local(self) -> Path | None:
+        """The model's files: its directory, or its hub name's cached snapshot; None for a hub
+        model left to sentence-transformers to download."""
+        return self.directory if self.directory is not None else self.snapshot
+
+    @cached_property
+    def _files_identity(self) -> str | None:
+        """`file_identity` of the local files, read once for `fingerprint` and `declares`."""
+        return file_identity(self.local) if self.local is not None else None
 
     def _load(self) -> Any:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
-            local = self.directory if self.directory is not None else self.snapshot
-            if local is not None:
+            if self.local is not None:
                 # a local directory or cached snapshot never needs the hub: refuse any download
-                self._model = SentenceTransformer(str(local), device=self.device,
+                self._model = SentenceTransformer(str(self.local), device=self.device,
                                                   local_files_only=True)
             else:  # a hub name with `allow_download`
                 self._model = SentenceTransformer(self.hub_name, device=self.device)
@@ -189,9 +199,8 @@ class SentenceBertEncoder:
     @property
     def dim(self) -> int:
         """The model's sentence-vector size, from its files when local (no model load)."""
-        local = self.directory if self.directory is not None else self.snapshot
-        if local is not None:
-            declared = declared_dimension(local)
+        if self.local is not None:
+            declared = declared_dimension(self.local)
             if declared is not None:
                 return declared
         model = self._load()
@@ -201,10 +210,8 @@ class SentenceBertEncoder:
 
     def fingerprint(self) -> str:
         """Version, normalisation and the model's identity (file digest, or the hub name)."""
-        if self._identity is None:
-            self._identity = file_identity(self.directory) if self.directory is not None \
-                else f"hub:{self.hub_name}"
-        return f"sbert/{VERSION}/normalise={int(self.normalise)}/{self._identity}"
+        identity = self._files_identity if self.directory is not None else f"hub:{self.hub_name}"
+        return f"sbert/{VERSION}/normalise={int(self.normalise)}/{identity}"
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return the (n, dim) sentence embeddings the model computes."""
@@ -223,18 +230,19 @@ class SentenceBertEncoder:
         without sentence-transformers' prefix (the paper's `bert-large-nli-mean-tokens`); a
         local directory its folder's name, or the repository of a Hugging Face cache snapshot.
         Nothing is loaded to answer."""
-        local = self.directory if self.directory is not None else getattr(self, "snapshot", None)
         if self.name == BUNDLED:
             name = BUNDLED_MODEL
         elif self.hub_name is not None:
             name = self.hub_name
-        else:
-            name = (snapshot_repository(local) or local.name) if local is not None else self.name
+        else:  # a directory
+            assert self.directory is not None
+            name = snapshot_repository(self.directory) or self.directory.name
         name = name.removeprefix("sentence-transformers/")
-        dim = declared_dimension(local) if local is not None else None
-        if dim is None and self._model is not None:
-            dim = self.dim
-        files = {name: file_identity(local)} if local is not None else {}
+        if self._model is not None:
+            dim: int | None = self.dim
+        else:
+            dim = declared_dimension(self.local) if self.local is not None else None
+        files = {name: self._files_identity} if self._files_identity is not None else {}
         return {"model": name, **({"dim": dim} if dim else {}), "files": files}
 
 

@@ -13,6 +13,7 @@ version 1 a short sentence's vector depended on its batch-mates; here it never d
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -123,11 +124,17 @@ class InferSentEncoder:
         """4096 for the released models (2 x the LSTM's hidden size)."""
         return self.model.dim
 
+    @cached_property
+    def _file_identities(self) -> tuple[str, str]:
+        """`file_identity` of the weights and of the word vectors, read once for both
+        `fingerprint` and `declares`."""
+        return file_identity(self.weights), file_identity(self.word_vectors)
+
     def fingerprint(self) -> str:
         """Version, tokenisation, vocabulary cut and the identities of both weight files."""
+        weights, word_vectors = self._file_identities
         return (f"infersent/{VERSION}/v{self.version}/tok={int(self.tokenize)}/"
-                f"k={self.vocab_size}/{file_identity(self.weights)}/"
-                f"{file_identity(self.word_vectors)}")
+                f"k={self.vocab_size}/{weights}/{word_vectors}")
 
     def words(self, sentence: str) -> list[str]:
         """Return `<bos> tokens <eos>` restricted to words with a vector (<eos> if none)."""
@@ -172,7 +179,7 @@ class InferSentEncoder:
         """The released files by name, without their suffix (`infersent2` for infersent2.pkl or
         its .safetensors conversion; `crawl-300d-2M` for the word vectors), the version and the
         vocabulary cut, with both files' digests; the weights are not read."""
+        weights, word_vectors = self._file_identities
         return {"weights": self.weights.stem, "word_vectors": self.word_vectors.stem,
                 "version": self.version, "vocab_size": self.vocab_size,
-                "files": {self.weights.name: file_identity(self.weights),
-                          self.word_vectors.name: file_identity(self.word_vectors)}}
+                "files": {self.weights.name: weights, self.word_vectors.name: word_vectors}}

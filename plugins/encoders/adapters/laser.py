@@ -12,6 +12,7 @@ dimensions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +104,17 @@ class LaserEncoder:
         """1024 for the released model (2 x 512)."""
         return self._load()[0].dim
 
+    @cached_property
+    def _file_identities(self) -> list[tuple[Path, str]]:
+        """(file, `file_identity`) of the model, the codes and the vocabulary when given, in
+        that order: read once for both `fingerprint` and `declares`."""
+        vocab = [Path(self.bpe_vocab)] if self.bpe_vocab is not None else []
+        return [(path, file_identity(path)) for path in (self.weights, self.bpe_codes, *vocab)]
+
     def fingerprint(self) -> str:
         """Version and the identities of the model, codes and vocabulary files."""
-        vocab = file_identity(self.bpe_vocab) if self.bpe_vocab is not None else "none"
-        return (f"laser/{VERSION}/{file_identity(self.weights)}/{file_identity(self.bpe_codes)}/"
-                f"{vocab}")
+        weights, codes, *vocab = (digest for _, digest in self._file_identities)
+        return f"laser/{VERSION}/{weights}/{codes}/{vocab[0] if vocab else 'none'}"
 
     def pieces(self, sentence: str) -> list[str]:
         """Return the BPE pieces LASER reads for `sentence` (without the closing `</s>`)."""
@@ -133,7 +140,6 @@ class LaserEncoder:
         """The released model by name, without its suffix (`bilstm.93langs.2018-12-26` for the
         .pt or its .safetensors conversion), the BPE codes' and vocabulary's names, and the
         files' digests; the model is not read."""
-        files = [self.weights, self.bpe_codes, *([self.bpe_vocab] if self.bpe_vocab else [])]
         return {"weights": self.weights.stem, "bpe_codes": self.bpe_codes.name,
                 "bpe_vocab": Path(self.bpe_vocab).name if self.bpe_vocab else None,
-                "files": {Path(f).name: file_identity(Path(f)) for f in files}}
+                "files": {path.name: digest for path, digest in self._file_identities}}

@@ -22,6 +22,7 @@ import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -283,9 +284,15 @@ class QuickThoughtEncoder:
             return sum(model.dim for model in self._models)
         return sum(declared_dim(path) for path in self.files)
 
+    @cached_property
+    def _file_identities(self) -> list[str]:
+        """`file_identity` of every model file, in order, read once for both `fingerprint` and
+        `declares`."""
+        return [file_identity(path) for path in self.files]
+
     def fingerprint(self) -> str:
         """Version, tokenisation and the identity of every model file, in order."""
-        files = "+".join(file_identity(path) for path in self.files)
+        files = "+".join(self._file_identities)
         return f"quickthought/{VERSION}/tok={int(self.tokenize)}/{files}"
 
     def words(self, sentence: str) -> list[str]:
@@ -308,4 +315,5 @@ class QuickThoughtEncoder:
         after their checkpoints, e.g. BS400-W300-S1200-UMBC-bidir, for them to say which
         release they are), the dimension from the arrays' headers, and the files' digests."""
         return {"weights": [path.stem for path in self.files], "dim": self.dim,
-                "files": {path.name: file_identity(path) for path in self.files}}
+                "files": {path.name: digest
+                          for path, digest in zip(self.files, self._file_identities, strict=True)}}
