@@ -45,10 +45,8 @@ import os
 import platform
 import random
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -201,16 +199,11 @@ def run_ours(metric, references: Sequence[str], hypotheses: Sequence[str]) -> tu
 
 
 def commit() -> str:
-    """`git rev-parse --short HEAD`, marked when the working tree has uncommitted changes."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, check=True,
-                              capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=root, check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" with uncommitted changes" if dirty.strip() else "")
+    """The harness commit measured (`harness.provenance.git_commit`: `-dirty` when the tree had
+    uncommitted changes), "unknown" when nothing knows it."""
+    from harness.provenance import git_commit
+
+    return git_commit() or "unknown"
 
 
 def integers(text: str) -> list[int]:

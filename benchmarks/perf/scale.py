@@ -60,6 +60,7 @@ import numpy as np
 import torch
 
 from harness.protocols import BuildContext
+from harness.provenance import cpu_model
 from harness.synthetic import generate_sentences
 from harness.training.batches import bucketed_batches, padded_batches, split_validation
 from harness.training.rows import file_rows
@@ -128,16 +129,11 @@ def matmul_gflops(threads: int = 2, repeats: int = 10) -> float:
 
 
 def commit() -> str:
-    """Return the checked-out commit, marked when the working tree has changes."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, text=True,
-                              capture_output=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=root, text=True,
-                               capture_output=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head}+uncommitted changes" if dirty else head
+    """The harness commit measured (`harness.provenance.git_commit`: `-dirty` when the tree had
+    uncommitted changes), "unknown" when nothing knows it."""
+    from harness.provenance import git_commit
+
+    return git_commit() or "unknown"
 
 
 # --- the data ----------------------------------------------------------------------------------
@@ -368,7 +364,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             shutil.rmtree(workdir, ignore_errors=True)
     report = {
         "benchmark": "scale", "date": time.strftime("%Y-%m-%d"),
-        "machine": platform.platform(), "processor": _cpu_name(), "cores": os.cpu_count(),
+        "machine": platform.platform(), "processor": cpu_model() or platform.processor(),
+        "cores": os.cpu_count(),
         "memory_gb": psutil.virtual_memory().total / 1e9 if psutil else None,
         "torch": torch.__version__, "threads": args.threads or torch.get_num_threads(),
         # Before and after the training runs: other work on the machine shows as a lower rate.
@@ -396,16 +393,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":
