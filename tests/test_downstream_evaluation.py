@@ -14,7 +14,11 @@ from harness.errors import HarnessError
 from harness_plugins.tasks.senteval import evaluation
 from harness_plugins.tasks.senteval.classifier import SentEvalClassifier, make_optimizer
 from harness_plugins.tasks.senteval.configs import CONFIGS, get_config
-from harness_plugins.tasks.senteval.relatedness import fit_relatedness, tai_targets
+from harness_plugins.tasks.senteval.relatedness import (
+    _SoftmaxRegression,
+    fit_relatedness,
+    tai_targets,
+)
 from harness_plugins.tasks.senteval.sts import SubsetScore, cosine, score_subset, score_year
 from harness_plugins.tasks.senteval.tasks import f1_percent
 
@@ -157,6 +161,28 @@ def test_relatedness_model_learns_informative_features() -> None:
     assert fitted.pearson == pytest.approx(pearsonr(fitted.predictions, scores[210:])[0])
     assert fitted.mse == pytest.approx(np.mean((fitted.predictions - scores[210:]) ** 2))
     assert ((fitted.predictions >= 1) & (fitted.predictions <= 5)).all()
+
+
+def test_relatedness_steps_equal_autograd_and_torch_adam() -> None:
+    # The written-out gradient and Adam update against torch's autograd and torch.optim.Adam
+    # at its defaults, on the same batches from the same initial weights.
+    rng = np.random.default_rng(2)
+    x = torch.as_tensor(rng.normal(size=(300, 6)), dtype=torch.float32)
+    y = torch.as_tensor(tai_targets(rng.uniform(1, 5, size=300)))
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Softmax(dim=1))
+    ours = _SoftmaxRegression(reference[0].weight.detach(), reference[0].bias.detach())
+    optimizer = torch.optim.Adam(reference.parameters())
+    for step in range(200):
+        batch = slice(64 * (step % 4), 64 * (step % 4) + 64)
+        loss = torch.nn.functional.mse_loss(reference(x[batch]), y[batch])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        ours.step(x[batch], y[batch])
+    assert torch.allclose(ours.params[0], reference[0].weight.detach(), rtol=1e-4, atol=1e-6)
+    assert torch.allclose(ours.params[1], reference[0].bias.detach(), rtol=1e-4, atol=1e-6)
+    assert torch.allclose(ours.probabilities(x), reference(x).detach(), atol=1e-6)
 
 
 def test_cosine_matches_scipy_and_zero_vectors_score_zero() -> None:
