@@ -22,14 +22,15 @@ class Register(Protocol):
 
     def __call__(self, name: str, factory: Factory, *, description: str = "",
                  options: type[Options] = Options, availability: Availability | None = None,
-                 trainable: bool = False) -> None:
+                 trainable: bool = False, needs: tuple[str, ...] = ()) -> None:
         """Register component `name` of the hook's kind.
 
         `name`: lower case letters, digits and hyphens, optionally a `:view` suffix.
         `factory(options, context)` builds it when a run needs it; `options` validates what a
         spec gives it; `availability` says whether it can run here
         (`harness.protocols.Availability`); `trainable` marks an encoder that fits on the run's
-        text (`harness.protocols.TrainableEncoder`).
+        text (`harness.protocols.TrainableEncoder`); `needs` names what a metric needs beyond
+        the samples, e.g. `("encoder",)` (`harness.metric_protocols.EncoderAwareMetric`).
         """
 
 

@@ -78,7 +78,8 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
             samples.setdefault(decoder.name, []).append(generated.path)
             scores = {}
             for metric in ctx.spec.metrics:
-                scores[metric.name], path = scored(ctx, metric, generated)
+                # The encoder goes on only to metrics that declare they need it (cosine).
+                scores[metric.name], path = scored(ctx, metric, generated, encoded)
                 files[metric.name].append(path)
             seeds.append(SeedRun(seed=seed, metrics=scores, train=trained.summary,
                                  generate=GenerateSummary(

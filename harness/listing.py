@@ -1,21 +1,32 @@
-"""What `harness list` shows: the registry as the documented JSON schema and as a text table."""
+"""What `harness list` shows: the registry as the documented JSON schema and as a text table.
+
+Metric entries extend the schema with `needs`: what the metric is handed beyond the samples,
+e.g. `["encoder"]` for one that re-encodes its outputs (`harness.metric_protocols.
+EncoderAwareMetric`); read from the registration, so listing builds nothing.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.protocols import KINDS
+from harness.protocols import KINDS, ComponentInfo
 from harness.registry import Registry
+
+
+def _entry(info: ComponentInfo) -> dict[str, Any]:
+    """One component as `harness list --json` shows it."""
+    entry = {"name": info.name, "plugin": info.plugin, "version": info.version,
+             "description": info.description, "status": info.status()}
+    if info.kind == "metric":
+        entry["needs"] = list(info.needs)
+    return entry
 
 
 def listing(registry: Registry) -> dict[str, Any]:
     """Return {"encoders": [...], "decoders": [...], "metrics": [...], "failed_plugins": [...]}."""
     data: dict[str, Any] = {}
     for kind in KINDS:
-        data[kind + "s"] = [
-            {"name": info.name, "plugin": info.plugin, "version": info.version,
-             "description": info.description, "status": info.status()}
-            for info in (registry.components[kind][n] for n in registry.names(kind))]
+        data[kind + "s"] = [_entry(registry.components[kind][n]) for n in registry.names(kind)]
     data["failed_plugins"] = [{"name": f.name, "distribution": f.distribution,
                                "version": f.version, "error": f.error}
                               for f in registry.failures]
@@ -34,10 +45,14 @@ def render_listing(data: dict[str, Any]) -> str:
         entries = data[kind + "s"]
         lines.append(f"{kind.capitalize()}s ({len(entries)})")
         if entries:
-            header = ["name", "plugin", "version", "status", "description"]
+            # Only metrics can need something beyond the samples (the encoder, say).
+            needs = kind == "metric"
+            header = ["name", "plugin", "version", "status", *(["needs"] if needs else []),
+                      "description"]
             # Reasons are long: the table says "unavailable" and the reasons follow it.
             rows = [[e["name"], e["plugin"], e["version"], e["status"].split(":")[0],
-                     e["description"]] for e in entries]
+                     *([", ".join(e["needs"]) or "-"] if needs else []), e["description"]]
+                    for e in entries]
             lines += ["  " + line for line in _table([header, *rows])]
             lines += [f"  {e['name']}: {e['status']}" for e in entries if e["status"] != "ok"]
         else:

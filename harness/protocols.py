@@ -1,8 +1,9 @@
 """The contracts between the core and its plugins, on the ground floor of the harness.
 
 Everything the core relies on a plugin for is declared here: the component protocols (encoders,
-decoders, metrics, downstream tasks), their optional parts, the options base classes, what a
-factory receives, the `register` callback a hook is given, and the result types tasks return.
+decoders, downstream tasks), their optional parts, the options base classes, what a factory
+receives, the registered metadata, and the result types tasks return. The metric contracts are
+in `harness.metric_protocols` and re-exported here under their old names.
 Protocols are `runtime_checkable`, so any object with the right methods can be evaluated without
 being registered (`harness.testing` checks the details).
 
@@ -258,62 +259,39 @@ def wants_vector_statistics(model: object) -> bool:
 
 # ------------------------------------------------------------------------------------- metrics
 
+# The metric contracts live in `harness.metric_protocols`: `Metric` and its optional parts
+# (`requires`, `needs`, `higher_is_better`, `signature()` of `SignedMetric`, `proportion`) with
+# their readers. They are re-exported here on first use, so that importing this module still
+# loads no other harness module.
+METRIC_CONTRACTS: tuple[str, ...] = (
+    "Metric", "SignedMetric", "EncoderAwareMetric", "InputEncoding", "METRIC_NEEDS",
+    "proportion_counts", "required_fields", "higher_is_better", "metric_signature",
+    "checked_needs", "declared_needs", "needs_encoder")
 
-@runtime_checkable
-class Metric(Protocol):
-    """Compares generated sentences with their inputs.
-
-    A metric reduces each (reference, hypothesis) pair to a row of additive sufficient statistics
-    and computes the corpus score from their column sums. That one shape serves means (Id), ratios
-    of counts (Id/PERM) and corpus BLEU alike, and lets the core bootstrap any metric's interval by
-    resampling rows.
-
-    Optional attributes, with their defaults:
-    - `requires: tuple[str, ...] = ()`: sample fields beyond the two texts (e.g. `("nll",
-      "tokens")`), each passed to `sentence_statistics` as a keyword list (`required_fields`);
-    - `higher_is_better: bool = True`: False where lower is better, as perplexity (ranks follow);
-    - `signature()`: the exact configuration, recorded beside the score (`SignedMetric`);
-    - `proportion(totals, count) -> (successes, trials)`, whole numbers, and `proportion_scale`
-      (100.0 for percentages): the score is `proportion_scale * successes / trials`, NaN at 0
-      trials; its interval is then exact (Clopper & Pearson 1934; `proportion_counts`).
-    """
-
-    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]
-                            ) -> np.ndarray:
-        """Return an (n, k) float array of per-pair statistics."""
-
-    def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
-        """Score(s) from summed statistics (..., k) over `count` pairs: on the paper's 0-100
-        scale where that applies, NaN where the score is undefined for those statistics."""
+if TYPE_CHECKING:
+    from harness.metric_protocols import (  # noqa: F401 - re-exported
+        METRIC_NEEDS,
+        EncoderAwareMetric,
+        InputEncoding,
+        Metric,
+        SignedMetric,
+        checked_needs,
+        declared_needs,
+        higher_is_better,
+        metric_signature,
+        needs_encoder,
+        proportion_counts,
+        required_fields,
+    )
 
 
-@runtime_checkable
-class SignedMetric(Protocol):
-    """Optional for a metric: `signature()`, the exact configuration it scored with."""
+def __getattr__(name: str) -> Any:
+    """The metric contracts of `harness.metric_protocols`, under their old address."""
+    if name in METRIC_CONTRACTS:
+        from harness import metric_protocols
 
-    def signature(self) -> str:
-        """A string such as sacrebleu's `nrefs:1|case:mixed|eff:no|tok:13a|...`."""
-
-
-def proportion_counts(metric: Metric, totals: np.ndarray, count: int) -> tuple[Any, Any, float] | None:
-    """(successes, trials, proportion_scale) of summed statistics, or None if not a proportion."""
-    scale = getattr(metric, "proportion_scale", None) if hasattr(metric, "proportion") else None
-    return None if scale is None else (*metric.proportion(totals, count), float(scale))
-
-
-def required_fields(metric: Metric) -> tuple[str, ...]:
-    """The sample fields the metric declares in `requires` (default: none)."""
-    return tuple(getattr(metric, "requires", ()))
-
-
-def higher_is_better(metric: Metric) -> bool:
-    """The metric's `higher_is_better` (default: True)."""
-    return bool(getattr(metric, "higher_is_better", True))
-
-
-def metric_signature(metric: Metric) -> str | None:
-    """The metric's `signature()` (`SignedMetric`), or None when it has none."""
-    return str(metric.signature()) if isinstance(metric, SignedMetric) else None
+        return getattr(metric_protocols, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------------------ downstream tasks
@@ -447,7 +425,9 @@ class ComponentInfo:
     """A registered component: cheap metadata plus a factory that builds it on demand.
 
     `factory(options, context)` is called only when a run needs the component, so registering
-    imports no model code. `availability` follows `Availability`.
+    imports no model code. `availability` follows `Availability`. `needs` is what a metric
+    needs beyond the samples (`harness.metric_protocols.EncoderAwareMetric`), shown by
+    `harness list`; the metric declares the same in its own `needs`.
     """
 
     kind: str
@@ -457,6 +437,7 @@ class ComponentInfo:
     options: type[Options] = Options
     availability: Availability | None = None
     trainable: bool = False
+    needs: tuple[str, ...] = ()
     plugin: str = ""
     distribution: str = ""
     version: str = ""

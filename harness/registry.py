@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import UnavailableComponentError, UnknownComponentError, plugin_call
+from harness.metric_protocols import checked_needs
 from harness.protocols import KINDS, BuildContext, ComponentInfo, Options, PluginFailure
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(:[a-z0-9-]+)?$")
@@ -74,8 +75,8 @@ def build(info: ComponentInfo, options: Options, context: BuildContext, purpose:
 
 def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
               options: Any = Options, availability: Callable[[], str | None] | None = None,
-              trainable: bool = False, plugin: str = "", distribution: str = "",
-              version: str = "") -> ComponentInfo:
+              trainable: bool = False, needs: Any = (), plugin: str = "",
+              distribution: str = "", version: str = "") -> ComponentInfo:
     """Validate what a plugin passed to `register` and return the component's metadata."""
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise RegistrationError(
@@ -90,6 +91,12 @@ def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
         raise RegistrationError(f"{kind} {name!r}: description must be a string")
     if availability is not None and not callable(availability):
         raise RegistrationError(f"{kind} {name!r}: availability must be callable or None")
+    if needs and kind != "metric":
+        raise RegistrationError(f"{kind} {name!r}: only metrics declare `needs`")
+    try:
+        needs = checked_needs(needs)
+    except ValueError as exc:
+        raise RegistrationError(f"{kind} {name!r}: {exc}") from None
     return ComponentInfo(kind=kind, name=name, factory=factory, description=description,
                          options=options, availability=availability, trainable=bool(trainable),
-                         plugin=plugin, distribution=distribution, version=version)
+                         needs=needs, plugin=plugin, distribution=distribution, version=version)

@@ -5,6 +5,11 @@ test sentence in test-set order) and, in its summary, the `MetricScore` of those
 its interval (`harness.stats.metric_score`: exact Clopper-Pearson for a proportion, percentile
 bootstrap otherwise). The statistics are what the paired analyses across encoders and seeds read
 back (the file `scored` returns).
+
+A metric that declares `needs = ("encoder",)` (`harness.metric_protocols.EncoderAwareMetric`)
+is handed the encoder under test as `encoder=InputEncoding(...)`: the test vectors the decoder
+generated from and the encode stage's own encoder object to encode other sentences with. No
+other metric is. Its artifact's key then also names the test vectors' artifact.
 """
 
 from __future__ import annotations
@@ -17,11 +22,18 @@ from typing import Any
 import numpy as np
 
 from harness.cache import read_meta
-from harness.errors import PluginError, plugin_call
-from harness.protocols import Metric, metric_signature, required_fields
+from harness.errors import HarnessError, PluginError, plugin_call
+from harness.metric_protocols import (
+    InputEncoding,
+    Metric,
+    declared_needs,
+    metric_signature,
+    required_fields,
+)
 from harness.results import MetricScore, json_safe
 from harness.spec import Component
 from harness.stages.base import RunContext
+from harness.stages.encode import Encoded
 from harness.stages.generate import Samples
 
 VERSION = 3  # 3: the summary is a whole MetricScore (interval method, support, undefined count)
@@ -38,6 +50,31 @@ def _metric(ctx: RunContext, component: Component) -> Metric:
     return metric
 
 
+def _needs(component: Component, metric: Metric) -> tuple[str, ...]:
+    """What the metric declares it needs beyond the samples, which its registration must say
+    too (`harness list` shows the registration)."""
+    try:
+        needs = declared_needs(metric)
+    except ValueError as exc:
+        raise PluginError(component.plugin, f"metric {component.name!r}: {exc}") from None
+    unregistered = [need for need in needs if need not in component.info.needs]
+    if unregistered:
+        raise PluginError(component.plugin, f"metric {component.name!r} declares needs "
+                                            f"{needs!r} but is registered without them; "
+                                            f"register it with needs={needs!r}")
+    return needs
+
+
+def _input_encoding(encoded: Encoded, batch_size: int) -> InputEncoding:
+    """The encoder under test as an encoder-aware metric receives it."""
+
+    def encode(sentences: Sequence[str]) -> np.ndarray:
+        return encoded.encode(list(sentences), batch_size=batch_size)
+
+    return InputEncoding(name=encoded.encoder, vectors=encoded.vectors("test"), encode=encode,
+                         key=encoded.keys["test"])
+
+
 def _metric_score(ctx: RunContext, component: Component, metric: Metric,
                   statistics: list[np.ndarray]) -> MetricScore:
     """`harness.stats.metric_score` of one statistics array per decoder seed, with the metric's
@@ -50,21 +87,33 @@ def _metric_score(ctx: RunContext, component: Component, metric: Metric,
                             signature=metric_signature(metric))
 
 
-def _score_artifact(ctx: RunContext, component: Component, samples: Samples) -> Path:
+def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
+                    encoded: Encoded | None) -> Path:
     """The score artifact's directory, built when the cache lacks it."""
     plugin = component.plugin
     metric = _metric(ctx, component)
-    parts = {"version": VERSION, "samples": samples.key, "metric": component.identity(),
-             "seed": ctx.spec.seed}
+    needs = _needs(component, metric)
+    parts: dict[str, Any] = {"version": VERSION, "samples": samples.key,
+                             "metric": component.identity(), "seed": ctx.spec.seed}
+    if "encoder" in needs:
+        if encoded is None or encoded.encoder != samples.encoder:
+            raise HarnessError(f"metric {component.name!r} needs the encoder: score it with "
+                               "the `Encoded` the samples were generated from (harness.jobs "
+                               "does)")
+        # The samples' key already follows the encoder; the statistics also read the test
+        # vectors and re-encode with the encoder, so their key names those vectors outright.
+        parts["encoded"] = encoded.keys["test"]
 
     def build(directory: Path) -> dict[str, Any]:
         refs, hyps = samples.references, samples.hypotheses
-        fields = {}
+        fields: dict[str, Any] = {}
         for name in required_fields(metric):
             if any(name not in record for record in samples.records):
                 raise PluginError(plugin, f"metric {component.name!r} requires the sample "
                                           f"field {name!r}, which the samples lack")
             fields[name] = [record[name] for record in samples.records]
+        if "encoder" in needs and encoded is not None:
+            fields["encoder"] = _input_encoding(encoded, ctx.spec.encode.batch_size)
         with plugin_call(plugin, f"metric {component.name!r}: sentence_statistics"):
             stats = np.asarray(metric.sentence_statistics(refs, hyps, **fields),
                                dtype=np.float64)
@@ -79,14 +128,16 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples) -> 
                              label=f"{component.name} {samples.encoder} -> {samples.decoder}")
 
 
-def scored(ctx: RunContext, component: Component, samples: Samples) -> tuple[MetricScore, Path]:
+def scored(ctx: RunContext, component: Component, samples: Samples,
+           encoded: Encoded | None = None) -> tuple[MetricScore, Path]:
     """Return the metric's score of the samples with its interval (`harness.stats.metric_score`
     over the one decoder that generated them) and the file of its per-sentence statistics
     (n, k), in test-set order (`numpy.save` format), from one score artifact, computed when the
     cache lacks it. A path, so a job can hand the statistics to the process that compares
-    encoders."""
+    encoders. `encoded` is the encoder's vectors the samples were generated from: handed on,
+    as `InputEncoding`, only to a metric that declares it needs the encoder."""
     started = time.perf_counter()
-    directory = _score_artifact(ctx, component, samples)
+    directory = _score_artifact(ctx, component, samples, encoded)
     score = MetricScore.model_validate(read_meta(directory)["summary"]["score"])
     ctx.add_time("score", time.perf_counter() - started)
     return score, directory / STATISTICS_FILE

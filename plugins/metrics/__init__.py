@@ -1,5 +1,6 @@
 """First-party metrics: Vec2Sent's Id, PERM, Id/PERM, BLEU and Mover (Kerscher & Eger 2020,
-section 2), plus BERTScore.
+section 2), plus BERTScore, perplexity, and what current inversion work reports: token F1 and the
+cosine of the re-encoded output to the input vector.
 
 Registration imports neither numpy, sacrebleu, torch nor transformers, so `harness list` stays
 fast: each factory imports its metric's module when a run first builds it, and availability
@@ -23,17 +24,23 @@ if TYPE_CHECKING:
 
     from .bertscore import BertScoreMetric
     from .bleu import BleuMetric
+    from .cosine import CosineMetric
     from .mover import MoverScoreMetric
     from .overlap import IdentityMetric, IdentityPerPermutationMetric, PermutationMetric
     from .ppl import PerplexityMetric
+    from .tokens import TokenF1Metric
 
 
-class ExactMatchOptions(Options):
-    """Options of Id, PERM and Id/PERM: which input the output is compared with."""
+class TextOptions(Options):
+    """Options of the metrics that compare the output's words with the input's: which input."""
 
     text: Literal["normalised", "raw"] = Field(
         "normalised", description="normalised: the input the decoder was trained to regenerate "
                                   "(the paper's test); raw: the corpus text before normalisation")
+
+
+class ExactMatchOptions(TextOptions):
+    """Options of Id, PERM and Id/PERM: which input the output is compared with."""
 
 
 class BleuOptions(Options):
@@ -115,11 +122,18 @@ def _build_id_perm(options: ExactMatchOptions,
     return IdentityPerPermutationMetric(text=options.text)
 
 
-def _raw(build: Callable[[ExactMatchOptions, BuildContext], Any]
+def _build_token_f1(options: TextOptions, context: BuildContext) -> TokenF1Metric:
+    """A new token F1 metric."""
+    from .tokens import TokenF1Metric
+
+    return TokenF1Metric(text=options.text)
+
+
+def _raw(build: Callable[[Any, BuildContext], Any], options: type[TextOptions] = ExactMatchOptions
          ) -> Callable[[Options, BuildContext], Any]:
     """Return a builder of the raw-text view (`id:raw`, ...), which has no options of its own."""
-    def build_raw(options: Options, context: BuildContext) -> Any:
-        return build(ExactMatchOptions(text="raw"), context)
+    def build_raw(_: Options, context: BuildContext) -> Any:
+        return build(options(text="raw"), context)
 
     build_raw.__doc__ = f"{build.__doc__} Compared with the raw input."
     return build_raw
@@ -207,6 +221,13 @@ def _build_ppl(options: Options, context: BuildContext) -> PerplexityMetric:
     return PerplexityMetric()
 
 
+def _build_cosine(options: Options, context: BuildContext) -> CosineMetric:
+    """A new cosine metric (the core hands it the encoder under test when it scores)."""
+    from .cosine import CosineMetric
+
+    return CosineMetric()
+
+
 @hookimpl
 def register_metrics(register: Register) -> None:
     """Register the diagnostic tests of Vec2Sent (Kerscher & Eger 2020, section 2) and BERTScore."""
@@ -237,3 +258,11 @@ def register_metrics(register: Register) -> None:
     register("ppl", _build_ppl,
              description="perplexity of the test inputs under the decoder, exp(sum NLL / sum "
                          "subwords); lower is better, not on the 0-100 scale")
+    register("token-f1", _build_token_f1, options=TextOptions,
+             description="token F1: 100 x mean bag-of-words F1 of each output against its input "
+                         "(SQuAD-style multiset overlap of whitespace tokens)")
+    register("token-f1:raw", _raw(_build_token_f1, TextOptions), options=Options,
+             description="token F1 against the raw (unnormalised) input")
+    register("cosine", _build_cosine, needs=("encoder",),
+             description="100 x mean cosine between each output, re-encoded by the encoder under "
+                         "test, and the input vector it was generated from")

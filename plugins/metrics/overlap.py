@@ -23,7 +23,7 @@ TEXTS = ("normalised", "raw")
 """Which input the hypothesis is compared with: the decoder's target, or the corpus text."""
 
 
-def _tokens(sentence: str) -> list[str]:
+def whitespace_tokens(sentence: str) -> list[str]:
     """Whitespace tokens of a sentence (splitting also strips and collapses whitespace runs)."""
     return sentence.split()
 
@@ -41,7 +41,7 @@ def pair_indicators(references: Sequence[str], hypotheses: Sequence[str]) -> np.
             "each hypothesis needs exactly one reference")
     rows = np.zeros((len(references), 2), dtype=np.float64)
     for i, (reference, hypothesis) in enumerate(zip(references, hypotheses)):
-        ref, hyp = _tokens(reference), _tokens(hypothesis)
+        ref, hyp = whitespace_tokens(reference), whitespace_tokens(hypothesis)
         rows[i, 0] = ref == hyp
         # Cheap length test first: most decoder outputs differ in length from their input.
         rows[i, 1] = len(ref) == len(hyp) and Counter(ref) == Counter(hyp)
@@ -62,7 +62,32 @@ def _percent_of(count: int, totals: np.ndarray) -> np.ndarray:
     return 100.0 * successes / trials
 
 
-class _ExactMatchMetric:
+class ReferenceText:
+    """Shared input handling of the metrics with a `text` option: which view of the input
+    (`TEXTS`) the hypothesis is compared with."""
+
+    def __init__(self, text: str = "normalised") -> None:
+        if text not in TEXTS:
+            raise ValueError(f"unknown text {text!r}; choose one of {', '.join(TEXTS)}")
+        self.text = text
+        # The core passes each field named here as a keyword list (harness.protocols.Metric).
+        self.requires: tuple[str, ...] = ("reference_raw",) if text == "raw" else ()
+
+    def _references(self, references: Sequence[str],
+                    reference_raw: Sequence[str] | None) -> Sequence[str]:
+        """The references of the chosen view: the normalised ones, or the raw ones."""
+        if self.text == "raw":
+            if reference_raw is None:
+                raise ValueError("text='raw' compares with the raw inputs: pass reference_raw=[...] "
+                                 "(the core does, from the samples' `reference_raw` field)")
+            if len(reference_raw) != len(references):
+                raise ValueError(f"got {len(references)} references but {len(reference_raw)} "
+                                 "raw references")
+            return reference_raw
+        return references
+
+
+class _ExactMatchMetric(ReferenceText):
     """Shared input handling: which reference text the indicators are computed against.
 
     Every exact-match score is a percentage of trials, so each declares
@@ -73,24 +98,9 @@ class _ExactMatchMetric:
 
     proportion_scale = 100.0
 
-    def __init__(self, text: str = "normalised") -> None:
-        if text not in TEXTS:
-            raise ValueError(f"unknown text {text!r}; choose one of {', '.join(TEXTS)}")
-        self.text = text
-        # The core passes each field named here as a keyword list (harness.protocols.Metric).
-        self.requires: tuple[str, ...] = ("reference_raw",) if text == "raw" else ()
-
     def _indicators(self, references: Sequence[str], hypotheses: Sequence[str],
                     reference_raw: Sequence[str] | None) -> np.ndarray:
-        if self.text == "raw":
-            if reference_raw is None:
-                raise ValueError("text='raw' compares with the raw inputs: pass reference_raw=[...] "
-                                 "(the core does, from the samples' `reference_raw` field)")
-            if len(reference_raw) != len(references):
-                raise ValueError(f"got {len(references)} references but {len(reference_raw)} "
-                                 "raw references")
-            references = reference_raw
-        return pair_indicators(references, hypotheses)
+        return pair_indicators(self._references(references, reference_raw), hypotheses)
 
 
 class IdentityMetric(_ExactMatchMetric):

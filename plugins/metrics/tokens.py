@@ -1,0 +1,79 @@
+"""Bag-of-tokens precision, recall and F1 of the output against its input: the `token-f1`
+metric, as current inversion work reports it next to BLEU and exact match.
+
+Per pair, with the multiset overlap of whitespace tokens
+`overlap = sum_t min(count_hyp(t), count_ref(t))` (SQuAD's F1, Rajpurkar et al. 2016):
+precision = overlap / |hyp|, recall = overlap / |ref|, F1 = 2PR / (P + R). The corpus score
+is 100 x the mean F1 over sentences (vec2text's "token F1", Morris et al. 2023, is the same
+per-sentence mean). A repeated token counts as often as it occurs in both: "the the cat" against
+"the cat" has overlap 2, precision 2/3, recall 1.
+
+Edge cases, as the SQuAD 2.0 evaluation script (`compute_f1`): when either side is empty, F1 is
+1 if both are and 0 otherwise; an empty output has precision and recall 0 against a non-empty
+input. Where overlap is 0, precision, recall and F1 are 0.
+
+Departures from what inversion papers compute, so that the numbers line up with Id and PERM:
+- tokens are the whitespace tokens of the text as compared (normalised by default; `text: raw`
+  and `token-f1:raw` compare with the corpus text before normalisation), with no punctuation
+  or article stripping (SQuAD strips them) and no nltk tokenisation (vec2text, GEIA use it);
+- vec2text counts token *sets* (`token_set_f1`: a repeated token counts once) and adds 1e-20
+  to every denominator, so two empty sentences score 0; GEIA (Li et al. 2023) pools word
+  precision and recall over the whole corpus (micro) before taking F1, counting a hypothesis
+  token as recovered whenever the reference contains it at all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from .overlap import ReferenceText, whitespace_tokens
+
+COLUMNS = ("precision", "recall", "f1")
+"""The per-pair statistics, in column order; the corpus score is the mean of the last."""
+
+
+def token_prf(reference: str, hypothesis: str) -> tuple[float, float, float]:
+    """Return (precision, recall, F1) of the hypothesis' whitespace-token multiset against the
+    reference's (module docstring: 1, 1, 1 when both are empty)."""
+    ref, hyp = whitespace_tokens(reference), whitespace_tokens(hypothesis)
+    if not ref or not hyp:
+        same = float(not ref and not hyp)
+        return same, same, same
+    overlap = sum((Counter(ref) & Counter(hyp)).values())
+    if overlap == 0:
+        return 0.0, 0.0, 0.0
+    precision, recall = overlap / len(hyp), overlap / len(ref)
+    return precision, recall, 2 * precision * recall / (precision + recall)
+
+
+class TokenF1Metric(ReferenceText):
+    """Token F1: 100 x the mean over sentences of the bag-of-tokens F1 (module docstring).
+
+    Statistics per pair: [precision, recall, F1], each in [0, 1]; the means of the first two
+    are the corpus' token precision and recall. The interval is the percentile bootstrap over
+    sentences, as for every mean."""
+
+    def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str],
+                            reference_raw: Sequence[str] | None = None) -> np.ndarray:
+        """Return an (n, 3) array of [precision, recall, F1] per pair."""
+        if len(references) != len(hypotheses):
+            raise ValueError(f"got {len(references)} references but {len(hypotheses)} "
+                             "hypotheses; each hypothesis needs exactly one reference")
+        references = self._references(references, reference_raw)
+        rows = np.zeros((len(references), len(COLUMNS)), dtype=np.float64)
+        for i, (reference, hypothesis) in enumerate(zip(references, hypotheses)):
+            rows[i] = token_prf(reference, hypothesis)
+        return rows
+
+    def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
+        """Return 100 x the mean F1, totals[..., 2] / count, over any leading batch dims."""
+        if count <= 0:
+            raise ValueError(f"count must be positive, got {count}")
+        return 100.0 * np.asarray(totals, dtype=np.float64)[..., 2] / count
+
+    def signature(self) -> str:
+        """The configuration scored with, recorded beside the score."""
+        return f"tokens:whitespace|bag:multiset|text:{self.text}|empty-pair:1|mean:sentence"
