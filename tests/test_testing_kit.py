@@ -44,9 +44,17 @@ def test_avg_encoder_conforms(registry: Registry, vocab: SubwordVocab) -> None:
     check_encoder(build(registry, "encoder", "avg", BuildContext(vocab=vocab)))
 
 
-@pytest.mark.parametrize("name", ["id", "perm", "id-perm", "bleu"])
+@pytest.mark.parametrize("name", ["id", "perm", "id-perm", "bleu", "token-f1"])
 def test_first_party_metric_conforms(registry: Registry, name: str) -> None:
     check_metric(build(registry, "metric", name, BuildContext()))
+
+
+def test_cosine_conforms_given_an_encoder(registry: Registry, vocab: SubwordVocab) -> None:
+    cosine = build(registry, "metric", "cosine", BuildContext())
+    encoder = build(registry, "encoder", "avg", BuildContext(vocab=vocab))
+    with pytest.raises(ValueError, match="needs the encoder under test"):
+        check_metric(cosine)
+    check_metric(cosine, encode=encoder.encode, score_range=(-100.0, 100.0))
 
 
 @pytest.mark.parametrize("experts", [1, 3])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from harness.metric_protocols import InputEncoding, needs_encoder
 from harness.protocols import Metric
 from harness.testing.failures import DEFAULT_SENTENCES, fail, name_of
 
@@ -27,12 +28,22 @@ def _default_pairs() -> tuple[list[str], list[str]]:
     return references, hypotheses
 
 
+Encode = Callable[[Sequence[str]], np.ndarray]
+
+
 def _statistics_checked(metric: Any, references: list[str], hypotheses: list[str],
-                        call: str) -> np.ndarray:
-    """Return `metric.sentence_statistics(...)` as float64 after checking shape and values."""
+                        call: str, encode: Encode | None = None) -> np.ndarray:
+    """Return `metric.sentence_statistics(...)` as float64 after checking shape and values.
+
+    An encoder-aware metric gets `encode` as the run would give it: the references' vectors
+    from `encode` as the inputs, and `encode` itself to re-encode with."""
     name = name_of(metric)
+    extra: dict[str, Any] = {}
+    if encode is not None:
+        extra["encoder"] = InputEncoding(name="check_metric", vectors=encode(references),
+                                         encode=encode)
     try:
-        raw = metric.sentence_statistics(references, hypotheses)
+        raw = metric.sentence_statistics(references, hypotheses, **extra)
     except Exception as exc:
         raise fail(f"{name}.{call} raised {type(exc).__name__}: {exc}",
                    "sentence_statistics must accept any equal-length lists of strings, "
@@ -91,7 +102,8 @@ def _score_checked(metric: Any, totals: np.ndarray, count: int, call: str,
 def check_metric(metric: Any, references: Sequence[str] | None = None,
                  hypotheses: Sequence[str] | None = None, *,
                  score_range: tuple[float, float] | None = (0.0, 100.0),
-                 higher_is_better: bool = True, batches: int = 5, seed: int = 0) -> None:
+                 higher_is_better: bool = True, batches: int = 5, seed: int = 0,
+                 encode: Encode | None = None) -> None:
     """Return None if `metric` behaves as the core expects of a `Metric`; else raise.
 
     Checks that it satisfies `harness.protocols.Metric`; `sentence_statistics` returns a finite
@@ -103,7 +115,9 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
     hypotheses score at least as well as different ones (`higher_is_better=False` reverses it).
 
     The default pairs include identical, permuted, partially overlapping, unrelated and empty
-    hypotheses.
+    hypotheses. A metric that declares `needs = ("encoder",)` (`EncoderAwareMetric`) is checked
+    with `encode`, a deterministic sentences -> (n, dim) vectors function standing in for the
+    run's encoder.
     """
     name = name_of(metric)
     if not isinstance(metric, Metric):
@@ -118,17 +132,22 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
     if len(references) != len(hypotheses) or len(references) < 2:
         raise ValueError("check_metric needs two or more (reference, hypothesis) pairs")
     n = len(references)
+    if needs_encoder(metric) and encode is None:
+        raise ValueError(f"{name} needs the encoder under test: pass check_metric(..., "
+                         "encode=...) a deterministic sentences -> vectors function")
+    encode = encode if needs_encoder(metric) else None
 
-    stats = _statistics_checked(metric, references, hypotheses, "sentence_statistics(refs, hyps)")
+    stats = _statistics_checked(metric, references, hypotheses, "sentence_statistics(refs, hyps)",
+                                encode)
     k = stats.shape[1]
     again = _statistics_checked(metric, references, hypotheses,
-                                "sentence_statistics(refs, hyps) (second call)")
+                                "sentence_statistics(refs, hyps) (second call)", encode)
     if not np.array_equal(stats, again):
         raise fail(f"{name}.sentence_statistics is not deterministic",
                    "seed or remove any randomness: the cache stores statistics once")
     for row in range(n):
         alone = _statistics_checked(metric, references[row:row + 1], hypotheses[row:row + 1],
-                                    f"sentence_statistics on pair {row} alone")
+                                    f"sentence_statistics on pair {row} alone", encode)
         if alone.shape[1] != k or not np.allclose(alone[0], stats[row]):
             raise fail(f"{name}.sentence_statistics gives pair {row} ({references[row]!r}, "
                        f"{hypotheses[row]!r}) different statistics alone than among other pairs",
@@ -162,12 +181,12 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
                    "undefined")
 
     identical = _statistics_checked(metric, references, references,
-                                    "sentence_statistics(refs, refs)")
+                                    "sentence_statistics(refs, refs)", encode)
     best = _score_checked(metric, identical.sum(axis=0), n, "corpus_score of identical pairs",
                           score_range)
     shifted = references[1:] + references[:1]
     different = _statistics_checked(metric, references, shifted,
-                                    "sentence_statistics(refs, other sentences)")
+                                    "sentence_statistics(refs, other sentences)", encode)
     worse = _score_checked(metric, different.sum(axis=0), n, "corpus_score of different pairs",
                            score_range)
     # An undefined score for unrelated pairs (NaN: Id/PERM without permutations) has no order
