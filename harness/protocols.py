@@ -53,9 +53,10 @@ class TrainingOptions(BaseModel):
     clip: float = Field(0.25, ge=0.0, description="gradient-norm clipping threshold (0 = off)")
     optimizer: Literal["adam", "sgd"] = Field("adam", description="optimiser")
     weight_decay: float = Field(0.0, ge=0.0, description="L2 weight decay of the optimiser")
-    schedule: Literal["constant", "plateau"] = Field(
-        "constant", description="learning rate schedule: constant, or multiplied by lr_factor "
-                                "when the validation loss stops falling")
+    schedule: Literal["constant", "plateau", "linear"] = Field(
+        "constant", description="learning rate schedule: constant; plateau (multiplied by "
+                                "lr_factor when the validation loss stops falling); linear "
+                                "(decayed linearly to 0 over all epochs' steps)")
     lr_factor: float = Field(0.5, gt=0.0, lt=1.0,
                              description="factor applied to the learning rate on a plateau")
     lr_patience: int = Field(0, ge=0, description="epochs without improvement the plateau "

@@ -343,6 +343,30 @@ def test_early_stopping_and_plateau_schedule(data, tmp_path: Path) -> None:
     assert again.epochs == 4 and again.steps == summary.steps
 
 
+def test_linear_schedule_decays_to_zero_and_resumes_on_the_same_line(data, tmp_path: Path
+                                                                     ) -> None:
+    """Step s of S (1-based) trains at lr * (1 - (s - 1) / S); a run killed between
+    checkpoints continues the same decay and ends with the same weights."""
+    vocab, vectors, ids = data
+    options = {"schedule": "linear", "log_every": 1, "lr": 4e-3}
+    whole = make_model(vocab, 16, seed=3, **SMALL)
+    summary = train(whole, vocab, vectors, ids, tmp_path / "whole", **options)
+    steps = [r for r in map(json.loads, (tmp_path / "whole" / "train.jsonl").read_text()
+                                              .splitlines()) if r["event"] == "step"]
+    total = summary.steps
+    assert total == RUN["epochs"] * (total // RUN["epochs"])  # the same batches every epoch
+    assert [r["lr"] for r in steps] == pytest.approx(
+        [4e-3 * (1 - (s - 1) / total) for s in range(1, total + 1)], rel=1e-12)
+
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, 7)
+    with pytest.raises(Killed):
+        train(dying, vocab, vectors, ids, tmp_path / "killed", **options)
+    resumed = make_model(vocab, 16, seed=3, **SMALL)
+    train(resumed, vocab, vectors, ids, tmp_path / "killed", **options)
+    assert same_weights(whole, resumed)
+
+
 def test_sgd_step_is_plain_gradient_descent(tmp_path: Path) -> None:
     vocab = make_vocab()
     vectors, ids = copy_task(n=4)

@@ -207,6 +207,8 @@ class _Trainer:
         since = time.perf_counter()
         batches = padded_batches(order[p.batch:], self.vocab, self.vectors, self.ids, self.device)
         for batch in batches:
+            if opts.schedule == "linear":
+                self._set_lr(opts.lr * (1.0 - p.steps / (opts.epochs * len(order))))
             loss, grad_norm = self._step(batch)
             grad_norms += grad_norm
             epoch_loss += loss
@@ -289,8 +291,7 @@ class _Trainer:
             else:
                 p.plateau_epochs += 1
                 if p.plateau_epochs > opts.lr_patience:
-                    for group in self.optimizer.param_groups:
-                        group["lr"] *= opts.lr_factor
+                    self._set_lr(self._lr() * opts.lr_factor)
                     p.plateau_epochs = 0
         p.stopped_early = bool(opts.patience) and p.bad_epochs >= opts.patience
         p.history.append(record)
@@ -326,6 +327,13 @@ class _Trainer:
 
     def _lr(self) -> float:
         return float(self.optimizer.param_groups[0]["lr"])
+
+    def _set_lr(self, lr: float) -> None:
+        """Set the rate of every parameter group: the plateau schedule's factor, or the linear
+        schedule's lr * (1 - steps / (epochs * batches per epoch)) before each step (a
+        function of the step count alone, so a resumed run continues the same decay)."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
 
     # --- faults -----------------------------------------------------------------------------
 
