@@ -281,26 +281,62 @@ def generate(spec: Path, sentences: tuple[str, ...], sentence_file: Path | None,
 
 @main.command()
 @click.argument("spec", type=click.Path(path_type=Path))
-@click.argument("a")
-@click.argument("b")
-@click.argument("c")
+@click.argument("sentences", nargs=-1, metavar="[A B C]")
+@click.option("--file", "set_file", type=click.Path(path_type=Path), default=None,
+              metavar="SET.tsv", help="Solve and score an analogy set: rows "
+              "a<TAB>b<TAB>c[<TAB>expected[<TAB>relation]] (docs/probes.md).")
+@click.option("--form", type=click.Choice(["paper", "classic"]), default="paper",
+              show_default=True, help="paper: A : B :: z : C, z decoded from A - B + C; "
+              "classic: A : B :: C : d, d decoded from B - A + C.")
+@click.option("--expr", default=None, metavar="EXPR",
+              help='Decode a vector expression over sentences named with --let, e.g. '
+                   '"a - b + c" or "0.5*a + 0.5*b" (names, numbers, + - * /, parentheses).')
+@click.option("--let", "lets", multiple=True, metavar="NAME=SENTENCE",
+              help="Name a sentence for --expr (repeatable).")
 @probe_options
 @command
-def analogy(spec: Path, a: str, b: str, c: str, encoders: tuple[str, ...],
+def analogy(spec: Path, sentences: tuple[str, ...], set_file: Path | None, form: str,
+            expr: str | None, lets: tuple[str, ...], encoders: tuple[str, ...],
             decoders: tuple[str, ...], overrides: tuple[str, ...], device: str | None,
             cache_dir: Path | None, as_json: bool) -> None:
     """Solve the sentence analogy A : B :: z : C by decoding vec(A) - vec(B) + vec(C) with
-    every encoder and decoder of SPEC (Kerscher & Eger 2020, section 4 and Table 2 right).
+    every encoder and decoder of SPEC (Kerscher & Eger 2020, section 4 and Table 2 right); or
+    solve and score a whole analogy set (--file: per-item rows, then each pair's accuracy with
+    its exact 95% interval); or decode any vector expression over named sentences (--expr).
 
     Decoders come from the cache as for `harness generate`.
     """
     from harness.cache import Cache, default_root
     from harness.probes import analogy as analogy_probe
+    from harness.probes import analogy_set, decode_expression
+    from harness.probes.expression import parse_lets
+    from harness.probes.text import render_analogy_run
 
+    if sum((bool(sentences), set_file is not None, expr is not None)) != 1:
+        raise HarnessError("give three sentences A B C, or --file SET.tsv, or --expr EXPR "
+                           "with --let NAME=SENTENCE")
+    if lets and expr is None:
+        raise HarnessError("--let names sentences for --expr; give --expr too")
+    if expr is not None and form != "paper":
+        raise HarnessError("--form applies to A B C and --file; --expr says its own form")
+    if sentences and len(sentences) != 3:
+        raise HarnessError(f"expected three sentences A B C, got {len(sentences)}")
+    named = parse_lets(lets)
     parsed = _probed_spec(spec, overrides, device)
-    result = analogy_probe(parsed, Cache(cache_dir or default_root()), a, b, c,
-                           encoders=encoders, decoders=decoders)
-    _print_probe(result, as_json, lambda row: f"{row}  (z in a : b :: z : c)")
+    cache = Cache(cache_dir or default_root())
+    selection = {"encoders": encoders, "decoders": decoders}
+    if set_file is not None:
+        run = analogy_set(parsed, cache, set_file, form, **selection)  # type: ignore[arg-type]
+        click.echo(json.dumps(run.to_json(), indent=2, ensure_ascii=False) if as_json
+                   else render_analogy_run(run), nl=as_json)
+    elif expr is not None:
+        _print_probe(decode_expression(parsed, cache, expr, named, **selection), as_json,
+                     lambda row: row)
+    else:
+        a, b, c = sentences
+        result = analogy_probe(parsed, cache, a, b, c, form=form, **selection)  # type: ignore[arg-type]
+        _print_probe(result, as_json, lambda row: f"{row}  " + (
+            "(z in a : b :: z : c)" if form == "paper" else "(d in a : b :: c : d)"))
 
 
 @main.command()

@@ -201,3 +201,102 @@ def training_curves_png(runs: list[PairResult]) -> bytes | None:
     None if no run has a training curve."""
     figure = training_curves_figure(runs)
     return None if figure is None else _png(figure)
+
+
+Series = list[tuple[float | None, float | None, float | None]]
+"""One encoder's (value, interval low, interval high) per bin; None where undefined."""
+
+
+def length_figure(bins: list[str], panels: dict[str, dict[str, Series]], *,
+                  floor: str | None = None, title: str = "") -> Any:
+    """Small multiples of diagnostics per bin of reference length: one panel per entry of
+    `panels` (title -> encoder -> `Series`), x the `bins` (their labels), one line per encoder
+    with its 95% intervals as error bars (nudged apart so they do not hide each other), the
+    `floor` encoder grey and dashed, the legend outside the panels."""
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+
+    encoders = list(dict.fromkeys(e for series in panels.values() for e in series))
+    columns = min(PANEL_COLUMNS, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    figure = Figure(figsize=(3.2 * columns + 1.8, 2.6 * rows + 0.8), layout="constrained")
+    grid = figure.subplots(rows, columns, squeeze=False)
+    palette = colormaps["tab10"]
+    colours = {e: "#7f7f7f" if e == floor else palette(i % 10) for i, e in enumerate(encoders)}
+    width = 0.3 / max(1, len(encoders))
+    for index, (name, series) in enumerate(panels.items()):
+        axes = grid[index // columns][index % columns]
+        for number, (encoder, points) in enumerate(series.items()):
+            shift = (number - (len(series) - 1) / 2) * width
+            x = [b + shift for b in range(len(points))]
+            y = [math.nan if v is None else v for v, _, _ in points]
+            low = [0.0 if v is None or lo is None else max(0.0, v - lo) for v, lo, _ in points]
+            high = [0.0 if v is None or hi is None else max(0.0, hi - v) for v, _, hi in points]
+            axes.errorbar(x, y, yerr=[low, high], color=colours[encoder], marker="o",
+                          markersize=3, linewidth=1.2, capsize=2, elinewidth=0.8,
+                          linestyle="--" if encoder == floor else "-", label=encoder)
+        if all(v is None for points in series.values() for v, _, _ in points):
+            axes.text(0.5, 0.5, "undefined in every bin", transform=axes.transAxes,
+                      ha="center", va="center", fontsize=8, color="#7f7f7f")
+            axes.set_yticks([])
+        axes.set_xticks(range(len(bins)), labels=bins, fontsize=7)
+        axes.tick_params(labelsize=7)
+        axes.set_title(name, fontsize=9)
+        axes.grid(alpha=0.3)
+        if index // columns == rows - 1 or index + columns >= len(panels):
+            axes.set_xlabel("reference length (tokens)", fontsize=8)
+    for index in range(len(panels), rows * columns):
+        grid[index // columns][index % columns].set_visible(False)
+    legend: dict[str, Any] = {}
+    for axes in grid.flat:
+        for handle, label in zip(*axes.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    figure.legend(list(legend.values()), list(legend), loc="outside right upper", fontsize=8,
+                  frameon=False)
+    figure.suptitle(title or "Diagnostics by reference length", fontsize=10)
+    return figure
+
+
+def length_png(bins: list[str], panels: dict[str, dict[str, Series]], *,
+               floor: str | None = None, title: str = "") -> bytes:
+    """Return a PNG of the diagnostics per length bin (`length_figure`)."""
+    return _png(length_figure(bins, panels, floor=floor, title=title))
+
+
+Curve = list[tuple[float, float | None, float | None, float | None]]
+"""One encoder's (x, value, interval low, interval high) per point; None where undefined."""
+
+
+def noise_figure(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str) -> Any:
+    """Panels side by side (title -> encoder -> `Curve`), one line per encoder over x (the
+    noise scale), intervals as error bars where given; the legend outside the panels."""
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+
+    encoders = list(dict.fromkeys(e for curves in panels.values() for e in curves))
+    figure = Figure(figsize=(3.6 * len(panels) + 1.8, 3.0), layout="constrained")
+    grid = figure.subplots(1, len(panels), squeeze=False)
+    palette = colormaps["tab10"]
+    for axes, (name, curves) in zip(grid[0], panels.items()):
+        for encoder, points in curves.items():
+            x = [p[0] for p in points]
+            y = [math.nan if p[1] is None else p[1] for p in points]
+            low = [0.0 if v is None or lo is None else max(0.0, v - lo) for _, v, lo, _ in points]
+            high = [0.0 if v is None or hi is None else max(0.0, hi - v) for _, v, _, hi in points]
+            axes.errorbar(x, y, yerr=[low, high], color=palette(encoders.index(encoder) % 10),
+                          marker="o", markersize=3, linewidth=1.2, capsize=2, elinewidth=0.8,
+                          label=encoder)
+        axes.set_ylim(bottom=0.0)
+        axes.set_title(name, fontsize=9)
+        axes.set_xlabel(xlabel, fontsize=8)
+        axes.tick_params(labelsize=7)
+        axes.grid(alpha=0.3)
+    handles, labels = grid[0][0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
+    figure.suptitle(title, fontsize=10)
+    return figure
+
+
+def noise_png(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str) -> bytes:
+    """Return a PNG of the noise-robustness curves (`noise_figure`)."""
+    return _png(noise_figure(panels, xlabel=xlabel, title=title))

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator
 
 from harness.errors import DataError
+from harness.probes.results import PairProbes
 from harness.protocols import TaskResult
 
 SCHEMA = "v2s-harness/results/1"
@@ -311,6 +312,56 @@ class DiagnosticRanking(_Record):
     undefined_resamples: int = 0
 
 
+class LengthBin(_Record):
+    """The `n` test sentences of `low` to `high` reference tokens (inclusive; None: open)."""
+
+    low: int | None
+    high: int | None
+    n: int = 0
+
+
+class PairLengths(_Record):
+    """One pair's diagnostics per length bin: metric -> one score per bin, in bin order."""
+
+    encoder: str
+    decoder: str
+    metrics: dict[str, list[MetricScore]] = {}
+
+
+class LengthBreakdown(_Record):
+    """Every diagnostic per bin of reference length (`breakdown.length_bins`): the bins, which
+    partition the test set, their lower `edges` (chosen from the data when `auto`, each bin then
+    holding `least` sentences or more) and each pair's scores on each bin's sentences."""
+
+    tokenisation: str = "whitespace"
+    auto: bool = True
+    least: int | None = None
+    edges: list[int] = []
+    bins: list[LengthBin] = []
+    runs: list[PairLengths] = []
+
+
+class FloorGain(_Record):
+    """An encoder's score minus the floor encoder's, same decoder: its 95% paired-bootstrap
+    interval and p-value over `n` test sentences; `significant` when the interval excludes 0."""
+
+    gain: float | None
+    ci95: tuple[float | None, float | None] = (None, None)
+    p: float | None = None
+    significant: bool = False
+    n: int = 0
+
+
+class FloorGains(_Record):
+    """What each encoder adds to what the decoder manages from a vector carrying no
+    information (`encoder`, a `random-gaussian`): decoder -> diagnostic -> encoder -> gain."""
+
+    encoder: str
+    resamples: int = 0
+    seeds: bool = False
+    gains: dict[str, dict[str, dict[str, FloorGain]]] = {}
+
+
 class PublishedTable(_Record):
     """A published table shown beside the run's own numbers (`report.compare`), never used as
     input: its citation, columns, rows, and per row whether the row's declared model is the
@@ -365,9 +416,12 @@ class RunResults(_Record):
     downstream_missing: dict[str, str] | None = Field(None, exclude_if=is_none)
     encoders: dict[str, EncoderIdentity] | None = Field(None, exclude_if=is_none)
     rankings: dict[str, dict[str, DiagnosticRanking]] | None = Field(None, exclude_if=is_none)
+    lengths: LengthBreakdown | None = Field(None, exclude_if=is_none)
+    floor: FloorGains | None = Field(None, exclude_if=is_none)
     published: list[PublishedTable] | None = Field(None, exclude_if=is_none)
     correlations: Correlations = Correlations()
     examples: list[Example] = []
+    probes: list[PairProbes] | None = Field(None, exclude_if=is_none)  # harness.probes
     failures: dict[str, str] | None = Field(None, exclude_if=is_none)
 
     @property

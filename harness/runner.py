@@ -37,6 +37,9 @@ from harness.stages.correlate import (
     table_identities,
 )
 from harness.stages.downstream import downstream_scores
+from harness.stages.floor import floor_gains
+from harness.stages.lengths import length_breakdown
+from harness.stages.probes import run_probes, write_probe_items
 from harness.stages.rankings import (
     correlation_bounds,
     load_statistics,
@@ -92,6 +95,9 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
         *correlations.notes, *support_notes(runs, spec.correlation.rank_by, primary,
                                             spec.correlation.min_support)]})
     rankings = rank_stability(ctx, statistics)
+    probed = run_probes(ctx, corpus, vocab, skip=execution.failures)  # `probes:`, after training
+    lengths = length_breakdown(ctx, statistics, corpus.test)
+    floor = floor_gains(spec, rankings)
     for note in correlations.notes:
         log.warning("%s", note)
     ctx.add_time("total", time.perf_counter() - started)
@@ -109,13 +115,14 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
         downstream_origin=downstream.origin, downstream_details=downstream.details,
         downstream_missing=downstream.reasons or None, encoders=identities or None,
         published=published_tables(spec.report.compare, declared) or None,
-        correlations=correlations, rankings=rankings or None,
+        correlations=correlations, rankings=rankings or None, lengths=lengths, floor=floor,
         examples=_examples({pair: files[0] for pair, files in samples.items()}),
-        failures=execution.failures or None)
+        probes=probed.pairs or None, failures=execution.failures or None)
     write_run(out, results, {(encoder, label): path
                              for (encoder, decoder), files in samples.items()
                              for label, path in zip(_seed_labels(spec, decoder), files)},
               spec.report.formats)
+    write_probe_items(out, probed)
     log.info("run %s: done in %.1f s (%d artifacts cached, %d built); results in %s",
              spec.name, time.perf_counter() - started, ctx.cache.hits, ctx.cache.builds, out)
     if execution.failures:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from harness.report.correlation import correlation_section
 from harness.report.diagnostics import diagnostics_section, training_cell
 from harness.report.downstream import downstream_section
+from harness.report.floor import floor_section
 from harness.report.header import definitions_section, run_section
+from harness.report.lengths import length_figures, lengths_section
 from harness.report.model import CURVES_FILE, HEATMAP_FILE, Section, Table, fmt
+from harness.report.probes import probe_examples_section, probe_figures, probes_section
 from harness.report.published import published_section
 from harness.report.ranking import stability_section, table1_section
 from harness.report.scatter import scatter_figures, scatter_section
@@ -17,13 +20,16 @@ from harness.results import RunResults
 
 def report_figures(results: RunResults) -> dict[str, bytes]:
     """The report's figures as file name -> PNG bytes (only those with something to show): the
-    heatmap, one scatter plot per diagnostic, and the training curves."""
+    heatmap, one scatter plot per diagnostic, the diagnostics by length, and the training
+    curves."""
     from harness.figures import heatmap_png, training_curves_png
 
     figures: dict[str, bytes] = {}
     if results.correlations.defined():
         figures[HEATMAP_FILE] = heatmap_png(results.correlations)
         figures.update(scatter_figures(results))
+    figures.update(length_figures(results))
+    figures.update(probe_figures(results))  # noise robustness
     curves = training_curves_png(results.runs)
     if curves is not None:
         figures[CURVES_FILE] = curves
@@ -82,12 +88,16 @@ def report_sections(results: RunResults, figures: dict[str, bytes],
         definitions_section(results, docs),
         diagnostics_section(results),
         stability_section(results),
+        floor_section(results),
+        lengths_section(results, figures),
         downstream_section(results),
         correlation_section(results, figures),
         scatter_section(results, figures),
         table1_section(results),
         published_section(results),
         samples_section(results),
+        probes_section(results, figures),
+        probe_examples_section(results),
         training_section(results, figures),
     ]
     return [section for section in candidates if section is not None]

@@ -19,6 +19,7 @@ from harness.errors import SpecError
 from harness.registry import Registry
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml
+from harness.spec.probe_checks import resolve_probes
 from harness.spec.resolve import resolve_components, resolve_paths
 from harness.spec.schema import Spec, TableSpec
 
@@ -47,6 +48,8 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
         raise_validation_error(exc, positions, prefix=(), model=model)
     folder = path.resolve().parent
     spec = resolve_paths(spec, positions, folder)
+    if isinstance(spec, Spec):
+        spec = resolve_probes(spec, positions, folder)
     if registry is not None and isinstance(spec, Spec):
         spec = resolve_components(spec, registry, positions, folder)
     sha256 = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()

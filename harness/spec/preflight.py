@@ -25,6 +25,7 @@ from harness.identity import (
     split_declaration,
 )
 from harness.protocols import BuildContext, GeneratedTask, declared_model
+from harness.spec.probe_checks import probe_problems
 from harness.spec.resolve import (
     PATH_FIELDS,
     SECTION_FOR_KIND,
@@ -46,6 +47,7 @@ def preflight(spec: Spec | TableSpec) -> list[SpecError]:
         problems += _task_data(spec)
         problems += _device(spec)
         problems += _executor(spec)
+        problems += probe_problems(spec)
     return problems
 
 

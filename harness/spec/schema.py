@@ -26,6 +26,7 @@ from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options
 from harness.registry import build
 from harness.spec.positions import Positions
+from harness.spec.probes import ProbesSection
 
 
 class Strict(BaseModel):
@@ -160,6 +161,31 @@ class ReportSection(Strict):
     compare: list[Path] = []
 
 
+class BreakdownSection(Strict):
+    """How the diagnostics are broken down: `length_bins`, the bins of reference length (in
+    whitespace tokens of the normalised reference), `auto` (chosen from the test set's
+    quantiles, `harness.stages.lengths`) or the token counts at which a new bin starts."""
+
+    length_bins: Literal["auto"] | list[int] = "auto"
+
+    @field_validator("length_bins", mode="before")
+    @classmethod
+    def _auto_or_edges(cls, value: Any) -> Any:
+        if isinstance(value, str) and value != "auto":
+            raise ValueError("expected `auto` or the token counts at which a new bin starts, "
+                             f"e.g. [5, 10], not {value!r}")
+        return value
+
+    @field_validator("length_bins")
+    @classmethod
+    def _increasing(cls, value: Literal["auto"] | list[int]) -> Literal["auto"] | list[int]:
+        if isinstance(value, list):
+            if not value or value[0] < 2 or any(b <= a for a, b in zip(value, value[1:])):
+                raise ValueError("give increasing token counts of at least 2 at which a new "
+                                 f"bin starts, e.g. [5, 10] (bins <5, 5-9, >=10), not {value}")
+        return value
+
+
 class Component(Strict):
     """A component entry: a bare name in YAML, or a mapping with `name:` plus its options.
 
@@ -288,6 +314,8 @@ class Spec(SpecDocument):
     correlation: CorrelationSection = CorrelationSection()
     report: ReportSection = ReportSection()
     executor: ExecutorSection = ExecutorSection()
+    breakdown: BreakdownSection = BreakdownSection()
+    probes: ProbesSection = ProbesSection()  # analogies, interpolation, noise (spec/probes.py)
 
     @field_validator("metrics")
     @classmethod
@@ -302,6 +330,18 @@ class Spec(SpecDocument):
     def _known_device(cls, value: str) -> str:
         if not re.fullmatch(r"auto|cpu|cuda(:\d+)?|mps", value):
             raise ValueError(f"expected auto, cpu, cuda, cuda:N or mps, not {value!r}")
+        return value
+
+    @field_validator("breakdown")
+    @classmethod
+    def _bins_hold_sentences(cls, value: BreakdownSection, info: ValidationInfo
+                             ) -> BreakdownSection:
+        corpus = info.data.get("corpus")
+        edges = value.length_bins
+        if corpus is not None and isinstance(edges, list) and edges[-1] >= corpus.max_tokens:
+            raise ValueError(f"length_bins: a bin from {edges[-1]} tokens would be empty: the "
+                             f"test set keeps sentences under corpus.max_tokens "
+                             f"({corpus.max_tokens}) tokens")
         return value
 
     @field_validator("encoders", mode="before")
