@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
 
-from .options import GemOptions, WindowOptions
+from .options import GemOptions, RandomGaussianOptions, RandomLstmOptions, WindowOptions
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext
@@ -42,9 +42,23 @@ def _build_gem(options: GemOptions, context: BuildContext) -> Any:
     return GeometricEmbedding(context_vocab(context, "gem"), options)
 
 
+def _build_random_gaussian(options: RandomGaussianOptions, context: BuildContext) -> Any:
+    from .controls import RandomGaussianEncoder
+
+    return RandomGaussianEncoder(options, context.seed)
+
+
+def _build_random_lstm(options: RandomLstmOptions, context: BuildContext) -> Any:
+    from .controls import RandomLstmEncoder
+    from .pooling import context_vocab
+
+    return RandomLstmEncoder(context_vocab(context, "random-lstm"), options, context.seed)
+
+
 @hookimpl
 def register_encoders(register: Register) -> None:
-    """Register the pooling encoders and GEM over the run's subword vectors."""
+    """Register the pooling encoders and GEM over the run's subword vectors, and the controls
+    (random-gaussian, random-lstm)."""
     register("avg", _build_avg, options=Options,
              description="average of the sentence's subword vectors (BPEmb-like, frozen)")
     register("hier", _build_hier, options=WindowOptions,
@@ -53,3 +67,8 @@ def register_encoders(register: Register) -> None:
              description="[avg; max; hier] pooling of subword vectors, 3x dim (Rücklé et al. 2018)")
     register("gem", _build_gem, options=GemOptions, trainable=True,
              description="geometric embedding: orthogonal-basis word weights (Yang et al. 2018)")
+    register("random-gaussian", _build_random_gaussian, options=RandomGaussianOptions,
+             description="control: i.i.d. N(0, 1) vectors, no information (the decoder's floor)")
+    register("random-lstm", _build_random_lstm, options=RandomLstmOptions,
+             description="control: untrained BiLSTM-max over subword vectors, 2x dim "
+                         "(Wieting & Kiela 2019)")

@@ -44,6 +44,25 @@ class GemOptions(Options):
         return self
 
 
+class RandomGaussianOptions(Options):
+    """Options of the `random-gaussian` control: i.i.d. N(0, 1) vectors that carry no
+    information about the sentence (the decoder's floor)."""
+
+    dim: int = Field(300, ge=1, description="dimension of the random vectors")
+    seed: int | None = Field(None, ge=0, lt=2**32,
+                             description="random seed (default: the spec's seed)")
+
+
+class RandomLstmOptions(Options):
+    """Options of the `random-lstm` control: an untrained BiLSTM with max pooling over the run's
+    subword vectors (Wieting & Kiela 2019, "No Training Required", BiLSTM-Max)."""
+
+    dim: int = Field(256, ge=1, description="hidden units per direction; vectors are 2 x dim "
+                                            "(paper: 4096)")
+    seed: int | None = Field(None, ge=0, lt=2**32,
+                             description="seed of the random weights (default: the spec's seed)")
+
+
 class Sent2VecOptions(Options):
     """Sent2Vec training options. Defaults follow the released Wikipedia bigram model's training
     command (dim 700, 9 epochs, min count 8, min target count 20, 10 negatives, t = 5e-6, 4

@@ -1,0 +1,206 @@
+"""Control encoders: reference points that tell what a decoder gets from a vector that says
+nothing (`random-gaussian`) and from an untrained network over the same subword vectors the
+pooling encoders see (`random-lstm`).
+
+`random-lstm` follows Wieting & Kiela (2019), "No Training Required: Exploring Random Encoders
+for Sentence Classification" (ICLR): BiLSTM-Max (Conneau et al. 2017) with random, untrained
+weights over frozen word embeddings, here the run's subword vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .options import RandomGaussianOptions, RandomLstmOptions
+
+VERSION = "1"
+
+
+def batch_digest(seed: int, sentences: Sequence[str]) -> int:
+    """Return a 128-bit integer naming `seed` and the exact list `sentences` (order included).
+
+    Each sentence is prefixed with its byte length, so no two different lists share a digest
+    by concatenation."""
+    digest = hashlib.blake2b(digest_size=16, person=b"random-gaussian")
+    digest.update(seed.to_bytes(8, "little"))
+    for sentence in sentences:
+        data = sentence.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return int.from_bytes(digest.digest(), "little")
+
+
+class RandomGaussianEncoder:
+    """random-gaussian: an i.i.d. N(0, 1) vector of `dim` floats per sentence, carrying no
+    information about the sentence: the floor of what a decoder can regenerate.
+
+    Seeding. The core hands an encoder batches of sentences and never their positions:
+    `harness.vectors.write_vectors` cuts each split into batches starting at multiples of
+    `encode.batch_size` (a resumed run continues at the first unwritten batch, on the same
+    boundaries), and each split is its own cache artifact. A running counter of positions would
+    therefore give different vectors after a resume or when only one split is cached. Instead a
+    sentence's position is named by what is being encoded: its vector is row i of a block of
+    normals drawn from a generator seeded with (seed, the whole batch), where i is its index in
+    the batch. Hence:
+
+    - reproducible: the same seed and the same batches give the same vectors, whatever was
+      cached or resumed; another seed gives independent vectors;
+    - identical sentences at different positions get independent vectors (a different index, or
+      a different batch around them): a sentence of the test split that also occurs in the
+      training split does not share its vector, which a hash of the text alone would give, and
+      a decoder could not recognise it;
+    - re-encoding other sentences (a `cosine` metric encoding generated sentences to compare
+      with the inputs' vectors) gives vectors independent of the inputs' even where positions
+      coincide, so the floor's cosine is about 0. Encoding the very same batch again gives the
+      same vectors (`encode` is deterministic), as for any encoder;
+    - `encode(sentences, batch_size)` splits `sentences` into batches of `batch_size` as the
+      encode stage does, so it equals the stage's vectors for the same list.
+
+    By design a vector depends on the other sentences of its batch and on the batch size, so
+    this encoder does not pass `harness.testing.check_encoder`'s batching checks. Two batches
+    of identical contents (the same sentences in the same order) get the same vectors.
+    """
+
+    name = "random-gaussian"
+
+    def __init__(self, options: RandomGaussianOptions, seed: int) -> None:
+        self.options = options
+        self.seed = int(options.seed if options.seed is not None else seed)
+
+    @property
+    def dim(self) -> int:
+        """The `dim` option."""
+        return int(self.options.dim)
+
+    def fingerprint(self) -> str:
+        """Name, module version, options and the seed in use (the encode stage's cache key has
+        no seed of its own)."""
+        return f"{self.name}/{VERSION}/seed={self.seed}/{self.options.model_dump_json()}"
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Return (n, dim) float32 standard normal vectors, seeded per batch (class docstring)."""
+        sentences = list(sentences)
+        out = np.empty((len(sentences), self.dim), dtype=np.float32)
+        step = max(1, batch_size)
+        for begin in range(0, len(sentences), step):
+            batch = sentences[begin:begin + step]
+            rng = np.random.default_rng(batch_digest(self.seed, batch))
+            out[begin:begin + len(batch)] = rng.standard_normal((len(batch), self.dim),
+                                                                dtype=np.float32)
+        return out
+
+
+def random_bilstm(input_dim: int, hidden: int, seed: int) -> Any:
+    """Return a bidirectional one-layer `torch.nn.LSTM` with weights and biases drawn
+    uniformly from [-1/sqrt(hidden), 1/sqrt(hidden)] by a generator seeded with `seed`.
+
+    That is PyTorch's default initialisation, the one Wieting & Kiela (2019) use for their
+    random BiLSTM-Max; drawing from a private generator keeps the weights a function of the
+    seed alone, and the global torch RNG is left as it was.
+    """
+    import torch
+
+    with torch.random.fork_rng(devices=[]):  # the module's own init draws from the global RNG
+        lstm = torch.nn.LSTM(input_dim, hidden, num_layers=1, batch_first=True,
+                             bidirectional=True)
+    generator = torch.Generator().manual_seed(int(seed))
+    bound = 1.0 / math.sqrt(hidden)
+    with torch.no_grad():
+        for parameter in lstm.parameters():
+            parameter.uniform_(-bound, bound, generator=generator)
+    lstm.requires_grad_(False)
+    return lstm.eval()
+
+
+def split_directions(lstm: Any) -> tuple[Any, Any]:
+    """Return the forward and backward directions of a one-layer bidirectional LSTM as two
+    unidirectional LSTMs with the same weights.
+
+    Run apart, each direction reads right-padded input (the backward one each sentence reversed)
+    and never sees padding before a real subword; that gives the packed-sequence result without
+    packing, whose many small per-step operations slowed down two to four times more than these
+    runs with two threads on busy CPU cores (as fast on one thread).
+    """
+    import torch
+
+    directions = []
+    for suffix in ("", "_reverse"):
+        with torch.random.fork_rng(devices=[]):
+            direction = torch.nn.LSTM(lstm.input_size, lstm.hidden_size, batch_first=True)
+        with torch.no_grad():
+            for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+                getattr(direction, name).copy_(getattr(lstm, name + suffix))
+        directions.append(direction.requires_grad_(False).eval())
+    return directions[0], directions[1]
+
+
+class RandomLstmEncoder:
+    """random-lstm: BiLSTM-Max with random weights (Wieting & Kiela 2019, section 3, "Random
+    LSTMs"), over the run's frozen subword vectors.
+
+    A sentence's vector is the dimension-wise maximum over time of the concatenated forward and
+    backward hidden states, max_t [h_fw(t); h_bw(t)], 2 x `dim` floats. Weights come from
+    `random_bilstm` seeded with the spec's seed (or the `seed` option). Sentences are encoded in
+    batches under `torch.no_grad`; padding never enters a state or the maximum, so a vector
+    depends on its sentence only. An empty sentence gives zeros.
+    """
+
+    name = "random-lstm"
+
+    def __init__(self, vocab: Any, options: RandomLstmOptions, seed: int) -> None:
+        import torch
+
+        self.vocab = vocab
+        self.options = options
+        self.seed = int(options.seed if options.seed is not None else seed)
+        self.embeddings = torch.from_numpy(np.ascontiguousarray(vocab.vectors, dtype=np.float32))
+        self.lstm = random_bilstm(self.embeddings.shape[1], int(options.dim), self.seed)
+        self.forward_lstm, self.backward_lstm = split_directions(self.lstm)
+
+    @property
+    def dim(self) -> int:
+        """Twice the hidden size per direction."""
+        return 2 * int(self.options.dim)
+
+    def fingerprint(self) -> str:
+        """Name, module version, options and the seed of the weights; the vocabulary's identity
+        is part of the run's cache key already."""
+        return f"{self.name}/{VERSION}/seed={self.seed}/{self.options.model_dump_json()}"
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Return the (n, 2 x dim) float32 max-pooled BiLSTM states; zeros for an empty
+        sentence."""
+        import torch
+
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
+        step = max(1, batch_size)
+        with torch.no_grad():
+            for begin in range(0, len(sentences), step):
+                ids = self.vocab.encode(list(sentences[begin:begin + step]))
+                rows = [i for i, piece_ids in enumerate(ids) if piece_ids]
+                if rows:
+                    out[begin + np.asarray(rows)] = self._max_states([ids[i] for i in rows])
+        return out
+
+    def _max_states(self, ids: list[list[int]]) -> np.ndarray:
+        """max_t [h_fw(t); h_bw(t)] (B, 2 x dim) of non-empty sentences given as piece ids."""
+        import torch
+
+        lengths = torch.tensor([len(piece_ids) for piece_ids in ids])
+        forward = torch.zeros(len(ids), int(lengths.max()), dtype=torch.long)
+        backward = torch.zeros_like(forward)
+        for row, piece_ids in enumerate(ids):
+            forward[row, :len(piece_ids)] = torch.tensor(piece_ids)
+            backward[row, :len(piece_ids)] = torch.tensor(piece_ids[::-1])
+        padding = torch.arange(forward.shape[1])[None, :] >= lengths[:, None]
+        pooled = []
+        for lstm, inputs in ((self.forward_lstm, forward), (self.backward_lstm, backward)):
+            states = lstm(self.embeddings[inputs])[0].masked_fill(padding[:, :, None], -math.inf)
+            # The maximum over time ignores order: the backward states need no re-reversal.
+            pooled.append(states.max(dim=1).values)
+        return torch.cat(pooled, dim=1).numpy()
