@@ -3,9 +3,8 @@
 Everything the core relies on a plugin for is declared here: the component protocols (encoders,
 decoders, downstream tasks), their optional parts, the options base classes, what a factory
 receives, the registered metadata, and the result types tasks return. The metric contracts are
-in `harness.metric_protocols` and re-exported here under their old names.
-Protocols are `runtime_checkable`, so any object with the right methods can be evaluated without
-being registered (`harness.testing` checks the details).
+in `harness.metric_protocols` and re-exported here under their old names. Protocols are
+`runtime_checkable`: any object with the right methods is evaluated without being registered.
 
 Optional parts are small protocols or documented attributes with defaults; the core reads them
 only through the functions below them (`required_fields`, `higher_is_better`, ...), so each has
@@ -141,7 +140,7 @@ options from a spec (a weights path, say), and None from `harness list`."""
 
 @runtime_checkable
 class Encoder(Protocol):
-    """Maps sentences to fixed-size vectors. Optional part: `declares()` (`declared_model`)."""
+    """Maps sentences to fixed-size vectors. Optional parts: `declares()`, `PositionalEncoder`."""
 
     @property
     def dim(self) -> int:
@@ -214,6 +213,25 @@ def declared_model(encoder: Encoder) -> dict[str, Any]:
     return dict(encoder.declares()) if callable(getattr(encoder, "declares", None)) else {}
 
 
+@runtime_checkable
+class PositionalEncoder(Encoder, Protocol):
+    """Optional for an encoder whose vectors follow a sentence's row in the corpus, not its text
+    (`random-gaussian`): with `positional` true, the encode stage passes `split` ("train"/"test")
+    and `start`, the row of sentences[0] in that split. Every other call (tasks, metrics, probes)
+    is a plain `encode(sentences, batch_size=...)`: answer it from a stream disjoint from the splits'."""
+
+    positional: bool
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256, *,
+               split: str | None = None, start: int = 0) -> np.ndarray:
+        """(len(sentences), dim) floats; rows start, start + 1, ... of `split` when given."""
+
+
+def is_positional(encoder: Encoder) -> bool:
+    """True when the encode stage passes the encoder `split` and `start` (`PositionalEncoder`)."""
+    return isinstance(encoder, PositionalEncoder) and bool(encoder.positional)
+
+
 # ------------------------------------------------------------------------------------ decoders
 
 
@@ -262,8 +280,7 @@ def wants_vector_statistics(model: object) -> bool:
 
 # The metric contracts live in `harness.metric_protocols`: `Metric` and its optional parts
 # (`requires`, `needs`, `higher_is_better`, `signature()` of `SignedMetric`, `proportion`) with
-# their readers. They are re-exported here on first use, so that importing this module still
-# loads no other harness module.
+# their readers, re-exported here on first use: importing this module loads no other module.
 METRIC_CONTRACTS: tuple[str, ...] = (
     "Metric", "SignedMetric", "EncoderAwareMetric", "InputEncoding", "METRIC_NEEDS",
     "proportion_counts", "required_fields", "higher_is_better", "metric_signature",

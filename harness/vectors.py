@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -32,10 +32,14 @@ def check_vectors(vectors: object, count: int, dim: int, plugin: str) -> np.ndar
     return array
 
 
-def write_vectors(path: Path, sentences: Sequence[str], encode: Callable[[Sequence[str]], object],
+def write_vectors(path: Path, sentences: Sequence[str], encode: Callable[..., Any],
                   *, dim: int, plugin: str, batch_size: int = 256, dtype: str = "float32",
-                  label: str = "encode") -> None:
+                  label: str = "encode", with_start: bool = False) -> None:
     """Encode `sentences` batch by batch into the `.npy` array `path` (resumable).
+
+    `encode(batch)` returns the batch's vectors; with `with_start`, `encode(batch, start)` is
+    also told the row of batch[0] in `sentences` (a positional encoder's vectors follow it,
+    `harness.protocols.PositionalEncoder`), the same after a resume.
 
     Rows are written with file writes, not through a memory map, so the process's resident
     memory does not grow with the file (the pages of a map stay in its RSS while it is open).
@@ -59,7 +63,8 @@ def write_vectors(path: Path, sentences: Sequence[str], encode: Callable[[Sequen
                                            unit="sent", leave=False, disable=None) as bar:
         for start in range(done, len(sentences), batch_size):
             batch = sentences[start:start + batch_size]
-            vectors = check_vectors(encode(batch), len(batch), dim, plugin)
+            output = encode(batch, start) if with_start else encode(batch)
+            vectors = check_vectors(output, len(batch), dim, plugin)
             with np.errstate(over="ignore"):  # reported below, naming the plugin
                 stored = np.ascontiguousarray(vectors, dtype=stored_dtype)
             if not np.isfinite(stored).all():  # float16 overflows above 65504

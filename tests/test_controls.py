@@ -4,14 +4,21 @@
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
+from harness.cache import Cache
 from harness.errors import HarnessError
-from harness.protocols import BuildContext, Options
+from harness.protocols import BuildContext, Options, PositionalEncoder, is_positional
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
+from harness.stages.encode import Encoded, encode_corpus
+from harness.stages.vocab import Vocab
 from harness.synthetic import generate_sentences
 from harness.testing import check_encoder, check_registration
 from harness.training.trainer import train_decoder
@@ -20,7 +27,11 @@ from harness.vocab import SubwordVocab, train_subword_vocab
 from harness_plugins import encoders
 from harness_plugins.decoders.lstm import build_mos_lstm
 from harness_plugins.decoders.options import MosLstmOptions
-from harness_plugins.encoders.controls import RandomGaussianEncoder, RandomLstmEncoder
+from harness_plugins.encoders.controls import (
+    PLAIN_STREAM,
+    RandomGaussianEncoder,
+    RandomLstmEncoder,
+)
 from harness_plugins.encoders.options import RandomGaussianOptions, RandomLstmOptions
 from harness_plugins.encoders.pooling import AverageEncoder
 
@@ -82,19 +93,56 @@ def test_fingerprints_name_the_seed(vocab):
 # ---------------------------------------------------------------------------- random-gaussian
 
 
-def test_gaussian_is_reproducible_from_the_seed(corpus):
-    sentences = corpus[:600]
-    first = build("random-gaussian", 1).encode(sentences)
-    assert first.shape == (600, 300) and first.dtype == np.float32
-    np.testing.assert_array_equal(first, build("random-gaussian", 1).encode(sentences))
-    other = build("random-gaussian", 2).encode(sentences)
-    assert np.abs(cosines(first, other)).max() < 0.35  # independent: cosines ~ N(0, 1/300)
-    np.testing.assert_array_equal(build("random-gaussian", 2, seed=1).encode(sentences), first)
+def gaussian_rows(seed: int, stream: int, rows: range, dim: int = 300) -> np.ndarray:
+    """The vectors the class docstring promises: row p of a stream drawn by its own generator."""
+    return np.stack([np.random.default_rng([seed, stream, 0, p]).standard_normal(dim, np.float32)
+                     for p in rows])
+
+
+def test_gaussian_is_a_positional_encoder_and_passes_the_conformance_kit():
+    encoder = build("random-gaussian")
+    assert isinstance(encoder, PositionalEncoder) and is_positional(encoder)
+    assert not is_positional(RecordingEncoder(positional=False))  # declared, but false
+    check_encoder(encoder)
+    check_encoder(build("random-gaussian", dim=3), [f"sentence {i}" for i in range(200)])
+
+
+def test_gaussian_row_p_of_split_s_is_a_function_of_seed_split_and_p_only(corpus):
+    encoder = build("random-gaussian", 4)
+    train = encoder.encode(corpus[:600], split="train", start=0)
+    assert train.shape == (600, 300) and train.dtype == np.float32
+    np.testing.assert_array_equal(train, gaussian_rows(4, 0, range(600)))
+    np.testing.assert_array_equal(encoder.encode(corpus[:50], split="test", start=10),
+                                  gaussian_rows(4, 1, range(10, 60)))
+    # Not the sentences, the batch size or the batch mates: only the rows.
+    np.testing.assert_array_equal(
+        encoder.encode(corpus[1000:1100], batch_size=7, split="train", start=300),
+        train[300:400])
+    pieces = [build("random-gaussian", 4).encode(corpus[:600][begin:begin + 64], batch_size=64,
+                                                  split="train", start=begin)
+              for begin in range(0, 600, 64)]
+    np.testing.assert_array_equal(np.concatenate(pieces), train)
+    # Another seed: independent vectors; the `seed` option wins over the spec's seed.
+    other = build("random-gaussian", 5).encode(corpus[:600], split="train", start=0)
+    assert np.abs(cosines(train, other)).max() < 0.35  # independent: cosines ~ N(0, 1/300)
+    np.testing.assert_array_equal(
+        build("random-gaussian", 5, seed=4).encode(corpus[:600], split="train", start=0), train)
+    with pytest.raises(ValueError, match="unknown split 'dev'"):
+        encoder.encode(corpus[:2], split="dev")
+    with pytest.raises(ValueError, match="start must be a row index"):
+        encoder.encode(corpus[:2], split="train", start=-1)
+
+
+def test_gaussian_encodes_ten_thousand_rows_well_under_a_second():
+    sentences = ["the teacher reads a book ."] * 10_000
+    started = time.perf_counter()
+    build("random-gaussian").encode(sentences, split="train", start=0)
+    assert time.perf_counter() - started < 1.0
 
 
 def test_gaussian_vectors_are_standard_normal():
     sentences = [f"sentence {i}" for i in range(2000)]
-    vectors = build("random-gaussian", 3).encode(sentences).astype(np.float64)
+    vectors = build("random-gaussian", 3).encode(sentences, split="train").astype(np.float64)
     # 600,000 draws: the mean's standard error is 0.0013 and the std's 0.0009; bounds ~8x that.
     assert abs(vectors.mean()) < 0.01
     assert abs(vectors.std() - 1.0) < 0.01
@@ -103,59 +151,137 @@ def test_gaussian_vectors_are_standard_normal():
     assert np.abs(correlation[~np.eye(300, dtype=bool)]).max() < 0.15
     # Normal, not merely unit variance: a fourth moment of 3 (uniform: 1.8, Laplace: 6).
     assert abs((vectors ** 4).mean() - 3.0) < 0.1
+    # Consecutive rows (neighbouring generator seeds) are uncorrelated too.
+    assert np.abs(cosines(vectors[:-1], vectors[1:])).max() < 0.35
 
 
 def test_identical_sentences_at_different_positions_get_independent_vectors(corpus):
     encoder = build("random-gaussian")
     repeated = ["the teacher reads a book ."] * 10
-    within = encoder.encode(repeated)
+    within = encoder.encode(repeated, split="train")
     assert np.abs(np.corrcoef(within)[~np.eye(10, dtype=bool)]).max() < 0.35
-    # Across splits: a test sentence that also occurs in the training split, at the same index
+    # Across splits: a test sentence that also occurs in the training split, at the same row
     # and at another, does not share its training vector (a text hash would give it away).
     train, test = corpus[:256], [corpus[0], corpus[5]] + corpus[1000:1254]
-    train_vectors, test_vectors = encoder.encode(train), encoder.encode(test)
+    train_vectors = encoder.encode(train, split="train")
+    test_vectors = encoder.encode(test, split="test")
     assert abs(cosines(train_vectors[[0]], test_vectors[[0]])[0]) < 0.35
     assert abs(cosines(train_vectors[[5]], test_vectors[[1]])[0]) < 0.35
 
 
-def test_re_encoding_other_sentences_does_not_reproduce_the_inputs_vectors(corpus):
-    """What a `cosine` metric sees at the floor: generated sentences re-encoded, row for row at
-    the inputs' positions, are independent of the inputs' vectors."""
+def test_plain_calls_never_reproduce_a_splits_vectors(corpus):
+    """What a `cosine` metric sees at the floor: sentences re-encoded by a plain call (no
+    split), row for row at the inputs' positions, are independent of the inputs' vectors, even
+    the very same sentences; and the two sides of a pair task never share their vectors."""
     encoder = build("random-gaussian")
     inputs, generated = corpus[:500], corpus[500:1000]
-    input_vectors = encoder.encode(inputs)
-    similarity = cosines(input_vectors, encoder.encode(generated))
-    # 500 cosines of independent 300-d Gaussians: mean ~ N(0, 0.0026^2), each ~ N(0, 0.058^2).
-    assert abs(similarity.mean()) < 0.02 and np.abs(similarity).max() < 0.35
-    # One generated sentence right changes nothing: its batch differs from the inputs'.
-    almost = [inputs[0]] + generated[1:]
-    assert abs(cosines(input_vectors[:1], encoder.encode(almost)[:1])[0]) < 0.35
-    # The very same batches again: the same vectors (encode is deterministic).
-    np.testing.assert_array_equal(encoder.encode(inputs), input_vectors)
+    input_vectors = encoder.encode(inputs, split="test", start=0)
+    for outputs in (generated, inputs):
+        similarity = cosines(input_vectors, encoder.encode(outputs))
+        # 500 cosines of independent 300-d Gaussians: mean ~ N(0, 0.0026^2), each
+        # ~ N(0, 0.058^2).
+        assert abs(similarity.mean()) < 0.02 and np.abs(similarity).max() < 0.35
+    first, second = encoder.encode(inputs[:100]), encoder.encode(inputs[:100])
+    assert np.abs(cosines(first, second)).max() < 0.35
+    # Plain calls of a fresh encoder follow their own stream, call after call.
+    fresh = build("random-gaussian")
+    np.testing.assert_array_equal(fresh.encode(inputs[:3]),
+                                  np.stack([np.random.default_rng([1, PLAIN_STREAM, 0, p])
+                                            .standard_normal(300, np.float32) for p in range(3)]))
+    assert fresh.plain_calls == 1
 
 
-def test_gaussian_vectors_survive_a_resumed_encode_stage(corpus, tmp_path):
-    """The encode stage writes batch after batch and resumes a killed run at the first
-    unwritten batch with a fresh encoder: the vectors are those of one uninterrupted pass,
-    and those of `encode` on the whole split with the stage's batch size."""
+def test_gaussian_vectors_survive_a_resumed_encode(corpus, tmp_path):
+    """`write_vectors` resumes a killed encode at the first unwritten batch with a fresh
+    encoder, telling it each batch's first row: the vectors are those of one uninterrupted
+    pass, whatever the batch size."""
     sentences, batch_size = corpus[:1000], 128
     path = tmp_path / "train.npy"
     calls = 0
 
-    def dying(batch):
+    def dying(batch, start):
         nonlocal calls
         calls += 1
         if calls == 4:
             raise KeyboardInterrupt  # the process killed during the fourth batch
-        return build("random-gaussian").encode(batch, batch_size)
+        return build("random-gaussian").encode(batch, batch_size, split="train", start=start)
 
     with pytest.raises(KeyboardInterrupt):
-        write_vectors(path, sentences, dying, dim=300, plugin="test", batch_size=batch_size)
+        write_vectors(path, sentences, dying, dim=300, plugin="test", batch_size=batch_size,
+                      with_start=True)
     fresh = build("random-gaussian")
-    write_vectors(path, sentences, lambda batch: fresh.encode(batch, batch_size), dim=300,
-                  plugin="test", batch_size=batch_size)
-    np.testing.assert_array_equal(open_vectors(path),
-                                  build("random-gaussian").encode(sentences, batch_size))
+    write_vectors(path, sentences,
+                  lambda batch, start: fresh.encode(batch, split="train", start=start),
+                  dim=300, plugin="test", batch_size=batch_size, with_start=True)
+    np.testing.assert_array_equal(open_vectors(path), gaussian_rows(1, 0, range(1000)))
+
+
+# ------------------------------------------------------------------------ the encode stage
+
+
+class RecordingEncoder:
+    """A tiny encoder that records the keywords of each `encode` call."""
+
+    dim = 2
+
+    def __init__(self, positional: bool) -> None:
+        self.positional = positional
+        self.calls: list[dict[str, object]] = []
+
+    def fingerprint(self) -> str:
+        return f"recording/{self.positional}"
+
+    def encode(self, sentences, batch_size=256, **position):
+        self.calls.append({"n": len(sentences), "batch_size": batch_size, **position})
+        return np.zeros((len(sentences), 2), dtype=np.float32)
+
+
+def encode_stage(tmp_path: Path, encoder: object, batch_size: int, train: list[str],
+                 test: list[str], seed: int = 3) -> Encoded:
+    """`encode_corpus` of one encoder over these splits, as a run with `seed` and
+    `encode.batch_size` runs it (a cache of its own)."""
+    spec = SimpleNamespace(seed=seed, encode=SimpleNamespace(batch_size=batch_size,
+                                                             dtype="float32"))
+    ctx = RunContext(spec=spec, cache=Cache(root=tmp_path / f"cache-{batch_size}"))  # type: ignore[arg-type]
+    name = getattr(encoder, "name", "recording")
+    component = SimpleNamespace(name=name, plugin="test-plugin",
+                                info=SimpleNamespace(trainable=False),
+                                identity=lambda: {"name": name},
+                                build=lambda context, purpose="": encoder)
+    corpus = Corpus(key="c", train_key=f"train-{len(train)}", test_key=f"test-{len(test)}",
+                    fit_key="f", directory=tmp_path, train=train, test=test, test_raw=test)
+    return encode_corpus(ctx, component, corpus, Vocab(key="v", vocab=None))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("positional", [True, False])
+def test_the_encode_stage_tells_only_positional_encoders_split_and_start(tmp_path, positional):
+    encoder = RecordingEncoder(positional)
+    encoded = encode_stage(tmp_path, encoder, 4, [f"t{i}" for i in range(10)], ["a", "b", "c"])
+    expected = [{"n": 4, "batch_size": 4}, {"n": 4, "batch_size": 4}, {"n": 2, "batch_size": 4},
+                {"n": 3, "batch_size": 4}]
+    if positional:
+        for call, (split, start) in zip(expected, [("train", 0), ("train", 4), ("train", 8),
+                                                   ("test", 0)]):
+            call.update(split=split, start=start)
+    assert encoder.calls == expected
+    # Any other sentences (tasks, metrics, probes): plain calls, batched by the core.
+    encoder.calls.clear()
+    encoded.encode(["x", "y", "z"], batch_size=2)
+    assert encoder.calls == [{"n": 2, "batch_size": 2}, {"n": 1, "batch_size": 2}]
+
+
+def test_the_encode_stage_gives_gaussian_rows_whatever_the_batch_size(tmp_path, corpus):
+    train, test = corpus[:300], corpus[:5] + corpus[2000:2025]  # the test split repeats train's
+    by_batch = {batch_size: encode_stage(tmp_path, build("random-gaussian", 3), batch_size,
+                                         train, test)
+                for batch_size in (64, 7)}
+    for encoded in by_batch.values():
+        np.testing.assert_array_equal(encoded.vectors("train"), gaussian_rows(3, 0, range(300)))
+        np.testing.assert_array_equal(encoded.vectors("test"), gaussian_rows(3, 1, range(30)))
+    # Re-encoding the test sentences themselves (the `cosine` metric's best case) gives
+    # vectors independent of the stored ones.
+    encoded = by_batch[7]
+    assert np.abs(cosines(encoded.vectors("test"), encoded.encode(test, 7))).max() < 0.35
 
 
 # ------------------------------------------------------------------------------- random-lstm
@@ -237,6 +363,7 @@ def test_random_lstm_is_deterministic_and_seeded(vocab, corpus):
 
 def test_random_lstm_passes_the_conformance_kit(vocab):
     encoder = build("random-lstm", vocab=vocab, dim=16)
+    assert not is_positional(encoder)  # a vector depends on its sentence only
     check_encoder(encoder)
     empty = encoder.encode(["", "the teacher reads ."])
     np.testing.assert_array_equal(empty[0], np.zeros(32, dtype=np.float32))
@@ -283,7 +410,7 @@ def test_gaussian_vectors_carry_no_information(vocab, corpus, tmp_path):
     ids = vocab.encode(corpus)
     informative = AverageEncoder(vocab, Options()).encode(corpus)
     shuffled = informative[np.random.default_rng(0).permutation(len(corpus))]
-    gaussian = build("random-gaussian", dim=vocab.dim).encode(corpus)
+    gaussian = build("random-gaussian", dim=vocab.dim).encode(corpus, split="train", start=0)
     loss = {name: train_val_loss(vocab, vectors, ids, tmp_path / name)
             for name, vectors in (("gaussian", gaussian), ("shuffled", shuffled),
                                   ("informative", informative))}

@@ -63,7 +63,8 @@ def test_every_command_is_in_the_readme() -> None:
 
 OPTIONAL_PARTS = ("VersionedFit", "ResumableFit", "StandardisedInputs", "SignedMetric",
                   "GeneratedTask", "Availability", "requires", "higher_is_better", "fit_version",
-                  "set_vector_statistics", "workdir", "signature")
+                  "set_vector_statistics", "workdir", "signature", "PositionalEncoder",
+                  "is_positional")
 
 
 def test_every_optional_contract_is_in_the_plugin_guide() -> None:
@@ -73,5 +74,5 @@ def test_every_optional_contract_is_in_the_plugin_guide() -> None:
         assert part in source, f"{part} is not declared in harness/protocols.py"
         assert f"`{part}" in guide or f"{part}`" in guide, f"docs/plugins.md omits {part}"
     for name in ("VersionedFit", "ResumableFit", "StandardisedInputs", "SignedMetric",
-                 "GeneratedTask"):
+                 "GeneratedTask", "PositionalEncoder", "is_positional"):
         assert hasattr(protocols, name)

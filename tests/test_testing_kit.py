@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from harness.plugins import load_registry
-from harness.protocols import BuildContext
+from harness.protocols import BuildContext, is_positional
 from harness.registry import Registry
 from harness.synthetic import generate_sentences
 from harness.testing import check_decoder, check_encoder, check_metric, check_registration
@@ -222,6 +222,61 @@ def test_encoder_alone_vs_batch() -> None:
 
     with pytest.raises(AssertionError, match="batch_size|alone than in a batch"):
         check_encoder(PadsToLongest())
+
+
+class ToyPositional:
+    """A positional encoder (`harness.protocols.PositionalEncoder`): row p of a split is
+    (p, the split's number); a plain call's rows are (i, -1)."""
+
+    dim = 2
+    positional = True
+
+    def fingerprint(self) -> str:
+        return "toy-positional/1"
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256, *,
+               split: str | None = None, start: int = 0) -> np.ndarray:
+        rows = np.arange(start, start + len(sentences), dtype=np.float32)
+        column = np.full(len(sentences), {"train": 0.0, "test": 1.0, None: -1.0}[split],
+                         dtype=np.float32)
+        return np.stack([rows, column], axis=1)
+
+
+class IgnoresStart(ToyPositional):
+    """Numbers rows from the call's first sentence: a vector depends on how the split is cut."""
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256, *,
+               split: str | None = None, start: int = 0) -> np.ndarray:
+        return super().encode(sentences, batch_size, split=split)
+
+
+class PlainGivesTrainRows(ToyPositional):
+    """Answers a plain call with the train split's rows: re-encoded outputs would match."""
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 256, *,
+               split: str | None = None, start: int = 0) -> np.ndarray:
+        return super().encode(sentences, batch_size, split=split or "train", start=start)
+
+
+def test_positional_encoder_passes_though_its_vectors_follow_rows() -> None:
+    """The plain batching checks would fail it (a row's vector depends on its place); the kit
+    checks it as the encode stage calls it instead."""
+    encoder = ToyPositional()
+    assert is_positional(encoder)
+    check_encoder(encoder)
+    not_positional = ToyPositional()
+    not_positional.positional = False
+    with pytest.raises(AssertionError, match="depends on the order"):
+        check_encoder(not_positional)
+
+
+@pytest.mark.parametrize(("encoder", "message"), [
+    (IgnoresStart(), "with split='train' depends on the batching: batches of 1"),
+    (PlainGivesTrainRows(), "without a split gives the train split's rows"),
+], ids=lambda value: None if isinstance(value, str) else type(value).__name__)
+def test_broken_positional_encoder_fails_clearly(encoder: Any, message: str) -> None:
+    with pytest.raises(AssertionError, match=message):
+        check_encoder(encoder)
 
 
 # ---------------------------------------------------------------------------- broken metrics

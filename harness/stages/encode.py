@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import PluginError, plugin_call
-from harness.protocols import Encoder, TrainableEncoder, fit_version, fits_resumably
+from harness.protocols import Encoder, TrainableEncoder, fit_version, fits_resumably, is_positional
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -42,7 +42,10 @@ class Encoded:
         return open_vectors(self.directories[split] / f"{split}.npy")
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Return vectors of any sentences, batched and checked like the corpus' vectors."""
+        """Return vectors of any sentences, batched and checked like the corpus' vectors.
+
+        A positional encoder (`harness.protocols.PositionalEncoder`) is called without a split
+        here: these are not the corpus' rows, and it answers from a stream of its own."""
         if self.model is None:
             raise RuntimeError(f"encoder {self.encoder!r} was not kept with its vectors")
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
@@ -55,10 +58,15 @@ class Encoded:
 
 
 def encode_batch(encoder: Encoder, batch: Sequence[str], batch_size: int, plugin: str,
-                 name: str) -> Any:
-    """The encoder's raw output for `batch`; an exception it raises names its plugin."""
+                 name: str, *, split: str | None = None, start: int = 0) -> Any:
+    """The encoder's raw output for `batch`; an exception it raises names its plugin.
+
+    With `split`, `batch` is rows `start`, `start + 1`, ... of that corpus split, which only a
+    positional encoder is told (the caller checks `is_positional`)."""
     with plugin_call(plugin, f"encoder {name!r}: encode"):
-        return encoder.encode(batch, batch_size=batch_size)
+        if split is None:
+            return encoder.encode(batch, batch_size=batch_size)
+        return encoder.encode(batch, batch_size=batch_size, split=split, start=start)
 
 
 def _dim(encoder: Encoder, plugin: str) -> int:
@@ -117,9 +125,7 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
     section = ctx.spec.encode
     identity = {"encoder": component.identity(), "fingerprint": encoder.fingerprint(),
                 "fit": fit_key, "vocab": vocab.key}
-
-    def encode(batch: list[str]) -> Any:
-        return encode_batch(encoder, batch, section.batch_size, plugin, component.name)
+    positional = is_positional(encoder)  # told each batch's split and first row
 
     keys, directories = {}, {}
     for split, sentences, sentences_key in (("train", corpus.train, corpus.train_key),
@@ -129,7 +135,11 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
 
         def build(directory: Path, split: str = split, sentences: list[str] = sentences
                   ) -> dict[str, Any]:
-            write_vectors(directory / f"{split}.npy", sentences, encode,
+            def encode(batch: list[str], start: int) -> Any:
+                return encode_batch(encoder, batch, section.batch_size, plugin, component.name,
+                                    split=split if positional else None, start=start)
+
+            write_vectors(directory / f"{split}.npy", sentences, encode, with_start=True,
                           dim=dim, plugin=plugin, batch_size=section.batch_size,
                           dtype=section.dtype, label=f"encode {component.name} {split}")
             return {"dim": dim, "dtype": section.dtype, "sentences": len(sentences)}

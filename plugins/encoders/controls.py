@@ -9,7 +9,6 @@ weights over frozen word embeddings, here the run's subword vectors.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -18,59 +17,47 @@ import numpy as np
 
 from .options import RandomGaussianOptions, RandomLstmOptions
 
-VERSION = "1"
+VERSION = "1"  # random-lstm's; random-gaussian has its own `version`
 
+SPLIT_STREAMS: dict[str, int] = {"train": 0, "test": 1}
+"""random-gaussian's stream of each corpus split; plain `encode` calls draw from `PLAIN_STREAM`."""
 
-def batch_digest(seed: int, sentences: Sequence[str]) -> int:
-    """Return a 128-bit integer naming `seed` and the exact list `sentences` (order included).
-
-    Each sentence is prefixed with its byte length, so no two different lists share a digest
-    by concatenation."""
-    digest = hashlib.blake2b(digest_size=16, person=b"random-gaussian")
-    digest.update(seed.to_bytes(8, "little"))
-    for sentence in sentences:
-        data = sentence.encode("utf-8")
-        digest.update(len(data).to_bytes(8, "little"))
-        digest.update(data)
-    return int.from_bytes(digest.digest(), "little")
+PLAIN_STREAM = 2
 
 
 class RandomGaussianEncoder:
     """random-gaussian: an i.i.d. N(0, 1) vector of `dim` floats per sentence, carrying no
     information about the sentence: the floor of what a decoder can regenerate.
 
-    Seeding. The core hands an encoder batches of sentences and never their positions:
-    `harness.vectors.write_vectors` cuts each split into batches starting at multiples of
-    `encode.batch_size` (a resumed run continues at the first unwritten batch, on the same
-    boundaries), and each split is its own cache artifact. A running counter of positions would
-    therefore give different vectors after a resume or when only one split is cached. Instead a
-    sentence's position is named by what is being encoded: its vector is row i of a block of
-    normals drawn from a generator seeded with (seed, the whole batch), where i is its index in
-    the batch. Hence:
+    A positional encoder (`harness.protocols.PositionalEncoder`): the encode stage tells it the
+    corpus split and the row of each batch's first sentence, and the vector of row p of split s
+    is drawn by `np.random.default_rng([seed, stream(s), 0, p])`, a function of the seed, the
+    split and the row only. Hence:
 
-    - reproducible: the same seed and the same batches give the same vectors, whatever was
-      cached or resumed; another seed gives independent vectors;
-    - identical sentences at different positions get independent vectors (a different index, or
-      a different batch around them): a sentence of the test split that also occurs in the
-      training split does not share its vector, which a hash of the text alone would give, and
-      a decoder could not recognise it;
-    - re-encoding other sentences (a `cosine` metric encoding generated sentences to compare
-      with the inputs' vectors) gives vectors independent of the inputs' even where positions
-      coincide, so the floor's cosine is about 0. Encoding the very same batch again gives the
-      same vectors (`encode` is deterministic), as for any encoder;
-    - `encode(sentences, batch_size)` splits `sentences` into batches of `batch_size` as the
-      encode stage does, so it equals the stage's vectors for the same list.
+    - reproducible: the same seed gives the same vectors whatever `encode.batch_size`, the other
+      sentences of the batch, what was cached or where a killed run resumed; another seed gives
+      independent vectors;
+    - identical sentences at different positions get independent vectors, within a split and
+      across splits: a test sentence that also occurs in the training split does not share its
+      training vector (a hash of the text would, and a decoder would recall the sentence).
 
-    By design a vector depends on the other sentences of its batch and on the batch size, so
-    this encoder does not pass `harness.testing.check_encoder`'s batching checks. Two batches
-    of identical contents (the same sentences in the same order) get the same vectors.
+    Any other call (`encode(sentences)` without a split: downstream tasks, the `cosine` metric
+    re-encoding generated sentences, probes) is the c-th plain call of this object, c = 0, 1,
+    ...; its row i is drawn by `default_rng([seed, PLAIN_STREAM, c, i])`. That stream never
+    gives a split's vectors, so re-encoding outputs does not reproduce the inputs' vectors (the
+    floor's cosine is about 0), and two calls never give the same vectors (the two sides of a
+    pair task are independent), even for the same sentences: plain calls are not
+    deterministic, by design. `harness.testing.check_encoder` checks it as a positional encoder.
     """
 
     name = "random-gaussian"
+    version = "2"  # 2: vectors by corpus row; 1 seeded each batch by its sentences
+    positional = True
 
     def __init__(self, options: RandomGaussianOptions, seed: int) -> None:
         self.options = options
         self.seed = int(options.seed if options.seed is not None else seed)
+        self.plain_calls = 0
 
     @property
     def dim(self) -> int:
@@ -78,20 +65,31 @@ class RandomGaussianEncoder:
         return int(self.options.dim)
 
     def fingerprint(self) -> str:
-        """Name, module version, options and the seed in use (the encode stage's cache key has
-        no seed of its own)."""
-        return f"{self.name}/{VERSION}/seed={self.seed}/{self.options.model_dump_json()}"
+        """Name, version, options and the seed in use (the encode stage's cache key has no seed
+        of its own)."""
+        return f"{self.name}/{self.version}/seed={self.seed}/{self.options.model_dump_json()}"
 
-    def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Return (n, dim) float32 standard normal vectors, seeded per batch (class docstring)."""
-        sentences = list(sentences)
+    def encode(self, sentences: Sequence[str], batch_size: int = 256, *,
+               split: str | None = None, start: int = 0) -> np.ndarray:
+        """Return (n, dim) float32 standard normal vectors: rows `start`, `start + 1`, ... of
+        `split`, or without a split the next plain call's (class docstring). `batch_size` does
+        not matter."""
+        if split is None:
+            stream, call, start = PLAIN_STREAM, self.plain_calls, 0
+            self.plain_calls += 1
+        elif split in SPLIT_STREAMS:
+            stream, call = SPLIT_STREAMS[split], 0
+        else:
+            raise ValueError(f"random-gaussian: unknown split {split!r}; expected one of "
+                             f"{sorted(SPLIT_STREAMS)}")
+        if start < 0:
+            raise ValueError(f"random-gaussian: start must be a row index >= 0, not {start}")
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
-        step = max(1, batch_size)
-        for begin in range(0, len(sentences), step):
-            batch = sentences[begin:begin + step]
-            rng = np.random.default_rng(batch_digest(self.seed, batch))
-            out[begin:begin + len(batch)] = rng.standard_normal((len(batch), self.dim),
-                                                                dtype=np.float32)
+        for i in range(len(sentences)):
+            # Always four words: SeedSequence pads shorter entropy with zeros, so [a, b] and
+            # [a, b, 0] would name the same stream.
+            rng = np.random.default_rng([self.seed, stream, call, start + i])
+            out[i] = rng.standard_normal(self.dim, dtype=np.float32)
         return out
 
 
