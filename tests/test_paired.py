@@ -80,6 +80,26 @@ def test_one_sentence_apart_on_different_sentences_is_not_significant():
     assert ranking.encoders["a"].rank_ci95 == ranking.encoders["b"].rank_ci95 == (1, 2)
 
 
+def test_rates_that_agree_on_every_sentence_differ_by_an_interval_with_width():
+    # Both regenerate nothing: every resampled difference is 0, yet 0 of 500 only bounds each
+    # rate by its exact interval, so the difference gets Newcombe's interval built from them.
+    statistics = {"a": [ones([])], "b": [ones([])]}
+    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
+                             resamples=1000, seed=4)
+    (difference,) = ranking.differences
+    upper = 100.0 * scipy_stats.binomtest(0, 500).proportion_ci(method="exact").high
+    assert difference.difference == 0.0 and not difference.significant
+    assert difference.ci95 == pytest.approx((-upper, upper))  # sqrt(0 + u^2) either side
+    # The same where both regenerate the same 3 sentences: p = 0.6% each.
+    statistics = {"a": [ones(range(3))], "b": [ones(range(3))]}
+    (same,) = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
+                             resamples=1000, seed=4).differences
+    ci = scipy_stats.binomtest(3, 500).proportion_ci(method="exact")
+    below, above = 100.0 * (0.006 - ci.low), 100.0 * (ci.high - 0.006)
+    half = (np.hypot(below, above), np.hypot(above, below))
+    assert same.ci95 == pytest.approx((-half[0], half[1]))
+
+
 def test_a_hundred_sentences_apart_is_significant_and_ranks_separate():
     statistics = {"a": [ones(range(100, 300))], "b": [ones(range(100))]}
     ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,

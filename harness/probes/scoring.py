@@ -38,7 +38,9 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float |
         return None
     from sacrebleu import corpus_bleu as bleu
 
-    return float(bleu(list(hypotheses), [list(references)]).score)
+    # force: the texts are the corpus' whitespace-tokenised sentences (as the BLEU metric's),
+    # about which sacrebleu would otherwise warn on every call.
+    return float(bleu(list(hypotheses), [list(references)], force=True).score)
 
 
 def mean(values: Sequence[float]) -> float | None:

@@ -159,12 +159,19 @@ def definitions_section(results: RunResults, docs: str | None = None) -> Section
                       "embeddings (F1 by default), x 100."),
         ("ppl", "ppl: perplexity of the inputs under the decoder, teacher-forced; lower is "
                 "better."),
+        ("token-f1", "token-f1: the F1 of the output's and the input's bags of tokens "
+                     "(overlap counted with repeats), mean over sentences x 100, as embedding-"
+                     "inversion work reports it; order plays no part."),
+        ("cosine", "cosine: the output re-encoded by the same encoder, its cosine to the "
+                   "input's vector, mean over sentences x 100: what the encoder itself sees "
+                   "of the regeneration."),
     ]
     lines = [f"- {text}" for name, text in definitions
              if any(m.split(":")[0] == name for m in metrics)]
     if not lines:
         return None
     where = f"[{METRICS_DOC}]({docs})" if docs else f"{METRICS_DOC} in the v2s-harness documentation"
-    lines.append(f"Definitions after Kerscher & Eger (2020), section 2; how each is computed, "
-                 f"and where it departs from the paper's code: {where}.")
+    lines.append(f"Id, PERM, Id/PERM, BLEU and Mover as Kerscher & Eger (2020), section 2, "
+                 f"define them; how each is computed, and where it departs from the paper's "
+                 f"code: {where}.")
     return Section("What the diagnostics measure", lines)

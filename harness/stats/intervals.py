@@ -200,6 +200,50 @@ def proportion_interval(successes: float, trials: float, level: float = 0.95
     return ProportionInterval(k / n, float(ci.low), float(ci.high))
 
 
+class PooledProportion(NamedTuple):
+    """A proportion metric's rate over the successes and trials summed over seeds, on the
+    metric's scale, with the exact interval of those counts (`proportion_interval`)."""
+
+    value: float
+    low: float
+    high: float
+    trials: int
+
+
+def pooled_proportion(metric: Metric, statistics: Sequence[np.ndarray] | np.ndarray,
+                      level: float = 0.95) -> PooledProportion | None:
+    """The pooled rate of a proportion metric (`harness.protocols.proportion_counts`) over its
+    per-seed statistics (one (n, k) array per seed); None for other metrics."""
+    seeds = stacked(statistics)
+    proportion = proportion_counts(metric, seeds.sum(axis=1), seeds.shape[1])
+    if proportion is None:
+        return None
+    successes, trials, scale = proportion
+    pooled = (float(np.asarray(successes, dtype=np.float64).sum()),
+              float(np.asarray(trials, dtype=np.float64).sum()))
+    exact = proportion_interval(*pooled, level)
+    return PooledProportion(scale * exact.value, scale * exact.low, scale * exact.high,
+                            _whole(pooled[1], "trials"))
+
+
+def difference_interval(first: PooledProportion, second: PooledProportion
+                        ) -> tuple[float, float]:
+    """The interval of first - second from each rate's own interval: Newcombe's (1998) hybrid
+    score method 10, the MOVER of Zou & Donner (2008),
+
+        L = d - sqrt((p1 - l1)^2 + (u2 - p2)^2),  U = d + sqrt((u1 - p1)^2 + (p2 - l2)^2),
+
+    with d = p1 - p2. It treats the rates as independent, which for rates on the same test
+    sentences (positively correlated) errs wide: the paired analyses use it only where the
+    paired bootstrap collapses to a point. It is never zero-width while either rate's interval
+    has width, so two rates of 0 in 1,000 trials differ by [-0.37, 0.37] percent, not by
+    exactly 0. A rate without trials (NaN) gives NaN bounds."""
+    d = first.value - second.value
+    low = d - math.hypot(first.value - first.low, second.high - second.value)
+    high = d + math.hypot(first.high - first.value, second.value - second.low)
+    return low, high
+
+
 def seed_spread(values: Sequence[float | None]) -> SeedSpread:
     """Return each seed's value, their mean and sample standard deviation (ddof=1).
 
@@ -217,7 +261,7 @@ def seed_spread(values: Sequence[float | None]) -> SeedSpread:
                       std=float(defined.std(ddof=1)) if defined.size > 1 else None)
 
 
-def _hull(first: tuple[float, float], second: tuple[float, float]) -> tuple[float, float]:
+def hull(first: tuple[float, float], second: tuple[float, float]) -> tuple[float, float]:
     """The smallest interval containing both; a NaN bound of one side yields the other's."""
     lows = [b for b in (first[0], second[0]) if math.isfinite(b)]
     highs = [b for b in (first[1], second[1]) if math.isfinite(b)]
@@ -252,15 +296,10 @@ def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
     totals = seeds.sum(axis=1)
     values = np.asarray(metric.corpus_score(totals, n), dtype=np.float64).reshape(-1)
     spread = seed_spread(list(values))
-    proportion = proportion_counts(metric, totals, n)
+    pooled = pooled_proportion(metric, seeds, level)
     support, undefined, exact_ci = n, None, None
-    if proportion is not None:
-        successes, trials, scale = proportion
-        pooled = (float(np.asarray(successes, dtype=np.float64).sum()),
-                  float(np.asarray(trials, dtype=np.float64).sum()))
-        support = _whole(pooled[1], "trials")
-        exact = proportion_interval(*pooled, level)
-        exact_ci = (scale * exact.low, scale * exact.high)
+    if pooled is not None:
+        support, exact_ci = pooled.trials, (pooled.low, pooled.high)
     if exact_ci is not None and len(seeds) == 1:
         ci95, interval = exact_ci, CLOPPER_PEARSON
     else:
@@ -271,7 +310,7 @@ def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
             # A rate averaged over seeds: the bootstrap carries the seed variance, the exact
             # interval of the pooled counts the small-count uncertainty the bootstrap cannot
             # see (it collapses to a point when every trial succeeded); report their hull.
-            ci95 = _hull(ci95, exact_ci)
+            ci95 = hull(ci95, exact_ci)
             interval = f"{CLOPPER_PEARSON}+{BOOTSTRAP_SEEDS}"
     direction = declared_direction(metric) if higher_is_better is None else higher_is_better
     return MetricScore(value=spread.mean, ci95=ci95, support=support, higher_is_better=direction,

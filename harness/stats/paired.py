@@ -26,8 +26,12 @@ import numpy as np
 from harness.results import DiagnosticRanking, PairedDifference, RankInterval
 from harness.stats.correlation import _finite, check_method
 from harness.stats.intervals import (
+    PooledProportion,
     check_arguments,
+    difference_interval,
+    hull,
     percentile_interval,
+    pooled_proportion,
     resample_counts,
     resampled_scores,
     stacked,
@@ -114,8 +118,12 @@ def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]
     None for an encoder whose observed value is undefined.
 
     For every pair a before b in the given order: `difference` = observed a - b; `ci95` the
-    percentile interval of the resampled differences; `p` the two-sided bootstrap p-value
-    2 * min(P(d <= 0), P(d >= 0)), at most 1; `significant` when the interval excludes 0.
+    percentile interval of the resampled differences; where that is a single point (two rates
+    that agree on every sentence, e.g. both without a success) the interval built from the
+    two rates' exact ones (`difference_interval`), so that an interval is never zero-width
+    because few events occurred; `p` the
+    two-sided bootstrap p-value 2 * min(P(d <= 0), P(d >= 0)), at most 1; `significant` when
+    the interval excludes 0.
     Resamples where either score is undefined are left out of that pair's difference only.
     `undefined_resamples` counts the resamples in which any encoder's score was undefined.
     """
@@ -131,8 +139,10 @@ def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]
                      for q in (tail, 1.0 - tail))
         encoders[name] = RankInterval(value=_bound(observed[e]), rank=points.get(name),
                                       rank_ci95=(low, high))
+    pooled = [pooled_proportion(metric, statistics[name], level) for name in names]
     differences = [_difference(names[a], names[b], observed[a] - observed[b],
-                               resampled[:, a] - resampled[:, b], level)
+                               resampled[:, a] - resampled[:, b], level,
+                               exact=(pooled[a], pooled[b]))
                    for a in range(len(names)) for b in range(a + 1, len(names))]
     undefined = int((~np.isfinite(resampled)).any(axis=1).sum())
     return DiagnosticRanking(encoders=encoders, differences=differences, resamples=resamples,
@@ -140,16 +150,21 @@ def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]
                              undefined_resamples=undefined)
 
 
-def _difference(a: str, b: str, observed: float, resampled: np.ndarray,
-                level: float) -> PairedDifference:
+def _difference(a: str, b: str, observed: float, resampled: np.ndarray, level: float, *,
+                exact: tuple[PooledProportion | None, PooledProportion | None]
+                ) -> PairedDifference:
     defined = resampled[np.isfinite(resampled)]
     if defined.size == 0:
         return PairedDifference(a=a, b=b, difference=_bound(observed))
     interval = percentile_interval(defined, level)
+    low, high = interval.low, interval.high
+    if low == high and exact[0] is not None and exact[1] is not None:
+        # Rates that agree on every sentence (both 0 in 500, say): every resample gives the
+        # same difference. The rates' exact intervals still bound what such counts allow.
+        low, high = hull((low, high), difference_interval(exact[0], exact[1]))
     p = min(1.0, 2.0 * min(float(np.mean(defined <= 0)), float(np.mean(defined >= 0))))
-    return PairedDifference(a=a, b=b, difference=_bound(observed),
-                            ci95=(interval.low, interval.high), p=p,
-                            significant=bool(interval.low > 0 or interval.high < 0))
+    return PairedDifference(a=a, b=b, difference=_bound(observed), ci95=(low, high), p=p,
+                            significant=bool(low > 0 or high < 0))
 
 
 def resample_correlations(x: np.ndarray, y: np.ndarray, method: str = "spearman") -> np.ndarray:
