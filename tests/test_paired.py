@@ -137,6 +137,19 @@ def test_seed_variance_widens_rank_intervals():
     assert not seeded.differences[0].significant
 
 
+def test_a_rank_interval_holds_the_observed_rank_when_resampled_ties_do_not():
+    # c never regenerates anything; b's seeds regenerate 2 and 0 sentences: by the means b
+    # (0.2) ranks 2 and c 3, but in the resamples drawing b's second seed they tie at 0 and
+    # share rank 2, and c's ranks would run 2-2 without the observed rank 3.
+    statistics = {"a": [ones(range(100))], "b": [ones(range(2)), ones([])], "c": [ones([])]}
+    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
+                             resamples=500, seed=5)
+    c = ranking.encoders["c"]
+    assert c.rank == 3
+    assert c.rank_ci95[0] <= c.rank <= c.rank_ci95[1]
+    assert c.rank_ci95 == (2, 3)
+
+
 def test_undefined_scores_are_counted_and_rank_last():
     n = 300
     rare = np.zeros((n, 2))

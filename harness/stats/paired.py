@@ -113,9 +113,11 @@ def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]
     sharing the best rank (`harness.stats.ranks.rank_rows`); an encoder whose score is
     undefined in a resample ranks last there (behind every defined score), so undefined
     resamples widen its rank interval instead of vanishing. `rank_ci95` is the pair of
-    (1-level)/2 and (1+level)/2 quantiles of its ranks (`inverted_cdf`: ranks that occurred).
-    The point `rank` is from the observed values (means over seeds), as `harness.stats.rank`:
-    None for an encoder whose observed value is undefined.
+    (1-level)/2 and (1+level)/2 quantiles of its ranks (`inverted_cdf`: ranks that occurred),
+    widened to hold the point `rank` where they do not: that is from the observed values
+    (means over seeds), as `harness.stats.rank`, and None for an encoder whose observed value
+    is undefined; an encoder tied at 0 with others in most resamples (each seed of a rate near
+    0 drawn in turn) ranks better there than by the observed means.
 
     For every pair a before b in the given order: `difference` = observed a - b; `ci95` the
     percentile interval of the resampled differences; where that is a single point (two rates
@@ -137,7 +139,10 @@ def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]
     for e, name in enumerate(names):
         low, high = (int(np.quantile(ranks[:, e], q, method="inverted_cdf"))
                      for q in (tail, 1.0 - tail))
-        encoders[name] = RankInterval(value=_bound(observed[e]), rank=points.get(name),
+        point = points.get(name)
+        if point is not None:  # ties in resamples can leave the observed rank outside
+            low, high = min(low, point), max(high, point)
+        encoders[name] = RankInterval(value=_bound(observed[e]), rank=point,
                                       rank_ci95=(low, high))
     pooled = [pooled_proportion(metric, statistics[name], level) for name in names]
     differences = [_difference(names[a], names[b], observed[a] - observed[b],
