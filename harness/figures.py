@@ -269,12 +269,15 @@ Curve = list[tuple[float, float | None, float | None, float | None]]
 
 def noise_figure(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str) -> Any:
     """Panels side by side (title -> encoder -> `Curve`), one line per encoder over x (the
-    noise scale), intervals as error bars where given; the legend outside the panels."""
+    noise scale), intervals as error bars where given; the legend below the panels (a legend
+    beside two short panels would outgrow them with many encoders)."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
     encoders = list(dict.fromkeys(e for curves in panels.values() for e in curves))
-    figure = Figure(figsize=(3.6 * len(panels) + 1.8, 3.0), layout="constrained")
+    legend_rows = math.ceil(len(encoders) / 5)
+    figure = Figure(figsize=(max(4.2 * len(panels), 7.5), 3.0 + 0.25 * legend_rows),
+                    layout="constrained")
     grid = figure.subplots(1, len(panels), squeeze=False)
     palette = colormaps["tab10"]
     for axes, (name, curves) in zip(grid[0], panels.items()):
@@ -292,7 +295,8 @@ def noise_figure(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str
         axes.tick_params(labelsize=7)
         axes.grid(alpha=0.3)
     handles, labels = grid[0][0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
+    figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 5),
+                  fontsize=8, frameon=False)
     figure.suptitle(title, fontsize=10)
     return figure
 
