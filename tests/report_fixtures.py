@@ -179,3 +179,10 @@ def _rich_data() -> dict:
 def rich_results() -> RunResults:
     """`rich_data` as typed results."""
     return RunResults.model_validate(rich_data())
+
+
+def section(text: str, title: str) -> str:
+    """The Markdown of one section, up to the next heading."""
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end >= 0 else None]

@@ -17,7 +17,7 @@ from harness.stages.report import write_reports
 from harness.stats import paired_ranking, paired_scores
 from harness.stats.intervals import percentile_interval
 from harness_plugins.metrics.overlap import IdentityMetric
-from tests.report_fixtures import ENCODERS, rich_data
+from tests.report_fixtures import ENCODERS, rich_data, section
 
 N = 200
 FLOOR = "floor"
@@ -151,15 +151,14 @@ def test_the_report_explains_and_tabulates_the_gain_over_the_floor(tmp_path: Pat
     results = with_floor(rich_data())
     write_reports(tmp_path, results, ["md", "html"])
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
-    start = text.index("## Gain over the floor\n")
-    section = text[start:text.find("\n## ", start + 1)]
-    assert "what the decoder manages on its own" in section
-    assert "1000 paired bootstrap resamples" in section and "seed variance included" in section
-    assert "- mos-lstm, id-perm: laser is not distinguishable from the floor." in section
+    part = section(text, "Gain over the floor")
+    assert "what the decoder manages on its own" in part
+    assert "1000 paired bootstrap resamples" in part and "seed variance included" in part
+    assert "- mos-lstm, id-perm: laser is not distinguishable from the floor." in part
     assert ("| diagnostic | encoder | value | floor | gain | 95% interval | p | "
-            "interval excludes 0 |") in section
-    assert "| id-perm | laser | 96.5 | 84.0 | 0.0 | [-2.0, 2.0] | 0.900 | no |" in section
-    assert "| id-perm | avg | 35.1 | 84.0 | 10.0 | [7.0, 13.0] | 0.001 | yes |" in section
+            "interval excludes 0 |") in part
+    assert "| id-perm | laser | 96.5 | 84.0 | 0.0 | [-2.0, 2.0] | 0.900 | no |" in part
+    assert "| id-perm | avg | 35.1 | 84.0 | 10.0 | [7.0, 13.0] | 0.001 | yes |" in part
     assert "<h2>Gain over the floor</h2>" in (tmp_path / "report.html").read_text("utf-8")
     results.save(tmp_path)
     assert load_results(tmp_path).floor == results.floor

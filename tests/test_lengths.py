@@ -38,7 +38,7 @@ from harness.stages.lengths import (
 from harness.stages.report import write_reports
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityMetric
-from tests.report_fixtures import ENCODERS, rich_data
+from tests.report_fixtures import ENCODERS, rich_data, section
 
 # --------------------------------------------------------------------------------- the bins
 
@@ -235,14 +235,13 @@ def test_the_report_shows_the_length_table_and_figure(tmp_path):
     results = with_lengths(rich_data())
     write_reports(tmp_path, results, ["md", "html"])
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
-    start = text.index("## Diagnostics by reference length\n")
-    section = text[start:text.find("\n## ", start + 1)]
-    assert "whitespace tokens of the normalised reference" in section
-    assert "each holding at least 50 sentences" in section
-    assert f"![Diagnostics by reference length](figures/{LENGTHS_FILE})" in section
-    assert "| decoder | diagnostic | encoder | ≤4 (n=150) | 5–8 (n=200) | ≥9 (n=150) |" in section
-    assert "| mos-lstm | id | laser | 40.0 [35.0, 45.0] | 30.0 [25.0, 35.0] |" in section
-    assert "| mos-lstm | id-perm | gem | 90.0 [80.0, 95.0] n=12 |" in section
+    part = section(text, "Diagnostics by reference length")
+    assert "whitespace tokens of the normalised reference" in part
+    assert "each holding at least 50 sentences" in part
+    assert f"![Diagnostics by reference length](figures/{LENGTHS_FILE})" in part
+    assert "| decoder | diagnostic | encoder | ≤4 (n=150) | 5–8 (n=200) | ≥9 (n=150) |" in part
+    assert "| mos-lstm | id | laser | 40.0 [35.0, 45.0] | 30.0 [25.0, 35.0] |" in part
+    assert "| mos-lstm | id-perm | gem | 90.0 [80.0, 95.0] n=12 |" in part
     assert (tmp_path / "figures" / LENGTHS_FILE).stat().st_size > 1000
     assert "<img id='lengths'" in (tmp_path / "report.html").read_text(encoding="utf-8")
     # results.json keeps the breakdown as written
@@ -272,5 +271,5 @@ def test_no_breakdown_no_section_and_no_figure():
                                     "metrics": {"id": [{"value": 5.0}]}}]}
     results = RunResults.model_validate(one_bin)
     assert length_figures(results) == {}
-    section = lengths_section(results, {})
-    assert section is not None and "too few to split into bins of at least 30" in section.text[0]
+    shown = lengths_section(results, {})
+    assert shown is not None and "too few to split into bins of at least 30" in shown.text[0]

@@ -18,7 +18,7 @@ from harness.report.scatter import mean_z_scores, scatter_points, scatter_title
 from harness.report.summary import caveats, ranking_claims, summary_section, tracking_claims
 from harness.results import RunResults, load_results
 from harness.stages.report import render_markdown, write_reports
-from tests.report_fixtures import ID_PERM, P_VALUES, rich_data, rich_results
+from tests.report_fixtures import ID_PERM, P_VALUES, rich_data, rich_results, section
 
 REPO = Path(__file__).resolve().parents[1]
 DIAGNOSTICS = ["id-perm", "id", "bleu", "perm"]
@@ -34,13 +34,6 @@ def written(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def text(written: Path) -> str:
     return (written / "report.md").read_text(encoding="utf-8")
-
-
-def section(text: str, title: str) -> str:
-    """The Markdown of one section, up to the next heading."""
-    start = text.index(f"## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else None]
 
 
 def variant(**changes) -> RunResults:
