@@ -1,4 +1,5 @@
-"""Sentence vectors on disk: `.npy` files written incrementally and read memory-mapped.
+"""Sentence vectors on disk: `.npy` files written incrementally and read memory-mapped; and
+the row-wise cosine of two sets of them.
 
 At the paper's scale the training vectors are 1.4M x up to 4,800 floats (27 GB in float32), so
 they are never held in RAM: the encoder writes batch after batch into a memory-mapped file, and
@@ -94,3 +95,14 @@ def write_rows(handle: BinaryIO, position: int, rows: np.ndarray) -> None:
 def open_vectors(path: Path) -> np.ndarray:
     """Return the vectors at `path` memory-mapped read-only."""
     return np.load(path, mmap_mode="r")
+
+
+def row_cosines(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The cosine of each row of `first` (n, d) with the same row of `second`, in float64: 0
+    where either row is zero (no direction), clipped to [-1, 1] against rounding. Used by
+    SentEval's STS tasks and by the `cosine` metric."""
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    dots = np.einsum("ij,ij->i", a, b)
+    cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return np.clip(cosines, -1.0, 1.0)

@@ -28,8 +28,9 @@ from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
 from harness.stages.generate import Samples
 from harness.stages.score import scored
+from harness.vectors import row_cosines
 from harness_plugins.encoders.pooling import AverageEncoder
-from harness_plugins.metrics.cosine import CosineMetric, row_cosines
+from harness_plugins.metrics.cosine import CosineMetric
 from harness_plugins.metrics.tokens import TokenF1Metric
 
 

@@ -11,6 +11,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
 from harness.errors import HarnessError
+from harness.vectors import row_cosines as cosine
 from harness_plugins.tasks.senteval import evaluation
 from harness_plugins.tasks.senteval.classifier import SentEvalClassifier, make_optimizer
 from harness_plugins.tasks.senteval.configs import CONFIGS, get_config
@@ -19,7 +20,7 @@ from harness_plugins.tasks.senteval.relatedness import (
     fit_relatedness,
     tai_targets,
 )
-from harness_plugins.tasks.senteval.sts import SubsetScore, cosine, score_subset, score_year
+from harness_plugins.tasks.senteval.sts import SubsetScore, score_subset, score_year
 from harness_plugins.tasks.senteval.tasks import f1_percent
 
 PROTOTYPING = CONFIGS["prototyping"]

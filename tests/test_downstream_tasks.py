@@ -16,8 +16,8 @@ from harness.errors import HarnessError
 from harness.protocols import BuildContext, DownstreamTask, Examples, GeneratedTask, Options, TaskResult
 from harness.stages.downstream import table_row
 from harness.testing import check_registration, check_task, hashed_bag_of_words
+from harness.vectors import row_cosines as cosine
 from harness_plugins.tasks.senteval.loaders import load_task
-from harness_plugins.tasks.senteval.sts import cosine
 from harness_plugins.tasks.senteval.tasks import (
     FAMILIES,
     Vectors,

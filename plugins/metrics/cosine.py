@@ -24,16 +24,7 @@ import numpy as np
 
 from harness.errors import DataError
 from harness.metric_protocols import InputEncoding
-
-
-def row_cosines(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Return the cosine of each pair of rows of two (n, d) arrays, in float64; 0 where either
-    row is zero, clipped to [-1, 1] against rounding."""
-    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
-    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    dots = np.einsum("ij,ij->i", a, b)
-    cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
-    return np.clip(cosines, -1.0, 1.0)
+from harness.vectors import row_cosines
 
 
 class CosineMetric:

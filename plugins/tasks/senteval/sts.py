@@ -16,15 +16,6 @@ import numpy as np
 from .relatedness import pearson, spearman
 
 
-def cosine(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Return the row-wise cosine similarities of u and v (n, d); undefined ones are 0."""
-    u = np.nan_to_num(np.asarray(u, dtype=np.float64))
-    v = np.nan_to_num(np.asarray(v, dtype=np.float64))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        similarity = (u * v).sum(axis=1) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1))
-    return np.nan_to_num(similarity)
-
-
 @dataclass(frozen=True)
 class SubsetScore:
     """Correlations of one STS subset and its number of scored pairs."""

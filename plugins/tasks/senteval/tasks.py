@@ -28,12 +28,13 @@ import numpy as np
 from harness.data.senteval_tasks import TASKS, task_directory, task_files
 from harness.errors import HarnessError
 from harness.protocols import Encode, Examples, TaskData, TaskResult
+from harness.vectors import row_cosines
 
 from . import evaluation
 from .configs import EvaluationConfig, get_config
 from .loaders import load_task
 from .relatedness import fit_relatedness
-from .sts import cosine, score_subset, score_year
+from .sts import score_subset, score_year
 
 TASKS_VERSION = "1"
 """Bump when a change to loading or evaluation changes results (part of cache keys)."""
@@ -233,7 +234,7 @@ class SemanticSimilarity(Task):
         subsets = {}
         for subset, examples in data.splits.items():
             assert examples.second is not None
-            similarity = cosine(vectors.of(examples.first), vectors.of(examples.second))
+            similarity = row_cosines(vectors.of(examples.first), vectors.of(examples.second))
             subsets[subset] = score_subset(similarity, examples.labels)
         year = score_year(subsets)
         scores = {"pearson": year.pearson_mean, "pearson_wmean": year.pearson_wmean,
