@@ -8,14 +8,29 @@ downstream) and `models:` (row -> the model that row measured, e.g. `{model:
 bert-large-nli-mean-tokens, dim: 1024}` or `{vectors: bpemb-en-50k-300d, dim: 300}`). An encoder
 says what it is through its optional `declares()` (`harness.protocols.declared_model`). A row
 applies to an encoder only when the row declares a model and every key of it is equal in the
-encoder's declaration (`row_mismatch`); a row that declares no model applies to nothing, and a
-row's name alone never makes it apply.
+encoder's declaration and the row states every key the encoder declares (`row_mismatch`); a row
+that declares no model applies to nothing, and a row's name alone never makes it apply.
+
+Why both directions: an encoder declares every option that changes its vectors (GEM's `k`, `h`,
+`window`, `sigma_power`; SBERT's `normalise`; a window pooling's `window`, ...), besides the
+model or vectors it runs. A row that leaves one of them out does not say which value its scores
+were measured with, so it cannot be taken to be this encoder's: with the looser rule (only the
+row's keys compared) a GEM with `k: 10` would take the scores of the paper's GEM (`k: 45`), since
+the row never mentioned `k`. A row therefore binds only to a declaration equal to its own (the
+`files` entry, recorded and never compared, aside); a new vector-changing option unbinds rows
+that do not state it, which says so (`row_mismatch` names the keys), rather than binding them
+silently.
+
+A model in a local directory is named by the digest of its files' content (`directory_model`),
+never by the folder's name: copies of one model under two names are one model, and a changed
+weight file is another.
 
 Nothing here reads a spec (`harness.spec.preflight` uses this module) or loads a model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -97,16 +112,18 @@ def _models(path: Path, models: Any, rows: Mapping[Any, Any]) -> dict[str, dict[
                             "{model: NAME, dim: N} or {vectors: NAME, dim: N}")
         for key, value in model.items():
             if not _plain(value):
-                raise DataError(f"{path}: models.{row}.{key}: expected a name, a number or a "
-                                f"list of them, got {value!r}")
+                raise DataError(f"{path}: models.{row}.{key}: expected a name, a number, "
+                                f"null or a list of them, got {value!r}")
         checked[str(row)] = {str(k): v for k, v in model.items()}
     return checked
 
 
 def _plain(value: Any) -> bool:
+    """A name, a number, true/false, null (an option left unset, e.g. InferSent's
+    `vocab_size: null`) or a list of them."""
     if isinstance(value, list):
         return all(_plain(v) for v in value)
-    return isinstance(value, (str, int, float, bool))
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 # -------------------------------------------------------------------------- the binding rule
@@ -122,17 +139,40 @@ def row_mismatch(row_model: Mapping[str, Any] | None, declares: Mapping[str, Any
     """None when a table row that measured `row_model` applies to an encoder declaring
     `declares`, else why not.
 
-    The row applies when it declares a model and each of its keys has an equal value in
-    `declares`. `declares` None stands for a row of another published table that states no
-    model: published tables are then paired by name (a table spec's choice).
+    The row applies when it declares a model, each of its keys has an equal value in `declares`,
+    and it states every key `declares` has (but `files`, which is recorded, not compared): the
+    encoder declares every option that changes its vectors, and a row silent about one does not
+    say its scores were measured with this encoder's value (module docstring). `declares` None
+    stands for a row of another published table that states no model: published tables are then
+    paired by name (a table spec's choice).
     """
     if declares is None:
         return None
     if not row_model:
         return "its row declares no model (`models:`), so it applies to no encoder"
-    if all(key in declares and _same(declares[key], value) for key, value in row_model.items()):
+    declared = {key: value for key, value in declares.items() if key != "files"}
+    if _stated_equal(row_model, declared) and not unstated(row_model, declared):
         return None
-    return f"its row measured {describe(row_model)}; this encoder declares {describe(declares)}"
+    return (f"its row measured {describe(row_model)}; this encoder declares "
+            f"{describe(declared)}{unstated_note(row_model, declared)}")
+
+
+def _stated_equal(row_model: Mapping[str, Any], declares: Mapping[str, Any]) -> bool:
+    """Every key of the row has an equal value in `declares`."""
+    return all(key in declares and _same(declares[key], value) for key, value in row_model.items())
+
+
+def unstated(row_model: Mapping[str, Any], declares: Mapping[str, Any]) -> list[str]:
+    """The keys `declares` has (but `files`) that the row does not state, in declared order."""
+    return [key for key in declares if key != "files" and key not in row_model]
+
+
+def unstated_note(row_model: Mapping[str, Any], declares: Mapping[str, Any]) -> str:
+    """` (the row does not state k, h)` when the row's own keys all match `declares` and only
+    keys it leaves out keep it from applying; "" otherwise (the values that differ say why)."""
+    keys = unstated(row_model, declares)
+    return f" (the row does not state {', '.join(keys)})" \
+        if keys and _stated_equal(row_model, declares) else ""
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -261,6 +301,63 @@ def _vectors_dim(path: Path) -> int | None:
     if len(first) == 2 and all(part.isdigit() for part in first):
         return int(first[1])  # "count dim" header
     return len(first) - 1 if len(first) > 2 else None
+
+
+# ------------------------------------------------------------------ models in local directories
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".pt", ".pth", ".ckpt", ".h5", ".msgpack",
+                   ".npz", ".npy", ".gguf", ".pkl")
+"""Suffixes of weight files: safetensors, PyTorch (pickle), ONNX, Keras/TF, Flax, numpy, GGUF."""
+
+CONFIG_SUFFIXES = (".json", ".txt", ".model")
+"""Suffixes of the files beside the weights that change what a model computes: its configuration
+(`config.json`, `modules.json`, a sentence-transformers pooling layer's `1_Pooling/config.json`,
+whose mean or CLS pooling changes the vectors and not their size) and its tokeniser
+(`tokenizer.json`, `vocab.txt`, `merges.txt`, a SentencePiece `.model`)."""
+
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+"""sha256 of files already read in this process, by (path, size, mtime_ns, inode)."""
+
+
+def model_files(directory: Path) -> list[Path]:
+    """The files of the model in `directory` that its identity covers: the weights
+    (`WEIGHT_SUFFIXES`) and configuration and tokeniser (`CONFIG_SUFFIXES`), at any depth, in
+    the order of their paths relative to `directory`; hidden files and folders (`.git`,
+    `.cache`) and documentation (README.md) are left out."""
+    directory = Path(directory)
+    suffixes = WEIGHT_SUFFIXES + CONFIG_SUFFIXES
+    found = [path for path in directory.rglob("*")
+             if path.is_file() and path.suffix.lower() in suffixes
+             and not any(part.startswith(".") for part in path.relative_to(directory).parts)]
+    return sorted(found, key=lambda path: path.relative_to(directory).as_posix())
+
+
+def content_digest(path: Path) -> str:
+    """`harness.cache.file_digest` (sha256 of the whole content), read once per process for a
+    file whose size, modification time and inode are unchanged."""
+    stat = Path(path).stat()
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = file_digest(Path(path))
+    return _DIGESTS[key]
+
+
+def model_digest(directory: Path) -> str:
+    """sha256 over the model files of `directory` (`model_files`): each file's path relative
+    to `directory` and the sha256 of its content, in that order. The folder's own name and the
+    files' times are not part of it: a copy or a renamed folder has the same digest, a changed
+    byte in any weight file another."""
+    digest = hashlib.sha256()
+    for path in model_files(directory):
+        digest.update(f"{path.relative_to(directory).as_posix()}\0"
+                      f"{content_digest(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def directory_model(directory: Path) -> str:
+    """What a model loaded from a local directory is called in a declaration: `local files
+    sha256:` and the start of `model_digest`, whatever the folder is named."""
+    return f"local files sha256:{model_digest(directory)[:16]}"
 
 
 # --------------------------------------------------------------------------- published tables

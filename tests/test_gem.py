@@ -224,6 +224,31 @@ def test_errors_name_the_problem(tmp_path):
         encoder.load(tmp_path / "missing")
 
 
+def test_declares_every_option_that_changes_the_vectors():
+    """The options GEM declares are the ones its vectors depend on: changing any one of them
+    changes the vectors, so each must be part of what a published row is bound to."""
+    rng = np.random.default_rng(0)
+    vocab = WordVocab(rng.standard_normal((30, 8)))
+    sentences = [" ".join(f"p{i}" for i in rng.integers(0, 30, size=6)) for _ in range(40)]
+    base = {"window": 2, "k": 4, "h": 2, "sigma_power": 3.0}
+
+    def encoder(**options) -> GeometricEmbedding:
+        gem = GeometricEmbedding(vocab, GemOptions(**options))
+        gem.fit(sentences)
+        return gem
+
+    reference = encoder(**base)
+    assert reference.declares() == {**base, "dim": 8}  # no vectors: WordVocab cannot say
+    for key, value in {"window": 1, "k": 3, "h": 1, "sigma_power": 2.0}.items():
+        other = encoder(**{**base, key: value})
+        assert other.declares() == {**base, key: value, "dim": 8}
+        assert not np.allclose(other.encode(sentences[:5]), reference.encode(sentences[:5]))
+    # the defaults are Yang et al.'s (m = 7, K = 45, h = 17, power 3), as Vec2Sent's code ran
+    wide = WordVocab(np.eye(60))
+    assert GeometricEmbedding(wide, GemOptions()).declares() == {
+        "window": 7, "k": 45, "h": 17, "sigma_power": 3.0, "dim": 60}
+
+
 # -------------------------------------------------------------- registered and conformant
 
 @pytest.fixture(scope="module")

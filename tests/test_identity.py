@@ -4,7 +4,11 @@ records (results.json `encoders`, `downstream_missing`, `published`).
 
 The published facts the tests lean on are independent of the code: Vec2Sent's Table 1 prints
 each encoder's vector size, Table 5 is what it measured; all-MiniLM-L6-v2 has 384 dimensions
-(its model card); BPEmb names its files `<lang>.wiki.bpe.vs<size>.d<dim>.w2v.<bin|txt>`.
+(its model card); BPEmb names its files `<lang>.wiki.bpe.vs<size>.d<dim>.w2v.<bin|txt>`; the
+GEM implementation Vec2Sent's code calls runs with window_size=7, k=45, h=17, sigma_power=3
+(fursovia/geometric_embedding, gem.py: the values of Yang et al.); Vec2Sent's code encodes with
+sentence-transformers' default, unnormalised vectors, and tokenises for InferSent and
+QuickThought.
 """
 
 from __future__ import annotations
@@ -70,8 +74,8 @@ def printed(name: str) -> dict:
 def test_a_row_applies_only_when_the_encoder_declares_every_key_of_its_model() -> None:
     row = {"model": "bert-large-nli-mean-tokens", "dim": 1024}
     assert row_mismatch(row, {"model": "bert-large-nli-mean-tokens", "dim": 1024}) is None
-    # keys the row does not declare do not matter
-    assert row_mismatch(row, {**row, "normalise": False}) is None
+    # `files` is recorded, never compared
+    assert row_mismatch(row, {**row, "files": {"w.bin": "00"}}) is None
     # one key differs, or is not declared: not the row's model
     assert "all-MiniLM-L6-v2" in row_mismatch(row, {"model": "all-MiniLM-L6-v2", "dim": 384})
     assert row_mismatch(row, {"model": "bert-large-nli-mean-tokens"}) is not None
@@ -80,6 +84,21 @@ def test_a_row_applies_only_when_the_encoder_declares_every_key_of_its_model() -
     assert row_mismatch({"weights": ["a", "b"]}, {"weights": ["a", "b"]}) is None
     assert row_mismatch({"weights": ["a", "b"]}, {"weights": ["b", "a"]}) is not None
     assert row_mismatch({"flag": 1}, {"flag": True}) is not None
+
+
+def test_an_option_the_row_does_not_state_keeps_it_from_binding() -> None:
+    """The encoder declares every option that changes its vectors: a row silent about one does
+    not say its scores were measured with the encoder's value, so it does not apply, and says
+    which keys it leaves out."""
+    row = {"model": "bert-large-nli-mean-tokens", "dim": 1024}
+    reason = row_mismatch(row, {**row, "normalise": False})
+    assert reason == ("its row measured model: bert-large-nli-mean-tokens, dim: 1024; this "
+                      "encoder declares model: bert-large-nli-mean-tokens, dim: 1024, "
+                      "normalise: False (the row does not state normalise)")
+    assert row_mismatch({**row, "normalise": False}, {**row, "normalise": False}) is None
+    # a value that differs is reported as such, without the clause
+    reason = row_mismatch({**row, "normalise": False}, {**row, "normalise": True})
+    assert reason is not None and "does not state" not in reason
 
 
 def test_a_row_that_declares_no_model_applies_to_nothing() -> None:
@@ -116,10 +135,20 @@ def test_the_paper_tables_declare_the_models_the_paper_names() -> None:
     # every declared size is Table 1's
     for models in (table5.models, table4.models):
         assert all(model["dim"] == sizes[row] for row, model in models.items() if "dim" in model)
-    assert table5.models["sbert"] == {"model": "bert-large-nli-mean-tokens", "dim": 1024}
+    assert table5.models["sbert"] == {"model": "bert-large-nli-mean-tokens", "dim": 1024,
+                                      "normalise": False}
     for row in ("avg", "hier", "avg-max-hier", "gem"):
         assert table5.models[row]["vectors"] == "bpemb-en-50k-300d"
+    # GEM as Vec2Sent's code ran it: the wrapped implementation's defaults (Yang et al.'s)
+    assert table5.models["gem"] == {"vectors": "bpemb-en-50k-300d", "window": 7, "k": 45,
+                                    "h": 17, "sigma_power": 3, "dim": 300}
+    assert table5.models["infersent"]["tokenize"] is True
+    assert table5.models["quickthought"]["tokenize"] is True
+    assert table4.models["laser"] == {"weights": "bilstm.93langs.2018-12-26",
+                                      "bpe_codes": "93langs.fcodes", "bpe_vocab": "93langs.fvocab"}
     assert table4.models == {**table5.models, "laser": table4.models["laser"]}
+    ranks = read_table(PAPER / "ranks-table1.yaml")
+    assert ranks.models == table4.models
 
 
 # ------------------------------------------------------------------- names of subword vectors
@@ -149,11 +178,42 @@ def test_pooling_encoders_declare_the_vectors_they_pool() -> None:
     assert pooled_vectors(object()) is None  # a vocabulary that cannot say what it is
     assert declared("avg") == {"vectors": "bpemb-en-50k-300d", "dim": 300}
     assert declared("avg-max-hier") == {"vectors": "bpemb-en-50k-300d", "window": 3, "dim": 900}
-    assert declared("gem") == {"vectors": "bpemb-en-50k-300d", "dim": 300}
+    assert declared("gem") == {"vectors": "bpemb-en-50k-300d", "window": 7, "k": 45, "h": 17,
+                               "sigma_power": 3.0, "dim": 300}
     # Table 5's rows for these encoders are exactly these declarations
     models = read_table(TABLE5).models
     for name in ("avg", "hier", "avg-max-hier", "gem"):
         assert row_mismatch(models[name], declared(name)) is None
+
+
+def test_a_gem_with_other_settings_does_not_get_the_papers_gem_row() -> None:
+    from harness.protocols import BuildContext
+    from harness_plugins.encoders.options import GemOptions, WindowOptions
+
+    registry = load_registry()
+    context = BuildContext(vocab=PreviewVocabulary("bpemb-en-50k-300d", 50, 300))  # type: ignore[arg-type]
+
+    def declared(name: str, options: object) -> dict:
+        return declared_model(registry.create("encoder", name, options, context))
+
+    other = declared("gem", GemOptions(k=10, h=5, window=2))
+    assert {key: other[key] for key in ("window", "k", "h")} == {"window": 2, "k": 10, "h": 5}
+    papers = declared("gem", GemOptions(window=7, k=45, h=17, sigma_power=3))
+    for table in (TABLE5, TABLE4, PAPER / "ranks-table1.yaml"):
+        row = read_table(table).models["gem"]
+        reason = row_mismatch(row, other)
+        assert reason is not None and "k: 45" in reason and "k: 10" in reason
+        assert row_mismatch(row, papers) is None
+    # the power of the singular values alone keeps it from binding too
+    assert row_mismatch(read_table(TABLE5).models["gem"],
+                        declared("gem", GemOptions(sigma_power=2))) is not None
+    # a row silent about GEM's settings (the tables before they stated them) binds no GEM
+    silent = {"vectors": "bpemb-en-50k-300d", "dim": 300}
+    assert row_mismatch(silent, papers).endswith(
+        "(the row does not state window, k, h, sigma_power)")
+    # the window poolings: Hier's window is 3 in the paper's code
+    assert row_mismatch(read_table(TABLE5).models["hier"],
+                        declared("hier", WindowOptions(window=2))) is not None
 
 
 def test_model_encoders_declare_without_loading_anything(tmp_path: Path) -> None:
@@ -166,11 +226,17 @@ def test_model_encoders_declare_without_loading_anything(tmp_path: Path) -> None
 
     bundled = SentenceBertEncoder()
     declares, files = split_declaration(declared_model(bundled), "p", "sbert")
-    assert declares == {"model": "all-MiniLM-L6-v2", "dim": 384} and list(files) == \
-        ["all-MiniLM-L6-v2"]
+    assert declares == {"model": "all-MiniLM-L6-v2", "dim": 384, "normalise": False} and \
+        list(files) == ["all-MiniLM-L6-v2"]
     assert bundled._model is None  # its files said it all
-    assert declared_model(Sent2VecEncoder(Sent2VecOptions())) == \
-        {"model": "sent2vec trained on this run's corpus", "dim": 700}
+    # the released model's training command: dim 700, 9 epochs, min count 8, min target count
+    # 20, 10 negatives, t = 5e-6, 4 bigrams dropped; the harness's own: Adam 0.01, 2M buckets,
+    # 128 sentences a step; the seed the spec gives
+    assert declared_model(Sent2VecEncoder(Sent2VecOptions(), seed=5)) == {
+        "model": "sent2vec trained on this run's corpus", "epochs": 9, "lr": 0.01,
+        "min_count": 8, "min_target_count": 20, "buckets": 2_000_000, "negatives": 10,
+        "dropout_k": 4, "subsample": 5e-6, "batch_size": 128, "seed": 5, "dim": 700}
+    assert declared_model(Sent2VecEncoder(Sent2VecOptions(seed=2, epochs=1)))["seed"] == 2
     # The adapters name the released files (bytes that are no model: nothing is read but a
     # digest), and so match the paper's rows.
     for name in ("infersent2.safetensors", "crawl-300d-2M.vec", "bilstm.93langs.2018-12-26.pt",
@@ -193,6 +259,33 @@ def test_model_encoders_declare_without_loading_anything(tmp_path: Path) -> None
             for encoder in ("encoder", "encoder_out") for way in ("fw", "bw")})
     quickthought = declared_model(QuickThoughtEncoder(exports))
     assert quickthought["dim"] == 4800 and row_mismatch(models["quickthought"], quickthought) is None
+    # tokenisation changes the vectors: the paper's code tokenised for both
+    assert declared_model(QuickThoughtEncoder(exports, tokenize=False))["tokenize"] is False
+    untokenised = declared_model(InferSentEncoder(tmp_path / "infersent2.safetensors",
+                                                  tmp_path / "crawl-300d-2M.vec", tokenize=False))
+    assert row_mismatch(models["infersent"], untokenised) is not None
+
+
+def test_trained_and_control_encoders_declare_every_setting_of_their_vectors() -> None:
+    from harness_plugins.encoders.controls import RandomGaussianEncoder
+    from harness_plugins.encoders.multiview import DiscriminativeOptions, GenerativeOptions
+    from harness_plugins.encoders.multiview.encoder import build_encoder
+    from harness_plugins.encoders.options import RandomGaussianOptions
+
+    # the 'small' preset: d 128, 64-d word vectors, N 128 (multiview/encoder.py PRESETS)
+    discriminative = declared_model(build_encoder("multiview-d:f",
+                                                  DiscriminativeOptions(preset="small"), seed=3))
+    assert discriminative == {
+        "model": "multiview-d:f trained on this run's corpus", "representation": "unsupervised",
+        "hidden": 128, "word_dim": 64, "word_epochs": 5, "min_count": 1, "epochs": 3,
+        "batch_size": 128, "lr": 5e-4, "clip": 1.0, "max_words": 30, "pc_sentences": 5000,
+        "lowercase": True, "seed": 3, "window": 3, "power_iterations": 5, "dim": 256}
+    generative = declared_model(build_encoder("multiview-g", GenerativeOptions(negatives=7),
+                                              seed=3))
+    assert generative["negatives"] == 7 and generative["beta"] == 0.01
+    assert "window" not in generative and "coupling_layers" not in generative
+    assert declared_model(RandomGaussianEncoder(RandomGaussianOptions(dim=8), seed=4)) == {
+        "model": "random-gaussian (random vectors)", "seed": 4, "dim": 8}
 
 
 def test_a_declaration_that_is_not_json_names_its_plugin() -> None:
@@ -297,7 +390,7 @@ def test_results_record_each_encoders_identity(shipped: tuple[Path, dict, dict])
     from harness_plugins.encoders.sbert import resolve_model
 
     sbert = encoders["sbert"]
-    assert sbert["declares"] == {"model": "all-MiniLM-L6-v2", "dim": 384}
+    assert sbert["declares"] == {"model": "all-MiniLM-L6-v2", "dim": 384, "normalise": False}
     assert sbert["vocab"] is None and sbert["dim"] == 384
     assert sbert["files"] == {"all-MiniLM-L6-v2": file_identity(resolve_model("minilm")[0])}
     saved = json.loads((root / "without" / "results.json").read_text())
@@ -311,7 +404,8 @@ def test_published_tables_are_shown_beside_never_matched_by_name(
     assert (table4["source"], table4["kind"]) == ("Kerscher & Eger 2020, Table 4", "diagnostics")
     assert (table5["kind"], table5["columns"][:2]) == ("downstream", ["STS", "MR"])
     assert table5["scores"]["sbert"]["MR"] == 84.79
-    assert table5["models"]["sbert"] == {"model": "bert-large-nli-mean-tokens", "dim": 1024}
+    assert table5["models"]["sbert"] == {"model": "bert-large-nli-mean-tokens", "dim": 1024,
+                                         "normalise": False}
     assert set(table4["matches"]) == set(table4["scores"]) and not any(table4["matches"].values())
     assert not any(table5["matches"].values())
 
@@ -334,3 +428,8 @@ def test_an_encoder_declaring_the_rows_model_gets_the_row(tmp_path: Path) -> Non
     other = _run(tmp_path, "other", ["encoders=[{name: sbert, model: another-model}]"], registry)
     assert other["downstream"] == {}
     assert "model: another-model" in other["downstream_missing"]["sbert"]
+    # nor does the same model with its vectors normalised
+    normalised = _run(tmp_path, "normalised", ["encoders=[{name: sbert, normalise: true}]"],
+                      registry)
+    assert normalised["downstream"] == {}
+    assert "normalise: True" in normalised["downstream_missing"]["sbert"]

@@ -63,7 +63,8 @@ def test_the_paper_spec_runs_end_to_end_small(tmp_path: Path,
     assert set(results["correlations"]["matrix"]) == {"id", "perm", "id-perm", "bleu", "mover"}
     assert results["encoders"]["avg"]["declares"] == {"vectors": "run-trained bpe1000 100d",
                                                       "dim": 100}
-    assert results["encoders"]["sbert"]["declares"] == {"model": "all-MiniLM-L6-v2", "dim": 384}
+    assert results["encoders"]["sbert"]["declares"] == {"model": "all-MiniLM-L6-v2", "dim": 384,
+                                                        "normalise": False}
     assert [t["source"] for t in results["published"]] == ["Kerscher & Eger 2020, Table 4",
                                                            "Kerscher & Eger 2020, Table 5"]
     assert not any(match for table in results["published"] for match in table["matches"].values())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import socket
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -73,6 +74,81 @@ def test_declared_dimension_follows_pooling_and_dense_modules(tmp_path) -> None:
     modules.append({"path": "4_X", "type": "my.own.Module"})
     (tmp_path / "modules.json").write_text(json.dumps(modules))
     assert sbert.declared_dimension(tmp_path) is None
+
+
+def test_normalise_is_part_of_what_sbert_declares() -> None:
+    plain = models._build_sbert(SbertOptions(), BuildContext()).declares()
+    normalised = models._build_sbert(SbertOptions(normalise=True), BuildContext()).declares()
+    assert plain["normalise"] is False and normalised["normalise"] is True
+    assert {**plain, "normalise": True} == normalised  # nothing else differs
+
+
+def tiny_model(directory, *, dim: int = 1024, weights: bytes = b"weights",
+               pooling: str = "pooling_mode_mean_tokens"):
+    """A sentence-transformers layout that declares `dim` (Transformer + Pooling), with bytes
+    standing in for the weights (nothing here is ever loaded), a README and a hidden file."""
+    (directory / "1_Pooling").mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps({"hidden_size": dim}))
+    (directory / "1_Pooling" / "config.json").write_text(json.dumps(
+        {"word_embedding_dimension": dim, pooling: True}))
+    (directory / "modules.json").write_text(json.dumps(
+        [{"path": "", "type": "sentence_transformers.models.Transformer"},
+         {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    (directory / "model.safetensors").write_bytes(weights)
+    (directory / "README.md").write_text("a model card")
+    (directory / ".gitattributes").write_text("*.safetensors filter=lfs")
+    return directory
+
+
+def expected_identity(directory, files: list[str]) -> str:
+    """The documented digest, computed here from hashlib: sha256 over `relative path NUL sha256
+    of the content LF` for each model file in path order, named by its first 16 hex digits."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        content = hashlib.sha256((directory / name).read_bytes()).hexdigest()
+        digest.update(f"{name}\0{content}\n".encode())
+    return f"local files sha256:{digest.hexdigest()[:16]}"
+
+
+MODEL_FILES = ["1_Pooling/config.json", "config.json", "model.safetensors", "modules.json"]
+
+
+def test_a_model_directory_is_its_files_not_its_folders_name(tmp_path) -> None:
+    from harness.identity import read_table, row_mismatch, split_declaration
+
+    def declared(directory, **options) -> dict:
+        encoder = models._build_sbert(SbertOptions(model=str(directory), **options),
+                                      BuildContext())
+        declares, _ = split_declaration(encoder.declares(), "p", "sbert")
+        assert encoder._model is None
+        return declares
+
+    # Named like the paper's model and 1024-d: by its name it would take Table 5's row.
+    named = tiny_model(tmp_path / "bert-large-nli-mean-tokens")
+    copy = tiny_model(tmp_path / "elsewhere" / "my-copy")
+    identity = expected_identity(named, MODEL_FILES)
+    assert declared(named) == {"model": identity, "dim": 1024, "normalise": False}
+    assert declared(copy) == declared(named)  # same files, another folder name
+    table5 = read_table(Path(__file__).resolve().parents[1] / "benchmarks" / "paper" /
+                        "senteval-table5.yaml")
+    assert row_mismatch(table5.models["sbert"], declared(named)) is not None
+    # the name stays on record beside the digest, never compared
+    encoder = models._build_sbert(SbertOptions(model=str(copy)), BuildContext())
+    assert list(encoder.declares()["files"]) == ["my-copy"]
+    # documentation and hidden files are not the model
+    (copy / "README.md").write_text("another card")
+    (copy / ".gitattributes").write_text("")
+    assert declared(copy)["model"] == identity
+    # a changed byte in the weights, or another pooling of the same weights, is another model
+    changed = tiny_model(tmp_path / "changed", weights=b"weightz")
+    assert declared(changed)["model"] == expected_identity(changed, MODEL_FILES) != identity
+    cls = tiny_model(tmp_path / "cls", pooling="pooling_mode_cls_token")
+    assert declared(cls)["model"] == expected_identity(cls, MODEL_FILES) != identity
+    assert declared(cls)["dim"] == 1024  # same size: only the files tell the two apart
+    assert declared(named, normalise=True) == {"model": identity, "dim": 1024,
+                                                "normalise": True}
 
 
 @pytest.mark.slow
@@ -171,6 +247,26 @@ def test_harness_validate_names_the_encoder_the_model_and_the_option(hub_cache, 
     assert "`allow_download: true`" in problem
     spec.write_text(text % ", allow_download: true", encoding="utf-8")
     assert CliRunner().invoke(main, ["validate", str(spec)]).exit_code == 0
+
+
+def test_the_papers_hub_model_binds_to_its_row_unless_normalised(hub_cache, tmp_path) -> None:
+    """A hub name is declared by its name: `bert-large-nli-mean-tokens` from the cache (a stand-in
+    laid out like it, 1024-d as Vec2Sent's Table 1 says) takes Table 5's row, not normalised, as
+    Vec2Sent's code encoded (sentence-transformers' default); normalised it does not."""
+    from harness.identity import read_table, row_mismatch
+
+    cache_model(hub_cache, "sentence-transformers/bert-large-nli-mean-tokens",
+                tiny_model(tmp_path / "source"))
+    row = read_table(Path(__file__).resolve().parents[1] / "benchmarks" / "paper" /
+                     "senteval-table5.yaml").models["sbert"]
+    for name in ("bert-large-nli-mean-tokens", "sentence-transformers/bert-large-nli-mean-tokens"):
+        plain = models._build_sbert(SbertOptions(model=name), BuildContext()).declares()
+        assert {k: v for k, v in plain.items() if k != "files"} == {
+            "model": "bert-large-nli-mean-tokens", "dim": 1024, "normalise": False}
+        assert row_mismatch(row, plain) is None
+        normalised = models._build_sbert(SbertOptions(model=name, normalise=True),
+                                         BuildContext()).declares()
+        assert "normalise: True" in row_mismatch(row, normalised)
 
 
 def test_bare_names_are_looked_up_as_sentence_transformers_does(hub_cache) -> None:

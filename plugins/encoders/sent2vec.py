@@ -93,8 +93,11 @@ class Sent2VecEncoder:
 
     def declares(self) -> dict[str, Any]:
         """Not the released Sent2Vec models (e.g. wiki_bigrams.bin): one trained on this run's
-        corpus, of the `dim` option's size."""
-        return {"model": "sent2vec trained on this run's corpus", "dim": self.dim}
+        corpus, with every training option (each changes the vectors) and the seed in use, of
+        the `dim` option's size."""
+        training = self.options.model_dump(mode="json", exclude={"dim", "seed"})
+        return {"model": "sent2vec trained on this run's corpus", **training, "seed": self.seed,
+                "dim": self.dim}
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return (n, dim) averages of each sentence's unigram and bigram vectors (eq. 2).

@@ -2,9 +2,9 @@
 published rows to models (tests/test_identity.py).
 
 It registers `sbert`, standing in for the paper's SBERT: by default it declares
-bert-large-nli-mean-tokens with 1024 dimensions, the model Vec2Sent's Table 5 measured, and
-computes its vectors from hashed words (nothing to load). Load it instead of the first-party
-`harness-model-encoders`, which registers the real `sbert`.
+bert-large-nli-mean-tokens with 1024 dimensions, not normalised, the model and setting
+Vec2Sent's Table 5 measured, and computes its vectors from hashed words (nothing to load). Load
+it instead of the first-party `harness-model-encoders`, which registers the real `sbert`.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ class DeclaredOptions(Options):
 
     model: str = Field("bert-large-nli-mean-tokens", description="the model it declares")
     dim: int = Field(1024, ge=1, description="its vector size")
+    normalise: bool = Field(False, description="the normalisation it declares")
 
 
 class DeclaredEncoder:
     """Sums a fixed pseudo-random vector per word; declares the model named in its options."""
 
-    def __init__(self, model: str, dim: int) -> None:
-        self.model, self._dim = model, dim
+    def __init__(self, model: str, dim: int, normalise: bool = False) -> None:
+        self.model, self._dim, self.normalise = model, dim, normalise
 
     @property
     def dim(self) -> int:
@@ -40,11 +41,12 @@ class DeclaredEncoder:
 
     def fingerprint(self) -> str:
         """The stand-in, its model and size."""
-        return f"fake-declared/1/{self.model}/{self._dim}"
+        return f"fake-declared/1/{self.model}/{self._dim}/{int(self.normalise)}"
 
     def declares(self) -> dict[str, Any]:
-        """The model and dimension of its options, and a made-up file digest."""
-        return {"model": self.model, "dim": self._dim, "files": {"weights.bin": "0123abcd"}}
+        """The model, dimension and normalisation of its options, and a made-up file digest."""
+        return {"model": self.model, "dim": self._dim, "normalise": self.normalise,
+                "files": {"weights.bin": "0123abcd"}}
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return (n, dim) sums of per-word vectors seeded by each word's sha256."""
@@ -58,7 +60,7 @@ class DeclaredEncoder:
 
 def build(options: DeclaredOptions, context: BuildContext) -> DeclaredEncoder:
     """A new stand-in."""
-    return DeclaredEncoder(options.model, options.dim)
+    return DeclaredEncoder(options.model, options.dim, options.normalise)
 
 
 @hookimpl

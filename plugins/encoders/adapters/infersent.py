@@ -177,9 +177,11 @@ class InferSentEncoder:
 
     def declares(self) -> dict[str, Any]:
         """The released files by name, without their suffix (`infersent2` for infersent2.pkl or
-        its .safetensors conversion; `crawl-300d-2M` for the word vectors), the version and the
-        vocabulary cut, with both files' digests; the weights are not read."""
+        its .safetensors conversion; `crawl-300d-2M` for the word vectors), and the options that
+        change the vectors: the version, the vocabulary cut and the tokenisation; with both
+        files' digests. The weights are not read."""
         weights, word_vectors = self._file_identities
         return {"weights": self.weights.stem, "word_vectors": self.word_vectors.stem,
                 "version": self.version, "vocab_size": self.vocab_size,
+                "tokenize": self.tokenize,
                 "files": {self.weights.name: weights, self.word_vectors.name: word_vectors}}

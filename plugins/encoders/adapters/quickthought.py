@@ -313,7 +313,9 @@ class QuickThoughtEncoder:
     def declares(self) -> dict[str, Any]:
         """The exported models by name, without `.npz`, in file-name order (name the exports
         after their checkpoints, e.g. BS400-W300-S1200-UMBC-bidir, for them to say which
-        release they are), the dimension from the arrays' headers, and the files' digests."""
-        return {"weights": [path.stem for path in self.files], "dim": self.dim,
+        release they are), the tokenisation (an option that changes the vectors), the
+        dimension from the arrays' headers, and the files' digests."""
+        return {"weights": [path.stem for path in self.files], "tokenize": self.tokenize,
+                "dim": self.dim,
                 "files": {path.name: digest
                           for path, digest in zip(self.files, self._file_identities, strict=True)}}

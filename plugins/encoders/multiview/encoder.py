@@ -78,6 +78,15 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+_FRAMEWORK_SETTINGS: dict[str, tuple[str, ...]] = {
+    "generative": ("negatives", "beta"),
+    "bijective": ("coupling_layers", "coupling_hidden"),
+    "discriminative": ("window", "power_iterations"),
+}
+"""The settings only one objective ("generative", "discriminative") or decoder ("bijective")
+reads (`MultiViewEncoder._build_objective`, `training.fit_objective`)."""
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every value that determines a multi-view encoder, options and preset resolved."""
@@ -125,6 +134,16 @@ class Settings:
         for key in ("view", "representation", "pc_sentences"):
             identity.pop(key)
         return identity
+
+    def vector_settings(self) -> dict[str, Any]:
+        """The settings that change the vectors, by option name: the shared ones, and those of
+        this framework's objective and decoder only (`negatives` and `beta` generative, the
+        coupling layers bijective, `window` and `power_iterations` discriminative)."""
+        read = {*_FRAMEWORK_SETTINGS[self.framework.objective],
+                *_FRAMEWORK_SETTINGS.get(self.framework.decoder, ())}
+        unused = {key for keys in _FRAMEWORK_SETTINGS.values() for key in keys} - read
+        return {key: value for key, value in asdict(self).items()
+                if key not in {"family", "framework", "view", "representation", *unused}}
 
     def training_config(self) -> TrainingConfig:
         """Return the fit loop's configuration."""
@@ -201,11 +220,12 @@ class MultiViewEncoder:
 
     def declares(self) -> dict[str, Any]:
         """No released model: one trained on this run's corpus (its fit text), by registered
-        name, with its representation and dimension."""
+        name, with its representation, every setting that changes its vectors (`settings`:
+        options and preset resolved, the seed in use) and its dimension."""
         s = self.settings
         name = s.family if s.view == "both" else f"{s.family}:{s.view}"
         return {"model": f"{name} trained on this run's corpus",
-                "representation": s.representation, "dim": self.dim}
+                "representation": s.representation, **s.vector_settings(), "dim": self.dim}
 
     # --- fit ------------------------------------------------------------------------------
 
