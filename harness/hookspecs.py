@@ -22,7 +22,8 @@ class Register(Protocol):
 
     def __call__(self, name: str, factory: Factory, *, description: str = "",
                  options: type[Options] = Options, availability: Availability | None = None,
-                 trainable: bool = False, needs: tuple[str, ...] = ()) -> None:
+                 trainable: bool = False, needs: tuple[str, ...] = (),
+                 control: bool = False) -> None:
         """Register component `name` of the hook's kind.
 
         `name`: lower case letters, digits and hyphens, optionally a `:view` suffix.
@@ -30,7 +31,10 @@ class Register(Protocol):
         spec gives it; `availability` says whether it can run here
         (`harness.protocols.Availability`); `trainable` marks an encoder that fits on the run's
         text (`harness.protocols.TrainableEncoder`); `needs` names what a metric needs beyond
-        the samples, e.g. `("encoder",)` (`harness.metric_protocols.EncoderAwareMetric`).
+        the samples, e.g. `("encoder",)` (`harness.metric_protocols.EncoderAwareMetric`);
+        `control` marks an encoder that is a reference point rather than a model under study
+        (a random or untrained baseline): it is kept out of the correlations across encoders
+        and the rankings unless a spec asks otherwise (`correlation.controls: include`).
         """
 
 

@@ -2,7 +2,9 @@
 
 Metric entries extend the schema with `needs`: what the metric is handed beyond the samples,
 e.g. `["encoder"]` for one that re-encodes its outputs (`harness.metric_protocols.
-EncoderAwareMetric`); read from the registration, so listing builds nothing.
+EncoderAwareMetric`); encoder entries with `control`: true for a control encoder (a reference
+point kept out of correlations and rankings by default). Both are read from the registration,
+so listing builds nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ def _entry(info: ComponentInfo) -> dict[str, Any]:
              "description": info.description, "status": info.status()}
     if info.kind == "metric":
         entry["needs"] = list(info.needs)
+    if info.kind == "encoder":
+        entry["control"] = info.control
     return entry
 
 

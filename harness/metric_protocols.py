@@ -125,6 +125,37 @@ class EncoderAwareMetric(Protocol):
         """Return an (n, k) float array of per-pair statistics."""
 
 
+@runtime_checkable
+class ChanceLevelMetric(Protocol):
+    """Optional for an encoder-aware metric measured in the encoder's own space, for which a
+    random vector is not the right floor: it gives the statistics of its chance level.
+
+    `chance_statistics(encoder, unrelated)` returns the (n, k) statistics the metric would give
+    if each input were matched with an unrelated test sentence: row i compares input vector i
+    with the input vector of sentence `unrelated[i]` (a derangement of the test set: never
+    itself). For `cosine`, row i is cos(x_{unrelated[i]}, x_i): a pooling encoder gives
+    unrelated sentences a high cosine, which is then the level its outputs must beat."""
+
+    def chance_statistics(self, encoder: InputEncoding, unrelated: np.ndarray) -> np.ndarray:
+        """Return an (n, k) float array of per-sentence statistics at chance."""
+
+
+def unrelated_pairing(n: int, seed: int) -> np.ndarray:
+    """A derangement of range(n) drawn from `seed`: one random cycle through all n sentences, so
+    that sentence i is paired with unrelated[i] != i (n >= 2; identity for n = 1)."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(n)
+    unrelated = np.empty(n, dtype=np.int64)
+    unrelated[order] = np.roll(order, -1)
+    return unrelated
+
+
+def has_chance_level(metric: object) -> bool:
+    """True when the metric gives its chance-level statistics (`ChanceLevelMetric`)."""
+    return isinstance(metric, ChanceLevelMetric)
+
+
 def checked_needs(needs: Any) -> tuple[str, ...]:
     """`needs` as a tuple, after checking that the core can supply each (`METRIC_NEEDS`);
     raises ValueError otherwise. Serves the metric's attribute and its registration alike."""

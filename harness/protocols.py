@@ -445,8 +445,8 @@ class ComponentInfo:
     `factory(options, context)` is called only when a run needs the component, so registering
     imports no model code. `availability` follows `Availability`. `needs` is what a metric
     needs beyond the samples (`harness.metric_protocols.EncoderAwareMetric`), shown by
-    `harness list`; the metric declares the same in its own `needs`.
-    """
+    `harness list`; the metric declares the same in its own `needs`. `control`: a control
+    encoder, a reference point kept out of correlations and rankings by default."""
 
     kind: str
     name: str
@@ -456,6 +456,7 @@ class ComponentInfo:
     availability: Availability | None = None
     trainable: bool = False
     needs: tuple[str, ...] = ()
+    control: bool = False
     plugin: str = ""
     distribution: str = ""
     version: str = ""

@@ -1,9 +1,10 @@
 """Typed results, from the runner to the report: what `RUN_DIR/results.json` holds.
 
 The runner builds a `RunResults`; the report, `harness compare`, the probes and the CLI read it.
-This module owns the schema tag, reading and writing results.json, and its JSON safety: JSON
-has no NaN, so undefined scores are written as null. docs/results.md documents every field; the
-schema `v2s-harness/results/1` is only ever extended.
+This module owns the schema tag and reading and writing results.json; the records it is made of
+live in `harness.records` (the base, JSON safety: undefined scores written as null, and each
+metric's score) and `harness.analysis_results` (the analyses' records), re-exported here.
+docs/results.md documents every field; the schema `v2s-harness/results/1` is only ever extended.
 
 Models ignore keys they do not know, so a results.json written by a later version that extends
 the schema still reads.
@@ -12,99 +13,46 @@ the schema still reads.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator
+from pydantic import Field, ValidationError, computed_field
 
+from harness.analysis_results import (
+    CorrelationCell,
+    Correlations,
+    CorrelationSummary,
+    DiagnosticRanking,
+    FloorGain,
+    FloorGains,
+    LengthBin,
+    LengthBreakdown,
+    PairedDifference,
+    PairLengths,
+    PublishedTable,
+    RankInterval,
+)
 from harness.errors import DataError
 from harness.probes.results import PairProbes
 from harness.protocols import TaskResult
+from harness.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
+
+__all__ = [
+    "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CorrelationCell", "Correlations",
+    "CorrelationSummary", "CurvePoint", "DiagnosticRanking", "EncoderIdentity", "Example",
+    "ExampleOutput", "FloorGain", "FloorGains", "GenerateSummary", "LengthBin",
+    "LengthBreakdown", "MetricScore", "PairLengths", "PairResult", "PairedDifference",
+    "Provenance", "PublishedTable", "RankInterval", "Record", "RunResults", "SeedRun",
+    "SeedSpread", "TrainSummary", "VocabSummary", "defined", "is_none", "json_safe",
+    "load_results",
+]
 
 SCHEMA = "v2s-harness/results/1"
 RESULTS_FILE = "results.json"
 
 
-def is_none(value: Any) -> bool:
-    """True for None: the `exclude_if` of fields results.json leaves out when they are unset."""
-    return value is None
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
-
-def json_safe(value: Any) -> Any:
-    """`value` with every non-finite float (an undefined score) replaced by None and tuples made
-    lists: JSON has no NaN, and results.json is read by other tools than Python's."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
-def _defined(value: Any) -> float | None:
-    """A score as results.json holds it: None where it is undefined (NaN)."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-# ----------------------------------------------------------------------------------- per pair
-
-
-class SeedSpread(_Record):
-    """A metric over decoders trained with different seeds (decoder option `seeds`): each seed's
-    value, their mean and sample standard deviation (None for a single seed)."""
-
-    n: int
-    values: list[float | None] = []
-    mean: float | None = None
-    std: float | None = None
-
-
-class MetricScore(_Record):
-    """One metric's corpus score for one encoder x decoder pair.
-
-    `value` is on the paper's 0-100 scale where the metric has one, None where it is undefined
-    (Id/PERM without a permutation). `ci95` is its 95% interval and `interval` how it was got:
-    "clopper-pearson" (exact, for a proportion of `support` trials), "bootstrap" (percentile
-    bootstrap over test sentences), "bootstrap-seeds" (over test sentences and the decoders'
-    seeds) or, for a rate over seeds, "clopper-pearson+bootstrap-seeds" (the hull of both).
-    `support` is what the value is a rate of: the (reference, hypothesis) pairs scored, or for
-    Id/PERM the permutations found (summed over seeds). `undefined_resamples` counts bootstrap
-    resamples in which the score was undefined (never dropped silently). With several seeds,
-    `value` is the mean over seeds and `seeds` their spread.
-    """
-
-    value: float | None
-    ci95: tuple[float | None, float | None] = (None, None)
-    support: int | None = Field(None, exclude_if=is_none)
-    higher_is_better: bool = True
-    signature: str | None = Field(None, exclude_if=is_none)
-    interval: str | None = Field(None, exclude_if=is_none)
-    undefined_resamples: int | None = Field(None, exclude_if=is_none)
-    seeds: SeedSpread | None = Field(None, exclude_if=is_none)
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _undefined_is_none(cls, value: Any) -> float | None:
-        return _defined(value)
-
-    @field_validator("ci95", mode="before")
-    @classmethod
-    def _interval(cls, value: Any) -> tuple[float | None, float | None]:
-        low, high = value
-        return _defined(low), _defined(high)
-
-
-class CurvePoint(_Record):
+class CurvePoint(Record):
     """One epoch of a decoder's training curve."""
 
     epoch: int
@@ -112,7 +60,7 @@ class CurvePoint(_Record):
     val_loss: float | None = None
 
 
-class TrainSummary(_Record):
+class TrainSummary(Record):
     """How a decoder's training went (`harness.training.TrainingSummary` plus its curve)."""
 
     epochs: int | None = None
@@ -133,13 +81,13 @@ class TrainSummary(_Record):
                 and self.best_epoch is not None and self.best_epoch >= self.epochs)
 
 
-class GenerateSummary(_Record):
+class GenerateSummary(Record):
     """How fast the decoder regenerated the test sentences."""
 
     sentences_per_s: float | None = None
 
 
-class SeedRun(_Record):
+class SeedRun(Record):
     """One of several decoders trained for a pair, with its own seed."""
 
     seed: int
@@ -148,7 +96,7 @@ class SeedRun(_Record):
     generate: GenerateSummary = GenerateSummary()
 
 
-class PairResult(_Record):
+class PairResult(Record):
     """One encoder x decoder job: its metric scores, training and generation.
 
     With a decoder's `seeds: N` (N > 1), `metrics` are means over the N decoders, `seeds` holds
@@ -164,7 +112,7 @@ class PairResult(_Record):
     seeds: list[SeedRun] | None = Field(None, exclude_if=is_none)
 
 
-class EncoderIdentity(_Record):
+class EncoderIdentity(Record):
     """What one encoder of a run is: its registered name and plugin, validated options, the
     digests of the files it reads, the vocabulary it pools over, its vector dimension, and the
     model it declares it is (`declares`: e.g. {"model": ..., "dim": ...}). A reference table's
@@ -183,7 +131,7 @@ class EncoderIdentity(_Record):
 # --------------------------------------------------------------------------------- provenance
 
 
-class CacheCounts(_Record):
+class CacheCounts(Record):
     """The artifact cache a run used, and how many artifacts it reused and built."""
 
     root: str
@@ -191,14 +139,14 @@ class CacheCounts(_Record):
     builds: int
 
 
-class CorpusCounts(_Record):
+class CorpusCounts(Record):
     """Sentences in the run's training and test splits."""
 
     train: int | None = None
     test: int | None = None
 
 
-class VocabSummary(_Record):
+class VocabSummary(Record):
     """What the vocabulary stage recorded: trained or imported, size, and missing vectors."""
 
     source: str | None = None
@@ -210,7 +158,7 @@ class VocabSummary(_Record):
     vectors_file: str | None = Field(None, exclude_if=is_none)
 
 
-class Provenance(_Record):
+class Provenance(Record):
     """What produced the results: versions, commit, spec hash, seed, device, time per stage."""
 
     harness_version: str = ""
@@ -227,158 +175,10 @@ class Provenance(_Record):
     vocab: VocabSummary | None = Field(None, exclude_if=is_none)
 
 
-# ------------------------------------------------------------------------------- correlations
-
-
-class CorrelationCell(_Record):
-    """rho and p of one diagnostic x task over `n` encoders; None where undefined.
-    `p_method` is "exact" (all n! permutations) or "scipy", absent when undefined."""
-
-    rho: float | None
-    p: float | None = None
-    p_method: str | None = Field(None, exclude_if=is_none)
-    n: int = 0
-    ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
-
-
-class CorrelationSummary(_Record):
-    """A diagnostic's mean and minimum rho over the tasks where it is defined."""
-
-    mean: float | None = None
-    min: float | None = None
-    tasks: int | None = Field(None, exclude_if=is_none)
-    mean_ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
-
-
-class Correlations(_Record):
-    """Diagnostics x downstream tasks across encoders (Kerscher & Eger 2020, Figure 2 and
-    Table 1): the matrix, its summary, the rank tables and notes on what was missing.
-
-    `diagnostics` holds the values correlated (diagnostic -> encoder -> value), `decoder` the
-    decoder whose runs they are ("" for published tables), `sources` where they came from.
-    """
-
-    method: str = "spearman"
-    decoder: str = ""
-    matrix: dict[str, dict[str, CorrelationCell]] = {}
-    summary: dict[str, CorrelationSummary] = {}
-    ranks: dict[str, dict[str, int]] = {}
-    rank_by: str = ""
-    notes: list[str] = []
-    diagnostics: dict[str, dict[str, float | None]] = {}
-    sources: dict[str, str] = {}
-
-    def defined(self) -> bool:
-        """True when at least one correlation is defined."""
-        return any(cell.rho is not None for row in self.matrix.values() for cell in row.values())
-
-
-# ----------------------------------------------------------------------------- rank stability
-
-
-class RankInterval(_Record):
-    """One encoder's place on one diagnostic: the point value, its rank (1 best; ties share the
-    best) and the 95% interval of its rank over paired bootstrap resamples."""
-
-    value: float | None
-    rank: int | None = None
-    rank_ci95: tuple[int | None, int | None] = (None, None)
-
-
-class PairedDifference(_Record):
-    """Encoder `a`'s score minus encoder `b`'s on the same resampled test sentences: the
-    observed difference, its 95% paired-bootstrap interval and a two-sided bootstrap p-value;
-    `significant` when the interval excludes 0."""
-
-    a: str
-    b: str
-    difference: float | None
-    ci95: tuple[float | None, float | None] = (None, None)
-    p: float | None = None
-    significant: bool = False
-
-
-class DiagnosticRanking(_Record):
-    """Rank stability of the encoders on one decoder's diagnostic (as MTEB's rank-stability
-    analysis): each encoder's rank interval and the pairwise differences, from `resamples`
-    paired bootstrap resamples of the `sentences` test sentences (and of the decoders' seeds
-    when `seeds` is true)."""
-
-    encoders: dict[str, RankInterval] = {}
-    differences: list[PairedDifference] = []
-    resamples: int = 0
-    sentences: int = 0
-    seeds: bool = False
-    undefined_resamples: int = 0
-
-
-class LengthBin(_Record):
-    """The `n` test sentences of `low` to `high` reference tokens (inclusive; None: open)."""
-
-    low: int | None
-    high: int | None
-    n: int = 0
-
-
-class PairLengths(_Record):
-    """One pair's diagnostics per length bin: metric -> one score per bin, in bin order."""
-
-    encoder: str
-    decoder: str
-    metrics: dict[str, list[MetricScore]] = {}
-
-
-class LengthBreakdown(_Record):
-    """Every diagnostic per bin of reference length (`breakdown.length_bins`): the bins, which
-    partition the test set, their lower `edges` (chosen from the data when `auto`, each bin then
-    holding `least` sentences or more) and each pair's scores on each bin's sentences."""
-
-    tokenisation: str = "whitespace"
-    auto: bool = True
-    least: int | None = None
-    edges: list[int] = []
-    bins: list[LengthBin] = []
-    runs: list[PairLengths] = []
-
-
-class FloorGain(_Record):
-    """An encoder's score minus the floor encoder's, same decoder: its 95% paired-bootstrap
-    interval and p-value over `n` test sentences; `significant` when the interval excludes 0."""
-
-    gain: float | None
-    ci95: tuple[float | None, float | None] = (None, None)
-    p: float | None = None
-    significant: bool = False
-    n: int = 0
-
-
-class FloorGains(_Record):
-    """What each encoder adds to what the decoder manages from a vector carrying no
-    information (`encoder`, a `random-gaussian`): decoder -> diagnostic -> encoder -> gain."""
-
-    encoder: str
-    resamples: int = 0
-    seeds: bool = False
-    gains: dict[str, dict[str, dict[str, FloorGain]]] = {}
-
-
-class PublishedTable(_Record):
-    """A published table shown beside the run's own numbers (`report.compare`), never used as
-    input: its citation, columns, rows, and per row whether the row's declared model is the
-    run's encoder (`matches`)."""
-
-    source: str
-    kind: str  # "diagnostics" or "downstream"
-    columns: list[str] = []
-    scores: dict[str, dict[str, float]] = {}
-    models: dict[str, dict[str, Any]] = {}
-    matches: dict[str, bool] = {}
-
-
 # ---------------------------------------------------------------------------------------- run
 
 
-class ExampleOutput(_Record):
+class ExampleOutput(Record):
     """What one encoder x decoder regenerated for an example input."""
 
     encoder: str
@@ -386,14 +186,14 @@ class ExampleOutput(_Record):
     hypothesis: str
 
 
-class Example(_Record):
+class Example(Record):
     """One test input and every pair's regeneration of it (paper Table 2, left)."""
 
     reference: str
     outputs: list[ExampleOutput] = []
 
 
-class RunResults(_Record):
+class RunResults(Record):
     """Everything a run found: results.json, typed (docs/results.md).
 
     A run of a spec that trains decoders fills `runs` and, with downstream tasks,

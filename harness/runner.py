@@ -40,12 +40,7 @@ from harness.stages.downstream import downstream_scores
 from harness.stages.floor import floor_gains
 from harness.stages.lengths import length_breakdown
 from harness.stages.probes import run_probes, write_probe_items
-from harness.stages.rankings import (
-    correlation_bounds,
-    load_statistics,
-    rank_stability,
-    support_notes,
-)
+from harness.stages.rankings import load_statistics, rank_stability, support_notes
 from harness.stages.report import write_run
 from harness.stages.vocab import prepare_vocab
 
@@ -86,18 +81,18 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
                    for m in spec.components("metric")}
     lower_is_better = frozenset(name for r in runs for name, score in r.metrics.items()
                                 if not score.higher_is_better)
+    controls = tuple(name for name in names if name not in spec.studied(names))
     correlations = correlate_diagnostics(diagnostics, downstream, method=spec.correlation.method,
                                          decoder=primary, rank_by=spec.correlation.rank_by,
-                                         lower_is_better=lower_is_better)
-    statistics = load_statistics(execution.outcomes)
-    correlations = correlation_bounds(ctx, statistics, correlations, downstream.scores)
+                                         lower_is_better=lower_is_better, controls=controls)
+    statistics, chance = load_statistics(execution.outcomes)
     correlations = correlations.model_copy(update={"notes": [
         *correlations.notes, *support_notes(runs, spec.correlation.rank_by, primary,
                                             spec.correlation.min_support)]})
     rankings = rank_stability(ctx, statistics)
     probed = run_probes(ctx, corpus, vocab, skip=execution.failures)  # `probes:`, after training
     lengths = length_breakdown(ctx, statistics, corpus.test)
-    floor = floor_gains(spec, rankings)
+    floor = floor_gains(ctx, statistics, chance)
     for note in correlations.notes:
         log.warning("%s", note)
     ctx.add_time("total", time.perf_counter() - started)

@@ -21,6 +21,7 @@ from harness.metric_protocols import (
     Metric,
     declared_needs,
     needs_encoder,
+    unrelated_pairing,
 )
 from harness.protocols import Options
 from harness.registry import RegistrationError, make_info
@@ -260,6 +261,11 @@ def test_cosine_through_the_score_stage(tmp_path):
     assert score.value == pytest.approx(100 * sum(expected) / 4)
     assert (score.interval, score.support) == ("bootstrap", 4)
     assert score.ci95[0] <= score.value <= score.ci95[1]
+    # beside the statistics: each input's cosine to an unrelated input (the chance level)
+    inputs = vectors.vectors("test")
+    unrelated = unrelated_pairing(len(REFS), 7)
+    np.testing.assert_allclose(np.load(path.with_name("chance.npy"))[:, 0],
+                               row_cosines(inputs[unrelated], inputs), rtol=1e-6)
 
 
 def test_the_cosine_cache_key_follows_the_encoded_vectors(tmp_path):

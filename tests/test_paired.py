@@ -1,25 +1,33 @@
-"""Tests of harness.stats.paired: the paired bootstrap over encoders (rank intervals, pairwise
-differences) and the intervals of correlations across encoders.
+"""Tests of harness.stats.paired and harness.stats.significance: paired tests between encoders
+with the sentence as the unit, Holm's correction, rank intervals consistent with the tests, and
+Fisher-z intervals of correlations across encoders.
 
-Expected values are reproduced independently: the same multinomial draws from the same seed,
-scipy's rankdata, spearmanr, pearsonr and kendalltau on the resampled scores.
+Expected values are computed independently: scipy's binomtest (McNemar's exact test is the
+binomial test of the discordant sentences at 1/2), enumeration of every sign pattern, Holm's
+adjustment by hand, and simulations with a fixed seed.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
+from scipy.stats import binomtest, norm
 
 from harness.stats import (
-    correlate,
-    correlation_intervals,
+    fisher_interval,
+    holm,
+    holm_adjusted,
+    mcnemar_exact,
+    paired_comparisons,
     paired_ranking,
-    paired_scores,
-    rank,
-    resample_correlations,
+    paired_test,
+    sentence_table,
+    sign_flip_pvalue,
 )
-from harness.stats.ranks import average_rank_rows, rank_rows
+from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityMetric, IdentityPerPermutationMetric
 
 
@@ -29,237 +37,215 @@ def ones(indices: range | list[int], n: int = 500) -> np.ndarray:
     return column
 
 
-def draws(n: int, resamples: int, seed: int) -> np.ndarray:
-    """The counts paired_scores draws first from its seed (one chunk for these sizes)."""
-    return np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=resamples)
+def discordant(b: int, c: int, n: int = 200, both: int = 10) -> dict[str, list[np.ndarray]]:
+    """Id statistics of two encoders: both regenerate `both` sentences, only a regenerates b
+    more, only the second c more."""
+    a = list(range(both)) + list(range(both, both + b))
+    second = list(range(both)) + list(range(both + b, both + b + c))
+    return {"a": [ones(a, n)], "b": [ones(second, n)]}
 
 
-# --- ranks of rows ------------------------------------------------------------------------------
-
-def test_rank_rows_matches_rank_and_puts_undefined_last():
-    rows = np.array([[10.0, 30.0, 30.0, 5.0], [1.0, np.nan, 2.0, np.nan]])
-    assert rank_rows(rows[:1])[0].tolist() == list(rank(dict(enumerate(rows[0]))).values())
-    assert rank_rows(rows[:1])[0].tolist() == [3, 1, 1, 4]
-    assert rank_rows(rows[:1], higher_is_better=False)[0].tolist() == [2, 3, 3, 1]
-    assert rank_rows(rows[1:])[0].tolist() == [2, 3, 1, 3]
+def enumerated_sign_flip(d: list[int]) -> float:
+    """P(|sum eps d| >= |sum d|) over all 2^m sign patterns, by brute force."""
+    observed = abs(sum(d))
+    patterns = list(itertools.product((1, -1), repeat=len(d)))
+    return sum(abs(sum(e * x for e, x in zip(signs, d))) >= observed
+               for signs in patterns) / len(patterns)
 
 
-def test_average_rank_rows_is_scipy_rankdata_per_row():
-    rows = np.random.default_rng(0).integers(0, 4, size=(30, 7)).astype(float)
-    expected = np.array([scipy_stats.rankdata(row) for row in rows])
-    assert np.array_equal(average_rank_rows(rows), expected)
+# --- exact tests --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("b, c", [(4, 0), (9, 0), (7, 3), (0, 0), (12, 5), (1, 1), (20, 8)])
+def test_mcnemar_is_the_binomial_test_of_the_discordant_sentences(b, c):
+    expected = binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
+    assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-12)
+    if b + c <= 16:  # 2^16 sign patterns at most
+        assert mcnemar_exact(b, c) == pytest.approx(enumerated_sign_flip([1] * b + [-1] * c))
 
 
-# --- paired ranking -----------------------------------------------------------------------------
-
-def test_one_sentence_apart_is_not_significant_and_ranks_overlap():
-    # a regenerates sentences 0-199, b sentences 0-198: b is never better, often tied.
-    statistics = {"a": [ones(range(200))], "b": [ones(range(199))]}
-    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
-                             resamples=1000, seed=4)
-    a, b = ranking.encoders["a"], ranking.encoders["b"]
-    assert (a.rank, b.rank) == (1, 2)
-    assert a.rank_ci95 == (1, 1) and b.rank_ci95 == (1, 2)  # overlapping
-    (difference,) = ranking.differences
-    assert (difference.a, difference.b, difference.difference) == ("a", "b", pytest.approx(0.2))
-    assert difference.ci95[0] == 0.0 and not difference.significant
-    # p = 2 * min(P(d <= 0), P(d >= 0)) over the same draws, made independently
-    d = draws(500, 1000, 4)[:, 199] * 100.0 / 500
-    assert difference.p == pytest.approx(min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0))))
-    assert difference.p > 0.5
-    assert (ranking.resamples, ranking.sentences, ranking.seeds) == (1000, 500, False)
-    assert ranking.undefined_resamples == 0
+def test_four_to_nothing_is_not_significant_and_nine_to_nothing_is():
+    four = paired_comparisons(IdentityMetric(), discordant(4, 0), [("a", "b")], resamples=200,
+                              seed=1)[0]
+    assert four.test == "mcnemar-exact"
+    assert four.p == pytest.approx(0.125)
+    assert not four.significant
+    nine = paired_comparisons(IdentityMetric(), discordant(9, 0), [("a", "b")], resamples=200,
+                              seed=1)[0]
+    assert nine.p == pytest.approx(2 * 0.5 ** 9)
+    assert nine.significant
 
 
-def test_one_sentence_apart_on_different_sentences_is_not_significant():
-    statistics = {"a": [ones(range(0, 200))], "b": [ones(range(100, 299))]}
-    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
-                             resamples=1000, seed=4)
-    (difference,) = ranking.differences
-    assert difference.ci95[0] < 0 < difference.ci95[1] and not difference.significant
-    assert ranking.encoders["a"].rank_ci95 == ranking.encoders["b"].rank_ci95 == (1, 2)
+@pytest.mark.parametrize("m", [4, 8])
+def test_the_exact_test_keeps_its_level_under_the_null(m):
+    """2,000 simulated pairs of exchangeable encoders with m discordant sentences each (a fair
+    coin decides which encoder got each): the test rejects at most 5% (the paired bootstrap
+    rejected 12.5% at 4 and 7% at 8)."""
+    rng = np.random.default_rng(m)
+    rejected = 0
+    for _ in range(2000):
+        b = int(rng.binomial(m, 0.5))
+        statistics = discordant(b, m - b, n=60)
+        tables = [sentence_table(IdentityMetric(), statistics[k]) for k in ("a", "b")]
+        rejected += paired_test(*tables, permutations=99, rng=rng).p <= 0.05
+    assert rejected / 2000 <= 0.05
 
 
-def test_rates_that_agree_on_every_sentence_differ_by_an_interval_with_width():
-    # Both regenerate nothing: every resampled difference is 0, yet 0 of 500 only bounds each
-    # rate by its exact interval, so the difference gets Newcombe's interval built from them.
-    statistics = {"a": [ones([])], "b": [ones([])]}
-    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
-                             resamples=1000, seed=4)
-    (difference,) = ranking.differences
-    upper = 100.0 * scipy_stats.binomtest(0, 500).proportion_ci(method="exact").high
-    assert difference.difference == 0.0 and not difference.significant
-    assert difference.ci95 == pytest.approx((-upper, upper))  # sqrt(0 + u^2) either side
-    # The same where both regenerate the same 3 sentences: p = 0.6% each.
-    statistics = {"a": [ones(range(3))], "b": [ones(range(3))]}
-    (same,) = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
-                             resamples=1000, seed=4).differences
-    ci = scipy_stats.binomtest(3, 500).proportion_ci(method="exact")
-    below, above = 100.0 * (0.006 - ci.low), 100.0 * (ci.high - 0.006)
-    half = (np.hypot(below, above), np.hypot(above, below))
-    assert same.ci95 == pytest.approx((-half[0], half[1]))
+def test_the_sign_flip_test_over_seeds_is_exact():
+    """Three seeds: per sentence, a's successes minus b's are whole numbers in -3..3."""
+    a = [ones([0, 1, 2, 3], 40), ones([0, 1, 2], 40), ones([0, 1, 5], 40)]
+    b = [ones([1], 40), ones([4], 40), ones([], 40)]
+    # per sentence: s0 3-0, s1 3-1, s2 2-0, s3 1-0, s4 0-1, s5 1-0
+    d = [3, 2, 2, 1, -1, 1]
+    result = paired_test(sentence_table(IdentityMetric(), a), sentence_table(IdentityMetric(), b),
+                         permutations=99, rng=np.random.default_rng(0))
+    assert result.test == "sign-flip-exact"
+    assert result.p == pytest.approx(enumerated_sign_flip(d))
+    assert sign_flip_pvalue(np.array(d)) == pytest.approx(enumerated_sign_flip(d))
 
 
-def test_a_hundred_sentences_apart_is_significant_and_ranks_separate():
-    statistics = {"a": [ones(range(100, 300))], "b": [ones(range(100))]}
-    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
-                             resamples=1000, seed=4)
-    assert ranking.encoders["a"].rank_ci95 == (1, 1)
-    assert ranking.encoders["b"].rank_ci95 == (2, 2)
-    (difference,) = ranking.differences
-    assert difference.difference == pytest.approx(20.0)
-    assert difference.ci95[0] > 0 and difference.significant and difference.p == 0.0
-    d = (draws(500, 1000, 4) @ (ones(range(100, 300)) - ones(range(100))))[:, 0] / 5.0
-    assert difference.ci95 == pytest.approx(tuple(np.percentile(d, [2.5, 97.5])))
+def test_the_permutation_test_agrees_with_the_exact_test_and_is_never_zero():
+    statistics = discordant(12, 2)
+    tables = [sentence_table(IdentityPerPermutationMetric(), [np.hstack([s[0], s[0]])])
+              for s in statistics.values()]
+    # Id/PERM here: the ratio of identical to permutations, no exact test
+    result = paired_test(*tables, permutations=20000, rng=np.random.default_rng(3))
+    assert result.test == "permutation"
+    # every sentence is a permutation where it is identical: ratio 100 for both, no difference
+    assert result.p == 1.0
+    id_tables = [sentence_table(IdentityMetric(), s) for s in statistics.values()]
+    from harness.stats.significance import permutation_pvalue
+
+    approx = permutation_pvalue(*id_tables, permutations=20000, rng=np.random.default_rng(3))
+    assert approx == pytest.approx(mcnemar_exact(12, 2), abs=0.004)
+    assert permutation_pvalue(*[sentence_table(IdentityMetric(), discordant(60, 0)[k])
+                                for k in ("a", "b")], permutations=99,
+                              rng=np.random.default_rng(1)) == pytest.approx(1 / 100)
 
 
-def test_lower_is_better_reverses_the_ranks_and_pairs_follow_the_given_order():
-    statistics = {"x": [ones(range(50))], "y": [ones(range(150))], "z": [ones(range(250))]}
-    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=False,
-                             resamples=200, seed=1)
-    assert {e: r.rank for e, r in ranking.encoders.items()} == {"x": 1, "y": 2, "z": 3}
-    assert [(d.a, d.b) for d in ranking.differences] == [("x", "y"), ("x", "z"), ("y", "z")]
-    assert all(d.difference < 0 and d.significant for d in ranking.differences)
+def test_the_permutation_test_of_corpus_bleu_swaps_whole_sentences():
+    bleu = BleuMetric()
+    refs = ["the cat sat on the mat", "a dog ran in the park today", "hello there world",
+            "we will meet again soon", "prices rose sharply in march"] * 8
+    good = bleu.sentence_statistics(refs, refs)
+    bad = bleu.sentence_statistics(refs, ["mat the on", "park dog", "world", "soon", "march"] * 8)
+    p = paired_test(sentence_table(bleu, [good]), sentence_table(bleu, [bad]),
+                    permutations=999, rng=np.random.default_rng(0)).p
+    assert p == pytest.approx(1 / 1000)  # no swap pattern is as extreme as none or all swapped
+    same = paired_test(sentence_table(bleu, [good]), sentence_table(bleu, [good]),
+                       permutations=99, rng=np.random.default_rng(0)).p
+    assert same == 1.0
 
 
-def test_seed_variance_widens_rank_intervals():
-    # b's two seeds straddle a: with seeds drawn per resample, both can come first.
-    a = ones(range(200))
-    single = paired_ranking(IdentityMetric(), {"a": [a], "b": [ones(range(150))]},
-                            higher_is_better=True, resamples=500, seed=3)
-    seeded = paired_ranking(IdentityMetric(), {"a": [a], "b": [ones(range(150)),
-                                                                ones(range(250))]},
-                            higher_is_better=True, resamples=500, seed=3)
-    assert single.encoders["b"].rank_ci95 == (2, 2)
-    assert seeded.encoders["b"].rank_ci95 == (1, 2) and seeded.encoders["a"].rank_ci95 == (1, 2)
-    assert seeded.seeds and not single.seeds
-    assert seeded.encoders["b"].value == pytest.approx(40.0)  # mean of the seeds' 30 and 50
-    assert not seeded.differences[0].significant
+# --- Holm ---------------------------------------------------------------------------------------
+
+def test_holm_adjusted_p_values_by_hand():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone
+    assert holm_adjusted(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm(p) == [True, False, False, True]
 
 
-def test_a_rank_interval_holds_the_observed_rank_when_resampled_ties_do_not():
-    # c never regenerates anything; b's seeds regenerate 2 and 0 sentences: by the means b
-    # (0.2) ranks 2 and c 3, but in the resamples drawing b's second seed they tie at 0 and
-    # share rank 2, and c's ranks would run 2-2 without the observed rank 3.
-    statistics = {"a": [ones(range(100))], "b": [ones(range(2)), ones([])], "c": [ones([])]}
-    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True,
-                             resamples=500, seed=5)
-    c = ranking.encoders["c"]
-    assert c.rank == 3
-    assert c.rank_ci95[0] <= c.rank <= c.rank_ci95[1]
-    assert c.rank_ci95 == (2, 3)
+def test_significant_means_after_holm_over_the_pairs():
+    """Three pairs at exact p 0.0039 (9-0), 0.0039 and 0.0313 (6-0): Holm keeps the first two
+    (x3, x2) and drops the third only if 0.0313 > 0.05: it stays; with 5-0 (0.0625) it fails."""
+    statistics = {"a": [ones(range(0, 20), 200)], "b": [ones(range(0, 11), 200)],
+                  "c": [ones(range(0, 6), 200)]}
+    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True, resamples=200,
+                             seed=2)
+    by_pair = {(d.a, d.b): d for d in ranking.differences}
+    raw = {pair: mcnemar_exact(int(d.difference * 2), 0) for pair, d in by_pair.items()}
+    assert [by_pair[pair].p for pair in raw] == pytest.approx(list(raw.values()))
+    expected = holm_adjusted(list(raw.values()))
+    assert [by_pair[pair].p_holm for pair in raw] == pytest.approx(expected)
+    assert [by_pair[pair].significant for pair in raw] == [p <= 0.05 for p in expected]
+    assert ranking.correction == "holm"
 
 
-def test_undefined_scores_are_counted_and_rank_last():
-    n = 300
-    rare = np.zeros((n, 2))
-    rare[:2] = 1.0                                   # Id/PERM 100 from 2 permutations
-    common = np.zeros((n, 2))
-    common[:100, 1], common[:50, 0] = 1.0, 1.0       # Id/PERM 50 from 100 permutations
-    ranking = paired_ranking(IdentityPerPermutationMetric(), {"rare": [rare], "common": [common]},
-                             higher_is_better=True, resamples=1000, seed=9)
-    missing = draws(n, 1000, 9)[:, :2].sum(axis=1) == 0  # resamples without rare's permutations
-    assert ranking.undefined_resamples == int(missing.sum()) > 25
-    assert ranking.encoders["rare"].rank_ci95 == (1, 2)  # last where undefined
-    assert ranking.encoders["common"].rank_ci95 == (1, 2)
-    assert ranking.encoders["rare"].rank == 1
+# --- rank intervals -----------------------------------------------------------------------------
+
+def test_rank_intervals_follow_the_corrected_tests():
+    statistics = {"top": [ones(range(0, 120))], "close": [ones(range(0, 117))],
+                  "low": [ones(range(0, 30))]}
+    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True, resamples=300,
+                             seed=1)
+    places = ranking.encoders
+    assert (places["top"].rank, places["close"].rank, places["low"].rank) == (1, 2, 3)
+    # top and close differ on 3 sentences: not significant, so their ranks are not separated
+    assert places["top"].rank_ci95 == (1, 2)
+    assert places["close"].rank_ci95 == (1, 2)
+    assert places["low"].rank_ci95 == (3, 3)
 
 
-def test_an_encoder_undefined_on_the_test_set_has_no_point_rank():
-    none = np.zeros((20, 2))
-    some = np.zeros((20, 2))
-    some[:5] = 1.0
+def test_rank_intervals_never_contradict_a_test():
+    rng = np.random.default_rng(5)
+    statistics = {f"e{i}": [(rng.random((300, 1)) < rate).astype(float)]
+                  for i, rate in enumerate([0.1, 0.12, 0.2, 0.22, 0.4])}
+    ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True, resamples=200,
+                             seed=1)
+    for d in ranking.differences:
+        (la, ha), (lb, hb) = ranking.encoders[d.a].rank_ci95, ranking.encoders[d.b].rank_ci95
+        overlap = la <= hb and lb <= ha
+        assert overlap != d.significant or not d.significant
+        if not d.significant:
+            assert overlap
+    for place in ranking.encoders.values():
+        assert place.rank_ci95[0] <= place.rank <= place.rank_ci95[1]
+
+
+def test_an_undefined_encoder_is_not_ranked():
+    none = np.zeros((100, 2))
+    some = np.zeros((100, 2))
+    some[:10] = 1.0
     ranking = paired_ranking(IdentityPerPermutationMetric(), {"none": [none], "some": [some]},
                              higher_is_better=True, resamples=100, seed=1)
-    assert ranking.encoders["none"].value is None and ranking.encoders["none"].rank is None
-    assert ranking.encoders["none"].rank_ci95 == (2, 2)
-    assert ranking.differences[0].difference is None and ranking.differences[0].p is None
-    assert ranking.undefined_resamples == 100
+    assert ranking.encoders["none"].rank is None
+    assert ranking.encoders["none"].rank_ci95 == (None, None)
+    assert ranking.encoders["some"].rank_ci95 == (1, 1)
+    (difference,) = ranking.differences
+    assert difference.difference is None and difference.p is None
+    assert not difference.significant
 
 
-def test_encoders_must_share_the_test_sentences():
+def test_rates_that_agree_everywhere_get_the_mover_interval_not_a_point():
+    zero = {"a": [ones([], 500)], "b": [ones([], 500)]}
+    (d,) = paired_comparisons(IdentityMetric(), zero, [("a", "b")], resamples=200, seed=1)
+    bound = 100 * (1 - 0.025 ** (1 / 500))
+    assert d.ci95 == pytest.approx((-bound, bound))
+    assert d.p == 1.0 and not d.significant
+
+
+def test_encoders_must_share_sentences_and_seeds():
     with pytest.raises(ValueError):
         paired_ranking(IdentityMetric(), {"a": [ones([1], 10)], "b": [ones([1], 12)]},
-                       higher_is_better=True, resamples=10, seed=0)
-
-
-# --- correlation intervals ----------------------------------------------------------------------
-
-ENCODERS = ["avg", "gem", "hier", "laser", "sbert", "qt"]
-DOWNSTREAM = {"avg": {"MR": 72.1, "CR": 80.0}, "gem": {"MR": 70.0, "CR": 79.0},
-              "hier": {"MR": 74.3, "CR": 78.5}, "laser": {"MR": 80.2, "CR": 83.0},
-              "sbert": {"MR": 85.5, "CR": 88.0}, "qt": {"MR": 81.0, "CR": 82.0}}
-
-
-def test_constant_sentences_collapse_the_interval_to_the_observed_rho():
-    # Every sentence of an encoder has the same statistics: every resample sums to the same
-    # totals, so rho never moves from its observed value.
-    values = dict(zip(ENCODERS, [0.15, 0.01, 0.15, 0.40, 0.03, 0.22]))
-    statistics = {e: [np.full((40, 1), v)] for e, v in values.items()}
-    result = correlation_intervals(IdentityMetric(), statistics, DOWNSTREAM, method="spearman",
-                                   resamples=200, seed=2)
-    rhos = []
-    for task in ("MR", "CR"):
-        observed = correlate({e: 100 * v for e, v in values.items()},
-                             {e: DOWNSTREAM[e][task] for e in ENCODERS}).rho
-        assert result.tasks[task] == (pytest.approx(observed), pytest.approx(observed))
-        assert result.undefined[task] == 0
-        rhos.append(observed)
-    assert result.mean == (pytest.approx(np.mean(rhos)), pytest.approx(np.mean(rhos)))
-    assert result.encoders["MR"] == tuple(ENCODERS)
-
-
-def random_statistics(seed: int, n: int = 60) -> dict[str, list[np.ndarray]]:
-    rng = np.random.default_rng(seed)
-    return {e: [(rng.random((n, 1)) < 0.2 + 0.1 * i).astype(float)]
-            for i, e in enumerate(ENCODERS)}
-
-
-@pytest.mark.parametrize("method, reference", [("spearman", scipy_stats.spearmanr),
-                                               ("pearson", scipy_stats.pearsonr),
-                                               ("kendall", scipy_stats.kendalltau)])
-def test_resampled_rho_equals_scipy_on_a_resample_reproduced_independently(method, reference):
-    statistics = random_statistics(5)
-    scores = paired_scores(IdentityMetric(), statistics, resamples=150, seed=8)
-    counts = draws(60, 150, 8)
-    first = [float(counts[0] @ statistics[e][0][:, 0]) * 100 / 60 for e in ENCODERS]
-    assert scores.resampled[0] == pytest.approx(first)
-    y = np.array([DOWNSTREAM[e]["MR"] for e in ENCODERS])
-    rhos = resample_correlations(scores.resampled, y, method)
-    assert rhos[0] == pytest.approx(reference(first, y)[0])
-    # and the interval is the percentile interval of scipy's rho on every resample
-    expected = [reference(row, y)[0] for row in scores.resampled]
-    result = correlation_intervals(IdentityMetric(), statistics, DOWNSTREAM, method=method,
-                                   resamples=150, seed=8)
-    assert rhos == pytest.approx(expected)
-    assert result.tasks["MR"] == pytest.approx(tuple(np.percentile(expected, [2.5, 97.5])))
-
-
-def test_resample_correlations_delete_pairwise_and_leave_undefined_rows_nan():
-    y = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    x = np.array([[5.0, np.nan, 1.0, 2.0, 4.0],     # 4 defined: scipy on those
-                  [1.0, np.nan, np.nan, np.nan, 2.0],  # 2 defined: undefined
-                  [3.0, 3.0, 3.0, 3.0, 3.0]])       # constant: undefined
-    rhos = resample_correlations(x, y, "spearman")
-    keep = [0, 2, 3, 4]
-    assert rhos[0] == pytest.approx(scipy_stats.spearmanr(x[0, keep], y[keep])[0])
-    assert np.isnan(rhos[1]) and np.isnan(rhos[2])
-
-
-def test_tasks_missing_for_some_encoders_use_the_others_and_undefined_is_counted():
-    statistics = random_statistics(6)
-    downstream = {e: dict(scores) for e, scores in DOWNSTREAM.items()}
-    downstream["gem"]["TREC"] = 90.0
-    downstream["qt"]["TREC"] = 80.0
-    result = correlation_intervals(IdentityMetric(), statistics, downstream, method="kendall",
-                                   resamples=100, seed=1)
-    assert list(result.tasks) == ["MR", "CR", "TREC"]
-    assert result.encoders["TREC"] == ("gem", "qt")
-    assert result.tasks["TREC"] == (None, None) and result.undefined["TREC"] == 100
-    assert result.mean_undefined == 0 and result.resamples == 100
-
-
-def test_correlation_intervals_refuse_unknown_methods():
+                       higher_is_better=True, resamples=10, seed=1)
+    bleu = BleuMetric()
+    stats = bleu.sentence_statistics(["a b c d"] * 4, ["a b c d"] * 4)
     with pytest.raises(ValueError):
-        correlation_intervals(IdentityMetric(), random_statistics(1), DOWNSTREAM,
-                              method="distance", resamples=10, seed=0)
+        paired_ranking(bleu, {"a": [stats], "b": [stats, stats]}, higher_is_better=True,
+                       resamples=10, seed=1)
+
+
+# --- Fisher-z intervals of correlations ---------------------------------------------------------
+
+def test_fisher_interval_by_hand():
+    half = norm.ppf(0.975) * math.sqrt(1.06 / 4)
+    low, high = fisher_interval(0.46, 7, "spearman")
+    assert (low, high) == pytest.approx((math.tanh(math.atanh(0.46) - half),
+                                         math.tanh(math.atanh(0.46) + half)))
+    assert low < 0 < high  # rho 0.46 over 7 encoders says little
+    pearson = fisher_interval(0.46, 7, "pearson")
+    assert pearson[1] - pearson[0] < high - low
+    kendall = fisher_interval(0.3, 9, "kendall")
+    kh = norm.ppf(0.975) * math.sqrt(0.437 / 5)
+    assert kendall == pytest.approx((math.tanh(math.atanh(0.3) - kh),
+                                     math.tanh(math.atanh(0.3) + kh)))
+
+
+def test_fisher_interval_is_never_a_point():
+    low, high = fisher_interval(1.0, 7, "spearman")
+    assert high == 1.0 and low < 0.9
+    next_rho = 1 - 12 / (7 ** 3 - 7)
+    half = norm.ppf(0.975) * math.sqrt(1.06 / 4)
+    assert low == pytest.approx(math.tanh(math.atanh(next_rho) - half))
+    assert fisher_interval(-1.0, 7)[0] == -1.0
+    assert fisher_interval(0.9, 3) == (-1.0, 1.0)

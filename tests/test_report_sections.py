@@ -85,8 +85,12 @@ def test_diagnostics_show_seeds_support_flags_and_interval_methods(text: str):
     assert ("| avg | simple-lstm | 1 | 9.0 [7.0, 11.0] n=500 | 30.0 [28.0, 32.0] n=150 | "
             "30.0 [28.0, 32.0] n=500 | ⚠ still improving (best epoch 10 of 10) |") in part
     assert "| avg | mos-lstm | 3 |" in part and "| best epoch 7 of 10 |" in part
-    assert ("- mos-lstm: id, id-perm, bleu by a percentile bootstrap over test sentences and the "
-            "decoders' seeds.") in part
+    assert ("- mos-lstm: id, id-perm by the exact Clopper-Pearson bounds at the summed success "
+            "fractions over seeds, n sentences (Korn & Graubard 1998, design effect truncated "
+            "at 1), plus a seed component") in part
+    assert ("- mos-lstm: bleu by a percentile bootstrap over test sentences, each with all its "
+            "seeds, plus a seed component (Student t over the seeds' values, combined by "
+            "MOVER): seed variance included.") in part
     assert "- simple-lstm: id, id-perm by the exact Clopper-Pearson interval" in part
     assert "- simple-lstm: bleu by a percentile bootstrap over test sentences." in part
     assert ("⚠ support under 30 (correlation.min_support): id-perm of sbert / mos-lstm (n=12), "
@@ -108,16 +112,19 @@ def test_min_support_comes_from_the_spec():
 
 def test_rank_stability_table_with_intervals_and_significant_differences(text: str):
     part = section(text, "Rank stability")
-    assert ("**Decoder mos-lstm: 1000 paired bootstrap resamples of 500 test sentences, seed "
-            "variance included**") in part
+    assert "**Decoder mos-lstm**" in part
+    assert "survives Holm's correction over all the pairs of the diagnostic" in part
     rows = [line for line in part.splitlines() if line.startswith("| id-perm |")]
-    assert rows == ["| id-perm | laser | 96.5 | 1 | 1–2 | avg, gem |",
-                    "| id-perm | sbert | 94.8 | 2 | 1–3 | gem |",
-                    "| id-perm | hier | 86.6 | 3 | 2–4 | – |",
+    assert rows == ["| id-perm | laser | 96.5 | 1 | 1–3 | avg, gem |",
+                    "| id-perm | sbert | 94.8 | 2 | 1–4 | gem |",
+                    "| id-perm | hier | 86.6 | 3 | 1–5 | – |",
                     "| id-perm | gem | 84.0 | 4 | 3–5 | – |",
-                    "| id-perm | avg | 35.1 | 5 | 4–5 | – |"]
-    assert ("- mos-lstm, id-perm: 3 of 10 pairs differ significantly; some encoder's score was "
-            "undefined in 17 resamples, where it ranks last.") in part
+                    "| id-perm | avg | 35.1 | 5 | 2–5 | – |"]
+    assert ("- mos-lstm, id-perm: 3 of 10 pairs differ significantly after Holm's correction "
+            "(500 test sentences; the paired permutation test; seeds averaged per sentence: "
+            "these decoders compared, seed variance not included); some encoder's score was "
+            "undefined in 17 bootstrap resamples") in part
+    assert "Seed variance included" not in part
 
 
 def test_lower_is_better_reverses_who_wins():
@@ -126,7 +133,7 @@ def test_lower_is_better_reverses_who_wins():
         run["metrics"]["id-perm"]["higher_is_better"] = False
     results = RunResults.model_validate(data)
     part = section(render_markdown(results, figures={}), "Rank stability")
-    assert "| id-perm | avg | 35.1 | 5 | 4–5 | laser |" in part.replace("35.10", "35.1")
+    assert "| id-perm | avg | 35.1 | 5 | 2–5 | laser |" in part.replace("35.10", "35.1")
     assert "lower, which is better, than laser" in ranking_claims(results)[0]
 
 
@@ -246,18 +253,21 @@ def test_published_tables_beside_ours(text: str):
 
 def test_summary_states_the_known_conclusions(text: str):
     part = section(text, "What this run shows")
-    assert ("On id-perm (decoder mos-lstm; 1000 paired bootstrap resamples of 500 test "
-            "sentences, seed variance included), 3 of 10 encoder pairs differ significantly: "
-            "laser scores significantly higher than avg and gem; sbert scores significantly "
-            "higher than gem. The other 7 pairs do not differ significantly.") in part
-    assert ("Downstream performance is tracked by id-perm (mean rho 0.80, 95% interval 0.50 to "
-            "0.95, 3 tasks)") in part
-    assert "It is tracked inversely by bleu (mean rho -0.50, 95% interval -0.90 to -0.10" in part
-    assert "The evidence is inconclusive for id (mean rho 0.50" in part
-    assert "perm 0.37 (0 of 3 tasks with p < 0.05, 0 after Holm's correction)" in part
+    assert ("On id-perm (decoder mos-lstm; 500 test sentences; the paired permutation test; "
+            "seeds averaged per sentence: these decoders compared, seed variance not included), "
+            "3 of 10 encoder pairs differ significantly after Holm's correction: laser scores "
+            "significantly higher than avg and gem; sbert scores significantly higher than gem. "
+            "The other 7 pairs do not differ significantly.") in part
+    # one cell survives Holm over the 12 tests; nothing else is called an association
+    assert ("Associations with downstream performance that survive Holm's correction over the "
+            "12 diagnostic x task tests: id-perm tracks MR (rho 0.90, exact p 0.004, "
+            "Holm-adjusted 0.048, 5 encoders).") in part
+    assert ("not significant after correction: id 0.50 [-0.20, 0.80]; bleu -0.50 [-0.90, "
+            "-0.10]; perm 0.37.") in part
+    assert "tracked by" not in part and "bleu tracks" not in part
     notes = caveats(rich_results())
     assert notes[0] == ("id-perm of sbert / mos-lstm and id-perm of gem / mos-lstm rest on "
-                        "fewer than 30 trials (low support).")
+                        "fewer than 30 sentences (low support).")
     assert notes[1].startswith("the decoders of laser / mos-lstm and avg / simple-lstm were "
                                "still improving")
     assert "only 5 encoders" in notes[2]
@@ -281,16 +291,28 @@ def test_summary_names_the_pairs_that_do_not_differ_when_few():
     assert "no two encoders differ significantly" in claim
 
 
-def test_summary_without_intervals_counts_tests_after_holm():
+def test_summary_claims_only_what_survives_holm_even_with_a_narrow_interval():
+    """Per-task rho 0.46 and 0.36 (exact p 0.30 and 0.44) with an interval that excludes 0 (as
+    the old sentence bootstrap gave, "0.41 to 0.41"): no association is claimed."""
     data = rich_data()
-    for summary in data["correlations"]["summary"].values():
-        summary.pop("mean_ci95", None)
+    data["correlations"]["matrix"] = {"token-f1": {
+        "MR": {"rho": 0.46, "p": 0.30, "p_method": "exact", "n": 7},
+        "CR": {"rho": 0.36, "p": 0.44, "p_method": "exact", "n": 7}}}
+    data["correlations"]["summary"] = {"token-f1": {"mean": 0.41, "min": 0.36, "tasks": 2,
+                                                    "mean_ci95": [0.41, 0.41]}}
     claims = tracking_claims(RunResults.model_validate(data))
-    assert claims == ["Mean rho over tasks: id-perm 0.80 (3 of 3 tasks with p < 0.05, 1 after "
-                      "Holm's correction); id 0.50 (1 of 3 tasks with p < 0.05, 0 after Holm's "
-                      "correction); perm 0.37 (0 of 3 tasks with p < 0.05, 0 after Holm's "
-                      "correction); bleu -0.50 (1 of 3 tasks with p < 0.05, 0 after Holm's "
-                      "correction). The highest is id-perm's."]
+    assert claims[0].startswith("No association between a diagnostic and a downstream task "
+                                "survives Holm's correction over the 2 diagnostic x task tests")
+    assert "not significant after correction: token-f1 0.41" in claims[0]
+    assert "tracks" not in " ".join(claims)
+
+
+def test_summary_computes_holm_when_results_lack_it():
+    data = rich_data()
+    for row in data["correlations"]["matrix"].values():
+        for cell in row.values():
+            cell.pop("p_holm")
+    assert tracking_claims(RunResults.model_validate(data)) == tracking_claims(rich_results())
 
 
 def test_summary_with_four_encoders_says_no_p_can_reach_the_level():

@@ -79,8 +79,10 @@ def test_other_metrics_get_the_bootstrap_with_its_undefined_count(tmp_path):
 
 
 def test_several_seeds_are_scored_from_their_statistics_files(tmp_path):
+    """Two seeds, the second regenerating every sentence: Id/PERM is the mean over the 30
+    sentences with a permutation in some seed of each one's fraction over the seeds (per 6
+    sentences: 1, 1/2, 1, 1, 1/2, 1), with the exact bounds at those fractions' sum."""
     from harness.stages.score import seeds_score
-    from harness.stats import bootstrap_seeds_ci
 
     ctx, metric = context(tmp_path), IdentityPerPermutationMetric()
     other = Samples(encoder="avg", decoder="lstm", key="other-seed", path=tmp_path / "o.jsonl",
@@ -89,13 +91,11 @@ def test_several_seeds_are_scored_from_their_statistics_files(tmp_path):
     files = [scored(ctx, component("id-perm", metric), s)[1]
              for s in (samples(tmp_path), other)]
     score = seeds_score(ctx, component("id-perm", metric), files)
-    statistics = [np.load(f) for f in files]
-    boot = bootstrap_seeds_ci(metric, statistics, seed=7)
-    successes, trials = (int(sum(s[:, column].sum() for s in statistics)) for column in (0, 1))
-    exact = binomtest(successes, trials).proportion_ci(method="exact")
-    assert score.interval == "clopper-pearson+bootstrap-seeds"
-    assert score.value == pytest.approx((100 / 3 + 100) / 2)
-    assert score.ci95 == pytest.approx((min(boot.low, 100 * exact.low),
-                                        max(boot.high, 100 * exact.high)))
+    exact = binomtest(25, 30).proportion_ci(method="exact")
+    assert score.interval == "korn-graubard"  # the seeds disagree on some sentences
+    assert score.value == pytest.approx(100 * 25 / 30)
+    assert score.ci95 == pytest.approx((100 * exact.low, 100 * exact.high))
     assert score.seeds is not None and score.seeds.n == 2
-    assert score.support == trials == 15 + len(REFS)  # permutations pooled over both seeds
+    assert score.seeds.values == pytest.approx([100 / 3, 100.0])
+    assert score.support == len(REFS)  # sentences, not permutations pooled over seeds
+    assert score.seed_variance is False

@@ -1,5 +1,6 @@
 """Training variance: a decoder's `seeds: N` trains N decoders per encoder, and the run reports
-their mean, spread and paired rank intervals over test sentences and seeds."""
+their mean and spread, with the test sentence as the unit of intervals and tests; seed variance
+enters an interval only from 3 seeds on."""
 
 from __future__ import annotations
 
@@ -58,9 +59,11 @@ def test_each_seed_is_trained_and_scored(runs: tuple[Path, dict, dict]) -> None:
             assert score["seeds"]["n"] == 2
             assert score["seeds"]["values"] == pytest.approx(values)
             assert score["seeds"]["std"] == pytest.approx(np.std(values, ddof=1))
-            # Id is a rate: its interval also holds the exact one of the counts pooled over seeds
-            assert score["interval"] == {"id": "clopper-pearson+bootstrap-seeds",
-                                         "bleu": "bootstrap-seeds"}[name]
+            # Id is a rate over the sentences: exact where the seeds agree on every sentence,
+            # Korn & Graubard's otherwise; BLEU a bootstrap over whole sentences
+            assert score["interval"] in {"id": ("clopper-pearson", "korn-graubard"),
+                                         "bleu": ("cluster-bootstrap",)}[name]
+            assert score["support"] == 60
             low, high = score["ci95"]
             assert low <= score["value"] <= high
         # the two decoders differ: other initial weights, split and batch order
@@ -88,20 +91,37 @@ def test_samples_are_written_per_seed(runs: tuple[Path, dict, dict]) -> None:
             if o["encoder"] == "avg"] == first[:len(two["examples"])]
 
 
-def test_rank_intervals_include_seed_variance(runs: tuple[Path, dict, dict]) -> None:
+def test_rank_intervals_follow_the_paired_test_with_the_sentence_as_unit(
+        runs: tuple[Path, dict, dict]) -> None:
     _, two, one = runs
     ranking = two["rankings"]["mos-lstm"]["bleu"]
     assert ranking["seeds"] is True and ranking["resamples"] == 200
-    assert ranking["sentences"] == 60
+    assert ranking["sentences"] == 60 and ranking["correction"] == "holm"
     assert set(ranking["encoders"]) == {"avg", "hier"}
-    for entry in ranking["encoders"].values():
-        low, high = entry["rank_ci95"]
-        assert 1 <= low <= entry["rank"] <= high <= 2
     (difference,) = ranking["differences"]
     assert (difference["a"], difference["b"]) == ("avg", "hier")
+    assert difference["test"] == "permutation"  # corpus BLEU: no exact test
+    assert difference["p_holm"] == difference["p"]  # one pair: Holm changes nothing
+    assert difference["significant"] is (difference["p"] <= 0.05)
     values = {r["encoder"]: r["metrics"]["bleu"]["value"] for r in two["runs"]}
     assert difference["difference"] == pytest.approx(values["avg"] - values["hier"])
+    better, worse = sorted(("avg", "hier"), key=lambda e: -values[e])
+    expected = ({better: [1, 1], worse: [2, 2]} if difference["significant"]
+                else {better: [1, 2], worse: [1, 2]})
+    assert {e: ranking["encoders"][e]["rank_ci95"] for e in expected} == expected
     assert one["rankings"]["mos-lstm"]["bleu"]["seeds"] is False
+
+
+def test_two_seeds_leave_seed_variance_out_and_say_so(runs: tuple[Path, dict, dict]) -> None:
+    root, two, _ = runs
+    for run in two["runs"]:
+        for score in run["metrics"].values():
+            assert score["seed_variance"] is False
+            assert score["support"] <= 60
+            assert "seeds-t" not in score["interval"]
+    report = (root / "two" / "report.md").read_text()
+    assert "Seed variance is not included in the intervals of" in report
+    assert "seed variance not included" in report
 
 
 def test_training_that_ends_while_still_improving_is_flagged(
@@ -119,4 +139,4 @@ def test_the_report_shows_seeds_and_rank_stability(runs: tuple[Path, dict, dict]
     report = (root / "two" / "report.md").read_text()
     for heading in ("## What this run shows", "## V2S diagnostics", "## Rank stability"):
         assert heading in report
-    assert "200 paired bootstrap resamples" in report
+    assert "after Holm's correction" in report

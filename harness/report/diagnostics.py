@@ -19,16 +19,34 @@ from harness.report.model import (
     still_improving,
 )
 from harness.results import MetricScore, PairResult, RunResults
+from harness.stats.intervals import MIN_SEEDS
 
 INTERVALS = {
-    "clopper-pearson": "the exact Clopper-Pearson interval of a proportion of n trials",
+    "clopper-pearson": "the exact Clopper-Pearson interval over the n test sentences (with "
+                       "several seeds: every seed agreed on every sentence)",
+    "korn-graubard": "the exact Clopper-Pearson bounds at the summed success fractions over "
+                     "seeds, n sentences (Korn & Graubard 1998, design effect truncated at 1)",
     "bootstrap": "a percentile bootstrap over test sentences",
-    "bootstrap-seeds": "a percentile bootstrap over test sentences and the decoders' seeds",
-    "clopper-pearson+bootstrap-seeds": "the hull of the exact interval of the counts pooled "
-                                       "over the seeds and a percentile bootstrap over test "
-                                       "sentences and seeds",
+    "cluster-bootstrap": "a percentile bootstrap over test sentences, each with all its seeds",
+    # results.json of older harnesses, which pooled seeds as independent trials
+    "bootstrap-seeds": "a percentile bootstrap over test sentences and seeds drawn one per "
+                       "resample (older harness)",
+    "clopper-pearson+bootstrap-seeds": "the hull of an exact interval of counts pooled over "
+                                       "seeds and a bootstrap over sentences and seeds (older "
+                                       "harness: support over-counted)",
 }
-"""How an interval was got (`MetricScore.interval`), in words."""
+"""How an interval was got (`MetricScore.interval`), in words; a "+seeds-t" suffix adds the
+seed component (`SEEDS_T`)."""
+
+SEEDS_T = ("plus a seed component (Student t over the seeds' values, combined by MOVER): "
+           "seed variance included")
+
+
+def interval_words(method: str | None) -> str:
+    """How an interval was got, in words (`INTERVALS`, with the seed component)."""
+    base = (method or "").removesuffix("+seeds-t")
+    how = INTERVALS.get(base, base or UNRECORDED)
+    return f"{how}, {SEEDS_T}" if method and method.endswith("+seeds-t") else how
 
 UNRECORDED = ("method not recorded (results.json of an older harness, which used a percentile "
               "bootstrap over test sentences)")
@@ -76,13 +94,28 @@ def _methods(runs: list[PairResult], metrics: list[str]) -> list[str]:
         for metric in metrics:
             if metric in run.metrics:
                 method = run.metrics[metric].interval
-                how = INTERVALS.get(method or "", method or UNRECORDED)
+                how = interval_words(method)
                 names = groups.setdefault((run.decoder, how), [])
                 if metric not in names:
                     names.append(metric)
     return [f"- {decoder}: {', '.join(names)} by {how}." if how != UNRECORDED
             else f"- {decoder}: {', '.join(names)}: {how}."
             for (decoder, how), names in groups.items()]
+
+
+def _seed_note(runs: list[PairResult]) -> str:
+    """What the values and intervals of pairs trained with several seeds are."""
+    without = sorted({pair_name(run) for run in runs if run.seeds and not any(
+        score.seed_variance for score in run.metrics.values())})
+    text = ("With several seeds the test sentence stays the unit: a rate is the mean over "
+            "sentences of each sentence's success fraction over the seeds (support: the "
+            "sentences), any other value the mean over the seeds; ± is the seeds' standard "
+            "deviation (training variance).")
+    if without:
+        text += (f" Seed variance is not included in the intervals of {join_names(without)}: "
+                 f"it is estimated only from {MIN_SEEDS} or more seeds, so those intervals "
+                 "hold for the decoders trained; the ± beside them shows the seeds' spread.")
+    return text
 
 
 def _undefined(runs: list[PairResult]) -> list[str]:
@@ -113,12 +146,11 @@ def diagnostics_section(results: RunResults) -> Section | None:
             + (f"; higher is better for {', '.join(higher)}" if higher else "")
             + (f"; lower is better for {', '.join(lower)}" if lower else "")
             + ". – marks an undefined score (a ratio with nothing to count, such as id-perm when "
-            "no output is a permutation). n is the support: the sentences scored, or for "
-            "id-perm the permutations found. Intervals:"]
+            "no output is a permutation). n is the support: the test sentences scored, or for "
+            "id-perm the sentences where some seed found a permutation. Intervals:"]
     text += _methods(runs, metrics)
     if seeded:
-        text.append("With several seeds a value is the mean over the decoders trained with "
-                    "them and ± their standard deviation (training variance).")
+        text.append(_seed_note(runs))
     low = [f"{name} of {pair_name(run)} (n={run.metrics[name].support})"
            for run in runs for name in metrics if low_support(run.metrics.get(name), threshold)]
     if low:

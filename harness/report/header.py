@@ -117,9 +117,13 @@ def run_section(results: RunResults) -> Section | None:
                                              if v is not None})])
     if results.runs or results.correlations.matrix:
         resamples = correlation_setting(results, "resamples", None)
+        permutations = correlation_setting(results, "permutations", None)
+        controls = correlation_setting(results, "controls", None)
         rows.append(["correlation", f"{results.correlations.method}, rank by "
                      f"{rank_by(results) or '–'}, min support {min_support(results)}"
-                     + (f", {resamples} bootstrap resamples" if resamples else "")])
+                     + (f", {resamples} bootstrap resamples" if resamples else "")
+                     + (f", {permutations} permutations" if permutations else "")
+                     + (f", controls {controls}d" if controls else "")])
     if results.provenance.packages:
         rows.append(["packages", ", ".join(f"{name} {version}" for name, version
                                            in results.provenance.packages.items())])

@@ -57,7 +57,7 @@ def length_figures(results: RunResults) -> dict[str, bytes]:
         return {}
     from harness.figures import length_png
 
-    floor = results.floor.encoder if results.floor is not None else None
+    floor = results.floor.encoder if results.floor is not None else None  # None: no floor encoder
     bins = [f"{bin_label(b)}\nn={b.n}" for b in lengths.bins]
     return {LENGTHS_FILE: length_png(bins, length_panels(results), floor=floor)}
 
@@ -104,7 +104,7 @@ def lengths_section(results: RunResults, figures: dict[str, bytes]) -> Section |
     if LENGTHS_FILE in figures:
         text.append("The figure draws one line per encoder across the bins, with 95% intervals"
                     + (f"; the floor encoder {results.floor.encoder} dashed grey"
-                       if results.floor is not None else "") + ".")
+                       if results.floor is not None and results.floor.encoder else "") + ".")
     header = ["decoder", "diagnostic", "encoder",
               *[f"{bin_label(b)} (n={b.n})" for b in lengths.bins]]
     rows = []

@@ -8,12 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from harness.results import MetricScore, PairResult, RunResults
+from harness.stats.multiple import ALPHA as ALPHA  # the level every section marks and counts at
 
 DEFAULT_MIN_SUPPORT = 30
 """`correlation.min_support` when the spec does not say (older results.json)."""
-
-ALPHA = 0.05
-"""The significance level the report marks and counts at."""
 
 FLAG = "⚠"
 """Marks a value to read with care: support under `min_support`, a decoder still improving."""

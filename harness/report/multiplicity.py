@@ -1,45 +1,13 @@
 """Multiple comparisons over a correlation matrix: how many of its tests would be significant by
-chance, and which survive Holm's step-down and Benjamini-Hochberg's step-up procedures."""
+chance, and which survive Holm's step-down and Benjamini-Hochberg's step-up procedures
+(`harness.stats.multiple`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.report.model import ALPHA
 from harness.results import Correlations
-
-
-def holm(pvalues: list[float], alpha: float = ALPHA) -> list[bool]:
-    """Which hypotheses Holm's procedure rejects (family-wise error rate `alpha`).
-
-    The p-values sorted ascending are compared with alpha / m, alpha / (m - 1), ...; every
-    hypothesis before the first that fails is rejected, none after it.
-    """
-    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
-    rejected = [False] * len(pvalues)
-    for step, index in enumerate(order):
-        if pvalues[index] > alpha / (len(pvalues) - step):
-            break
-        rejected[index] = True
-    return rejected
-
-
-def benjamini_hochberg(pvalues: list[float], alpha: float = ALPHA) -> list[bool]:
-    """Which hypotheses Benjamini-Hochberg's procedure rejects (false discovery rate `alpha`).
-
-    With the p-values sorted ascending, k is the largest rank whose p-value is at most
-    k x alpha / m; the k smallest are rejected.
-    """
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    cutoff = 0
-    for rank, index in enumerate(order, start=1):
-        if pvalues[index] <= rank * alpha / m:
-            cutoff = rank
-    rejected = [False] * m
-    for index in order[:cutoff]:
-        rejected[index] = True
-    return rejected
+from harness.stats.multiple import ALPHA, benjamini_hochberg, holm
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
-"""Ranks: the encoders' rank on each diagnostic with its bootstrap interval and the pairwise
-differences that are significant (rank stability, as MTEB shows it), and the downstream rank
+"""Ranks: the encoders' rank on each diagnostic with the interval its Holm-corrected pairwise tests
+allow, and the differences that are significant after that correction; and the downstream rank
 beside the V2S rank (Kerscher & Eger 2020, Table 1)."""
 
 from __future__ import annotations
 
 from harness.report.model import (
+    ALPHA,
     Section,
     Table,
     digits_for,
@@ -12,6 +13,7 @@ from harness.report.model import (
     fmt_p,
     fmt_span,
     higher_is_better,
+    join_names,
     plural,
     rank_by,
 )
@@ -41,11 +43,18 @@ def wins(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
     return found
 
 
+TESTS = {"mcnemar-exact": "McNemar's exact test", "sign-flip-exact": "the exact sign-flip test",
+         "permutation": "the paired permutation test"}
+"""The tests of `PairedDifference.test`, in words."""
+
+
 def ranking_setup(ranking: DiagnosticRanking) -> str:
-    """How a ranking's intervals were got, in words."""
-    return (f"{ranking.resamples} paired bootstrap resamples of "
-            f"{plural(ranking.sentences, 'test sentence')}, seed variance "
-            + ("included" if ranking.seeds else "not included"))
+    """How a ranking's tests were got, in words."""
+    tests = sorted({TESTS.get(d.test, d.test) for d in ranking.differences if d.test})
+    seeds = ("seeds averaged per sentence: these decoders compared, seed variance not included"
+             if ranking.seeds else "one decoder seed: seed variance not included")
+    tested = " and ".join(tests) if tests else "no pair tested"
+    return f"{plural(ranking.sentences, 'test sentence')}; {tested}; {seeds}"
 
 
 def _ranked(ranking: DiagnosticRanking) -> list[str]:
@@ -58,16 +67,23 @@ def stability_section(results: RunResults) -> Section | None:
     if not results.rankings:
         return None
     direction = higher_is_better(results)
-    text = ["Rank 1 is best; tied encoders share the best rank. The rank interval is the 2.5th "
-            "to 97.5th percentile of the encoder's rank over paired bootstrap resamples (every "
-            "encoder scored on the same resampled test sentences). An encoder is significantly "
-            "better than another when the 95% interval of their paired difference excludes 0 "
-            "(no correction for the number of pairs). Seed variance included: the decoders' "
-            "seeds were resampled too, so the intervals cover training variance as well."]
+    text = ["Rank 1 is best; tied encoders share the best rank. Every pair of encoders is "
+            "compared on the same test sentences, the sentence as the unit: McNemar's exact test "
+            "on the discordant sentences for a rate with one seed (the exact sign-flip test "
+            "over seeds' counts with several), the paired permutation test for other "
+            "diagnostics. An encoder is significantly better than another when their test "
+            f"survives Holm's correction over all the pairs of the diagnostic (family-wise "
+            f"error {ALPHA:g}). The rank interval runs from 1 + the number of encoders "
+            "significantly better to the number ranked minus those significantly worse "
+            "(Klein, Wright & Wieczorek 2020), so it never contradicts a test."]
+    controls = results.correlations.controls
+    if controls:
+        text.append(f"Control encoders ({join_names(controls)}) are reference points, not "
+                    "ranked (correlation.controls: exclude); their values are in the "
+                    "diagnostics table and the gain over the floor.")
     tables = []
     for decoder, by_diagnostic in results.rankings.items():
         rows = []
-        setups = dict.fromkeys(ranking_setup(r) for r in by_diagnostic.values())
         for diagnostic, ranking in by_diagnostic.items():
             higher = direction.get(diagnostic, True)
             pairs = significant_pairs(ranking, higher)
@@ -78,13 +94,15 @@ def stability_section(results: RunResults) -> Section | None:
                              fmt(place.rank), fmt_span(*place.rank_ci95),
                              ", ".join(beaten.get(encoder, [])) or "–"])
             text.append(f"- {decoder}, {diagnostic}: {len(pairs)} "
-                        f"of {plural(len(ranking.differences), 'pair')} differ significantly"
+                        f"of {plural(len(ranking.differences), 'pair')} differ significantly "
+                        f"after Holm's correction ({ranking_setup(ranking)})"
                         + (f"; some encoder's score was undefined in "
-                           f"{ranking.undefined_resamples} resamples, where it ranks last"
-                           if ranking.undefined_resamples else "") + ".")
-        caption = f"Decoder {decoder}: " + "; ".join(setups)
-        tables.append(Table(caption, ["diagnostic", "encoder", "value", "rank",
-                                      "rank 95% interval", "significantly better than"], rows))
+                           f"{ranking.undefined_resamples} bootstrap resamples of the "
+                           "differences' intervals" if ranking.undefined_resamples else "")
+                        + ".")
+        tables.append(Table(f"Decoder {decoder}", ["diagnostic", "encoder", "value", "rank",
+                                                    "rank interval",
+                                                    "significantly better than (Holm)"], rows))
     return Section("Rank stability", text, tables=tables)
 
 

@@ -1,16 +1,21 @@
 """The report's "What this run shows": a few plain sentences generated from the numbers, never
 written by hand. They say which encoders differ significantly on the ranking diagnostic, which
-diagnostics track downstream performance, and what to be careful about."""
+diagnostics track downstream performance, and what to be careful about. Every claim is one
+that survives the correction it names (Holm's, over the pairs of a diagnostic or over the
+diagnostic x task matrix); anything else is stated as not significant after correction."""
 
 from __future__ import annotations
 
 import math
 
+from harness.report.correlation import INTERVALS
 from harness.report.downstream import missing_downstream
 from harness.report.model import (
     ALPHA,
     Section,
     fmt,
+    fmt_interval,
+    fmt_p,
     higher_is_better,
     join_names,
     low_support,
@@ -21,9 +26,10 @@ from harness.report.model import (
     rank_by,
     still_improving,
 )
-from harness.report.multiplicity import holm, multiplicity
+from harness.report.multiplicity import multiplicity
 from harness.report.ranking import ranking_setup, significant_pairs, wins
 from harness.results import DiagnosticRanking, RunResults
+from harness.stats.multiple import holm_adjusted
 
 MANY_ENCODERS = 10
 """Below this many encoders a correlation across them is called few-encoder in the caveats."""
@@ -56,13 +62,13 @@ def ranking_claims(results: RunResults) -> list[str]:
     if not total:
         return [f"{where}, no pairwise differences were recorded."]
     if not pairs:
-        return [f"{where}, no two encoders differ significantly: the test set does not "
-                f"establish their order on {diagnostic}."]
+        return [f"{where}, no two encoders differ significantly after Holm's correction: the "
+                f"test set does not establish their order on {diagnostic}."]
     direction = "higher" if higher else "lower, which is better,"
     claims = "; ".join(f"{winner} scores significantly {direction} than {join_names(losers)}"
                        for winner, losers in wins(pairs).items())
     sentence = (f"{where}, {len(pairs)} of {plural(total, 'encoder pair')} differ "
-                f"significantly: {claims}.")
+                f"significantly after Holm's correction: {claims}.")
     won = set(pairs)
     level = [f"{d.a} and {d.b}" for d in ranking.differences
              if (d.a, d.b) not in won and (d.b, d.a) not in won]
@@ -74,78 +80,50 @@ def ranking_claims(results: RunResults) -> list[str]:
 
 
 def tracking_claims(results: RunResults) -> list[str]:
-    """Which diagnostics track downstream performance: by the mean rho's interval where it was
-    recorded, else by mean rho and the per-task tests that survive Holm's correction."""
+    """Which diagnostics track downstream performance: only the diagnostic x task correlations
+    whose p-value survives Holm's correction over every test of the matrix; every other
+    diagnostic's mean rho is given with its interval across encoders and "not significant
+    after correction"."""
     corr = results.correlations
     direction = higher_is_better(results)
-    means = {d: s for d, s in corr.summary.items() if s.mean is not None}
-    if not means:
+    cells = [(d, t, c) for d, row in corr.matrix.items() for t, c in row.items()
+             if c.p is not None and c.rho is not None]
+    if not cells:
         return []
-
-    def agreement(diagnostic: str) -> float:  # positive when the diagnostic agrees
-        return (1 if direction.get(diagnostic, True) else -1) * float(means[diagnostic].mean or 0)
-
-    ordered = sorted(means, key=agreement, reverse=True)
-    tracks, against, unclear, plain = [], [], [], []
-    for diagnostic in ordered:
-        summary = means[diagnostic]
-        interval = summary.mean_ci95
-        tasks = f", {plural(summary.tasks, 'task')}" if summary.tasks else ""
-        if interval is not None and None not in interval:
-            low, high = interval
-            text = (f"{diagnostic} (mean rho {summary.mean:.2f}, 95% interval {low:.2f} to "
-                    f"{high:.2f}{tasks})")
-            sign = 1 if direction.get(diagnostic, True) else -1
-            low, high = sorted((sign * float(low), sign * float(high)))  # type: ignore[arg-type]
-            (tracks if low > 0 else against if high < 0 else unclear).append(text)
-        else:
-            plain.append(diagnostic)
+    adjusted = [c.p_holm if c.p_holm is not None else p_holm
+                for (_, _, c), p_holm in zip(cells, holm_adjusted([c.p for _, _, c in cells]))]
+    family = f"Holm's correction over the {plural(len(cells), 'diagnostic x task test')}"
+    kept = [(d, t, c, adj) for (d, t, c), adj in zip(cells, adjusted) if adj <= ALPHA]
     lines = []
-    if tracks:
-        lines.append(f"Downstream performance is tracked by {join_names(tracks)}: the interval "
-                     f"of {'its' if len(tracks) == 1 else 'their'} mean rho over tasks "
-                     "excludes 0.")
-    if against:
-        lines.append(f"It is tracked inversely by {join_names(against)}: the interval of the "
-                     "mean rho excludes 0 on the side of disagreement.")
-    if unclear:
-        lines.append(f"The evidence is inconclusive for {join_names(unclear)}: the interval of "
-                     "the mean rho includes 0.")
-    if plain:
-        lines.append(_without_intervals(results, plain, alone=len(plain) == len(ordered)))
-    lower = [d for d in means if not direction.get(d, True)]
+    if kept:
+        parts = []
+        for d, t, c, adj in kept:
+            agrees = (c.rho > 0) == direction.get(d, True)
+            how = f"{c.p_method} p" if c.p_method else "p"
+            parts.append(f"{d} {'tracks' if agrees else 'tracks inversely'} {t} (rho "
+                         f"{c.rho:.2f}, {how} {fmt_p(c.p)}, Holm-adjusted {fmt_p(adj)}, "
+                         f"{c.n} encoders)")
+        lines.append(f"Associations with downstream performance that survive {family}: "
+                     f"{'; '.join(parts)}.")
+    surviving = {d for d, _, _, _ in kept}
+    rest = [d for d in corr.matrix if d not in surviving and d in corr.summary
+            and corr.summary[d].mean is not None]
+    if rest:
+        parts = []
+        for d in rest:
+            summary = corr.summary[d]
+            interval = fmt_interval(summary.mean_ci95, 2)
+            parts.append(f"{d} {fmt(summary.mean, 2)}" + (f" {interval}" if interval else ""))
+        lead = ("No association between a diagnostic and a downstream task survives "
+                f"{family}. Mean rho over tasks" if not kept
+                else "Mean rho over tasks of the other diagnostics")
+        how = (f" (95% {INTERVALS.get(corr.interval or '', 'interval')})"
+               if any(corr.summary[d].mean_ci95 for d in rest) else "")
+        lines.append(f"{lead}{how}, not significant after correction: {'; '.join(parts)}.")
+    lower = [d for d in corr.summary if not direction.get(d, True)]
     if lower:
         lines.append(f"For {join_names(lower)} lower is better, so a negative rho is agreement.")
     return lines
-
-
-def _without_intervals(results: RunResults, diagnostics: list[str], alone: bool) -> str:
-    """Mean rho per diagnostic with its tests under ALPHA, before and after Holm's correction
-    over the whole matrix. `alone`: no diagnostic has an interval, so the first is the best."""
-    matrix = results.correlations.matrix
-    cells = [(d, cell.p) for d, row in matrix.items() for cell in row.values()
-             if cell.p is not None]
-    survived = holm([p for _, p in cells])
-    parts = []
-    kept_any = False
-    for diagnostic in diagnostics:
-        ps = [(p, kept) for (d, p), kept in zip(cells, survived) if d == diagnostic]
-        below = sum(p < ALPHA for p, _ in ps)
-        kept = sum(k for _, k in ps)
-        kept_any = kept_any or kept > 0
-        mean = results.correlations.summary[diagnostic].mean
-        parts.append(f"{diagnostic} {fmt(mean, 2)} ({below} of {plural(len(ps), 'task')} with "
-                     f"p < {ALPHA:g}, {kept} after Holm's correction)")
-    text = ("Mean rho over tasks" + (", no interval recorded" if not alone else "")
-            + f": {'; '.join(parts)}.")
-    if alone:
-        text += f" The highest is {diagnostics[0]}'s"
-        text += "." if kept_any else ("; no single correlation of "
-                                      + ("these diagnostics" if len(diagnostics) > 1 else "it")
-                                      + " survives Holm's correction.")
-    elif not kept_any:
-        text += " None of these correlations survives Holm's correction."
-    return text
 
 
 def caveats(results: RunResults) -> list[str]:
@@ -158,7 +136,7 @@ def caveats(results: RunResults) -> list[str]:
                                                                  threshold)]
     if low:
         notes.append(f"{join_names(low)} {'rests' if len(low) == 1 else 'rest'} on fewer than "
-                     f"{threshold} trials (low support).")
+                     f"{threshold} sentences (low support).")
     improving = [pair_name(run) for run in results.runs if still_improving(run)[0]]
     if improving:
         one = len(improving) == 1

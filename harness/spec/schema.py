@@ -124,9 +124,14 @@ class CorrelationSection(Strict):
     # A diagnostic that is a rate of fewer trials than this (Id/PERM: permutations found) is
     # flagged in the report, and ranking by it warns.
     min_support: int = Field(default=30, ge=1)
-    # Paired bootstrap resamples of the test sentences for rank intervals, pairwise differences
-    # and the correlations' intervals.
+    # Paired bootstrap resamples of the test sentences for the intervals of pairwise
+    # differences.
     resamples: int = Field(default=1000, ge=10)
+    # Random swaps of each paired permutation test (diagnostics without an exact test).
+    permutations: int = Field(default=9999, ge=99)
+    # Control encoders (random-gaussian, random-lstm): reference points shown beside the
+    # correlations and rankings (exclude), or counted in them (include).
+    controls: Literal["exclude", "include"] = "exclude"
 
 
 class ExecutorSection(Strict):
@@ -358,6 +363,18 @@ class Spec(SpecDocument):
                  "task": self.downstream.tasks}[kind]
         assert isinstance(value, list)
         return value
+
+    def studied(self, encoders: list[str]) -> list[str]:
+        """The encoders among `encoders` that enter correlations and rankings: all of them with
+        `correlation.controls: include`, else those not registered as controls."""
+        if self.correlation.controls == "include":
+            return list(encoders)
+        controls = {e.name for e in self.encoders if e.info.control}
+        return [name for name in encoders if name not in controls]
+
+    def controls(self) -> list[str]:
+        """The run's encoders registered as controls, in spec order."""
+        return [e.name for e in self.encoders if e.info.control]
 
     def decoder_seeds(self, decoder: Component) -> list[int]:
         """The seeds of the decoders `decoder` trains per encoder: the spec's seed, then the

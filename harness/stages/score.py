@@ -27,8 +27,10 @@ from harness.metric_protocols import (
     InputEncoding,
     Metric,
     declared_needs,
+    has_chance_level,
     metric_signature,
     required_fields,
+    unrelated_pairing,
 )
 from harness.results import MetricScore, json_safe
 from harness.spec import Component
@@ -36,8 +38,11 @@ from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
 from harness.stages.generate import Samples
 
-VERSION = 3  # 3: the summary is a whole MetricScore (interval method, support, undefined count)
+VERSION = 4  # 4: the sentence as the unit of intervals; chance-level statistics beside
 STATISTICS_FILE = "statistics.npy"
+CHANCE_FILE = "chance.npy"
+"""The metric's statistics at the encoder's chance level (`ChanceLevelMetric`), where it has
+one: read by the floor analysis (`harness.stages.rankings.load_statistics`)."""
 RESAMPLES = 1000
 """Bootstrap resamples behind each score's interval (where the interval is not exact)."""
 
@@ -121,6 +126,16 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
             raise PluginError(plugin, f"metric {component.name!r} returned statistics of "
                                       f"shape {stats.shape}; expected ({len(refs)}, k)")
         np.save(directory / STATISTICS_FILE, stats)
+        if "encoder" in fields and has_chance_level(metric):
+            encoding = fields["encoder"]
+            with plugin_call(plugin, f"metric {component.name!r}: chance_statistics"):
+                chance = np.asarray(metric.chance_statistics(  # type: ignore[attr-defined]
+                    encoding, unrelated_pairing(len(refs), ctx.spec.seed)), dtype=np.float64)
+            if chance.shape != stats.shape:
+                raise PluginError(plugin, f"metric {component.name!r} returned chance "
+                                          f"statistics of shape {chance.shape}; expected "
+                                          f"{stats.shape}, as its statistics")
+            np.save(directory / CHANCE_FILE, chance)
         score = _metric_score(ctx, component, metric, [stats])
         return {"score": json_safe(score.model_dump(mode="json"))}
 

@@ -5,13 +5,15 @@ tasks do: it reports the Spearman rank correlation, across encoders, between eac
 each SentEval task (Figure 2), their average and minimum over tasks, and ranks of the encoders
 (Table 1). The harness adds how far each number can be trusted:
 
-- `harness.stats.intervals`: a metric score's interval: exact Clopper & Pearson (1934) for a
-  proportion, percentile bootstrap over test sentences (Efron & Tibshirani 1993) otherwise, and
-  over sentences and decoder seeds where several seeds were trained (`metric_score`);
-- `harness.stats.paired`: paired bootstrap over encoders scored on the same sentences: rank
-  intervals, pairwise differences, and intervals of the correlations;
+- `harness.stats.units`: the test sentence as the unit when decoder seeds repeat it;
+- `harness.stats.intervals`: a metric score's interval: exact Clopper & Pearson (1934) over
+  sentences for a proportion, a (cluster) percentile bootstrap over sentences otherwise, and a
+  seed component where enough seeds were trained to estimate it (`metric_score`);
+- `harness.stats.significance` and `harness.stats.paired`: exact (McNemar, sign-flip) and
+  permutation tests of paired differences between encoders, Holm-corrected
+  (`harness.stats.multiple`), and rank intervals consistent with them;
 - `harness.stats.correlation` and `harness.stats.ranks`: the paper's correlations (with exact
-  permutation p-values) and ranks.
+  permutation p-values and Fisher-z intervals across encoders) and ranks.
 
 Every public name is importable from `harness.stats` itself.
 """
@@ -21,43 +23,54 @@ from __future__ import annotations
 from harness.stats.correlation import (
     CORRELATIONS,
     EXACT_MAX,
+    FISHER_Z,
     P_EXACT,
     P_SCIPY,
     Correlation,
     correlate,
     correlation_matrix,
+    fisher_interval,
     permutation_pvalue,
     summarise,
 )
 from harness.stats.intervals import (
     BOOTSTRAP,
-    BOOTSTRAP_SEEDS,
     CLOPPER_PEARSON,
+    CLUSTER_BOOTSTRAP,
+    KORN_GRAUBARD,
+    MIN_SEEDS,
     BootstrapInterval,
     ProportionInterval,
     bootstrap_ci,
-    bootstrap_seeds_ci,
+    cluster_bootstrap,
     corpus_value,
     metric_score,
+    mover_difference,
     proportion_interval,
+    rate_interval,
     seed_spread,
 )
+from harness.stats.multiple import ALPHA, benjamini_hochberg, holm, holm_adjusted
 from harness.stats.paired import (
-    CorrelationIntervals,
-    PairedScores,
-    correlation_intervals,
+    PERMUTATIONS,
+    paired_comparisons,
     paired_ranking,
-    paired_scores,
-    resample_correlations,
+    sentence_tables,
+    significance_ranks,
 )
-from harness.stats.ranks import average_rank_rows, downstream_rank, rank, rank_rows
+from harness.stats.ranks import downstream_rank, rank
+from harness.stats.significance import mcnemar_exact, paired_test, sign_flip_pvalue
+from harness.stats.units import SentenceTable, sentence_table
 
 __all__ = [
-    "BOOTSTRAP", "BOOTSTRAP_SEEDS", "CLOPPER_PEARSON", "CORRELATIONS", "EXACT_MAX", "P_EXACT",
-    "P_SCIPY", "BootstrapInterval", "Correlation", "CorrelationIntervals", "PairedScores",
-    "ProportionInterval", "average_rank_rows", "bootstrap_ci", "bootstrap_seeds_ci",
-    "corpus_value", "correlate", "correlation_intervals", "correlation_matrix",
-    "downstream_rank", "metric_score", "paired_ranking", "paired_scores", "permutation_pvalue",
-    "proportion_interval", "rank", "rank_rows", "resample_correlations", "seed_spread",
+    "ALPHA", "BOOTSTRAP", "CLOPPER_PEARSON", "CLUSTER_BOOTSTRAP", "CORRELATIONS", "EXACT_MAX",
+    "FISHER_Z", "KORN_GRAUBARD", "MIN_SEEDS", "PERMUTATIONS", "P_EXACT", "P_SCIPY",
+    "BootstrapInterval", "Correlation", "ProportionInterval", "SentenceTable",
+    "benjamini_hochberg", "bootstrap_ci", "cluster_bootstrap",
+    "corpus_value", "correlate", "correlation_matrix", "downstream_rank", "fisher_interval",
+    "holm", "holm_adjusted", "mcnemar_exact", "metric_score", "mover_difference",
+    "paired_comparisons", "paired_ranking", "paired_test", "permutation_pvalue",
+    "proportion_interval", "rank", "rate_interval", "seed_spread",
+    "sentence_table", "sentence_tables", "sign_flip_pvalue", "significance_ranks",
     "summarise",
 ]

@@ -31,6 +31,14 @@ _BLOCK = 8
 P_EXACT, P_SCIPY = "exact", "scipy"
 """How a p-value was obtained: full permutation enumeration, or scipy's own p-value."""
 
+FISHER_Z = "fisher-z"
+"""How a correlation's interval was got (`Correlations.interval`): Fisher's z transformation
+across the encoders (`fisher_interval`)."""
+
+_FISHER_VARIANCE = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}
+"""(c, d) of Var(atanh r) ~ c / (n - d): Fisher (1921) for Pearson's r; Fieller, Hartley &
+Pearson (1957) for Spearman's rho and Kendall's tau."""
+
 
 @dataclass(frozen=True)
 class Correlation:
@@ -202,3 +210,33 @@ def summarise(matrix: dict[str, dict[str, Correlation]]) -> dict[str, dict[str, 
         summary[diagnostic] = {"mean": float(np.mean(rhos)) if rhos else None,
                                "min": float(min(rhos)) if rhos else None, "tasks": len(rhos)}
     return summary
+
+
+def fisher_interval(rho: float, n: int, method: str = "spearman", level: float = 0.95
+                    ) -> tuple[float, float]:
+    """Return the interval of a correlation over n encoders by Fisher's z transformation.
+
+    z = atanh(rho) is roughly normal with variance c / (n - d) (`_FISHER_VARIANCE`: 1/(n-3)
+    for Pearson, 1.06/(n-3) for Spearman, 0.437/(n-4) for Kendall; Fieller, Hartley & Pearson
+    1957); the interval is tanh(z -/+ z_{(1+level)/2} sqrt(c / (n - d))). It reflects the
+    uncertainty across encoders (which encoders happened to be evaluated), not across test
+    sentences. At |rho| = 1, where z is infinite, the far bound is taken at the next value the
+    statistic can reach (Spearman and Pearson 1 - 12/(n^3 - n), one adjacent swap of ranks;
+    Kendall 1 - 4/(n(n-1))) and the near bound is +-1. With n <= d it is [-1, 1].
+    """
+    from scipy.stats import norm
+
+    check_method(method)
+    c, d = _FISHER_VARIANCE[method]
+    if n <= d or not math.isfinite(rho):
+        return -1.0, 1.0
+    ceiling = 1.0 - (4.0 / (n * (n - 1)) if method == "kendall" else 12.0 / (n ** 3 - n))
+    clipped = math.copysign(min(abs(rho), ceiling), rho)
+    half = float(norm.ppf((1.0 + level) / 2.0)) * math.sqrt(c / (n - d))
+    z = math.atanh(clipped)
+    low, high = math.tanh(z - half), math.tanh(z + half)
+    if rho >= 1.0:
+        high = 1.0
+    if rho <= -1.0:
+        low = -1.0
+    return low, high

@@ -1,19 +1,27 @@
-"""Intervals of one metric's corpus score: exact binomial, percentile bootstrap, and a two-level
-bootstrap over test sentences and decoder seeds.
+"""Intervals of one metric's corpus score, with the test sentence as the unit
+(`harness.stats.units`).
 
-- A score that is a proportion of trials (Id, PERM, Id/PERM; `harness.protocols.
-  proportion_counts`) gets the exact interval of Clopper & Pearson (1934): never zero-width,
-  whereas a percentile bootstrap of 5 exact permutations out of 5 is the single point 100.
-- Any other score gets the percentile bootstrap over test sentences (Efron & Tibshirani 1993,
-  chapter 13): sentences are drawn with replacement, which for additive statistics is a vector
-  of multinomial counts, so a resample's totals are `counts @ statistics`.
-- Scores of decoders trained with different seeds get a two-level bootstrap: each resample
-  draws the sentences (one count vector shared by all seeds) and one seed, so the interval
-  holds the seed-to-seed variance as well as the sentence sampling variance.
+- A proportion (Id, PERM, Id/PERM; `harness.protocols.proportion_counts`) gets an exact
+  binomial interval over its units, the sentences: Clopper & Pearson (1934) on x = the sum of
+  the units' success fractions over the seeds in n = the number of units (`rate_interval`).
+  When every seed agrees on every sentence (always with one seed), x is a whole number and this
+  is the exact interval of x successes in n trials. When seeds disagree, x is fractional and the
+  Beta quantiles are taken at that x: the interval of Korn & Graubard (1998) with the design
+  effect truncated at 1, which is conservative here because a sentence's fraction over seeds
+  varies at most as much as one Bernoulli trial with the same mean (Var f <= p(1 - p)). It is
+  never zero-width, whatever the counts.
+- Any other score gets the percentile bootstrap over sentences (Efron & Tibshirani 1993,
+  chapter 13), each resampled sentence bringing all its seeds (a cluster bootstrap): a
+  resample's totals are `counts @ rows` for multinomial counts over the n sentences.
+- Training variance: both intervals above are conditional on the decoders trained. Seed
+  variance can only be estimated from several seeds; with at least `MIN_SEEDS` whose score is
+  defined, a seed component is added (`with_seed_variance`), and the interval then covers the
+  mean over the distribution of seeds. With fewer it is not included, and `MetricScore` says so
+  (`seed_variance` false) beside the seeds' spread.
 
-Resamples whose score is undefined (NaN or infinite: Id/PERM without a permutation) are never
-dropped silently: they are counted and reported beside the interval, which is taken over the
-defined resamples (the distribution of the score given that it is defined).
+Resamples whose score is undefined (NaN: Id/PERM without a permutation) are never dropped
+silently: they are counted and reported beside the interval, which is taken over the defined
+resamples (the distribution of the score given that it is defined).
 """
 
 from __future__ import annotations
@@ -26,8 +34,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from harness.protocols import higher_is_better as declared_direction
-from harness.protocols import proportion_counts
 from harness.results import MetricScore, SeedSpread
+from harness.stats.units import SentenceTable, sentence_table, stacked
 
 if TYPE_CHECKING:
     from harness.protocols import Metric
@@ -35,8 +43,17 @@ if TYPE_CHECKING:
 _BOOTSTRAP_CELLS = 4_000_000
 """Resample-by-sentence counts held in memory at once (32 MB of float64)."""
 
-CLOPPER_PEARSON, BOOTSTRAP, BOOTSTRAP_SEEDS = "clopper-pearson", "bootstrap", "bootstrap-seeds"
-"""How an interval was got (`MetricScore.interval`)."""
+MIN_SEEDS = 3
+"""Decoder seeds needed before seed variance enters an interval: with two, the t quantile of one
+degree of freedom (12.7) and a standard deviation from two values make the seed component
+either useless or unreliable; three is the least for which a t interval is in use."""
+
+CLOPPER_PEARSON, KORN_GRAUBARD = "clopper-pearson", "korn-graubard"
+BOOTSTRAP, CLUSTER_BOOTSTRAP = "bootstrap", "cluster-bootstrap"
+SEEDS_T = "seeds-t"
+"""How an interval was got (`MetricScore.interval`): exact over sentences where every seed
+agrees; Korn & Graubard's over fractional units; percentile bootstrap over sentences (one seed)
+or over whole sentences with all their seeds; `+seeds-t` when the seed component was added."""
 
 
 def corpus_value(metric: Metric, statistics: np.ndarray) -> float:
@@ -78,21 +95,6 @@ def check_arguments(resamples: int, level: float) -> None:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
 
 
-def stacked(statistics: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
-    """The per-seed statistics of one metric as one (seeds, n, k) float array, checked: at least
-    one seed, every seed a non-empty (n, k) array of the same shape (the same test sentences)."""
-    arrays = [np.asarray(s, dtype=np.float64) for s in statistics]
-    if not arrays:
-        raise ValueError("need the statistics of at least one seed")
-    shape = arrays[0].shape
-    if len(shape) != 2 or shape[0] == 0:
-        raise ValueError(f"statistics must be a non-empty (n, k) array, got shape {shape}")
-    if any(a.shape != shape for a in arrays):
-        raise ValueError("every seed's statistics must have the same shape (same test "
-                         f"sentences), got {[a.shape for a in arrays]}")
-    return np.stack(arrays)
-
-
 def resample_counts(n: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Yield multinomial counts (c, n) of n sentences drawn with replacement, `resamples` rows in
     all, in chunks that bound memory; the chunking depends only on n and resamples, so a seeded
@@ -102,23 +104,6 @@ def resample_counts(n: int, resamples: int, rng: np.random.Generator) -> Iterato
     for start in range(0, resamples, chunk):
         counts = rng.multinomial(n, uniform, size=min(chunk, resamples - start))
         yield counts.astype(np.float64)
-
-
-def resampled_scores(metric: Metric, seeds: np.ndarray, counts: np.ndarray,
-                     choice: np.ndarray | None = None) -> np.ndarray:
-    """Scores (c,) of resamples `counts` (c, n) of per-seed statistics `seeds` (S, n, k): row r
-    is `corpus_score(counts[r] @ seeds[choice[r]], n)`, seed 0 when `choice` is None. One
-    vectorised `corpus_score` call per seed."""
-    n = seeds.shape[1]
-    if choice is None:
-        return np.asarray(metric.corpus_score(counts @ seeds[0], n), dtype=np.float64).reshape(-1)
-    scores = np.full(len(counts), np.nan)
-    for s in range(len(seeds)):
-        rows = choice == s
-        if rows.any():
-            scores[rows] = np.asarray(metric.corpus_score(counts[rows] @ seeds[s], n),
-                                      dtype=np.float64).reshape(-1)
-    return scores
 
 
 def percentile_interval(scores: np.ndarray, level: float) -> BootstrapInterval:
@@ -133,41 +118,30 @@ def percentile_interval(scores: np.ndarray, level: float) -> BootstrapInterval:
     return BootstrapInterval(float(low), float(high), undefined, int(scores.size))
 
 
-def bootstrap_ci(metric: Metric, statistics: np.ndarray, *, resamples: int = 1000, seed: int = 0,
-                 level: float = 0.95) -> BootstrapInterval:
-    """Return the percentile-bootstrap interval of the metric's corpus score over sentences.
+def cluster_bootstrap(table: SentenceTable, *, resamples: int = 1000, seed: int = 0,
+                      level: float = 0.95) -> BootstrapInterval:
+    """Return the percentile-bootstrap interval of a `SentenceTable`'s score over sentences.
 
-    Sentences are resampled with replacement (Efron & Tibshirani 1993): each resample is a vector
-    of multinomial counts over the n sentences, so its summed statistics are `counts @ statistics`
-    and every resample is scored in one vectorised `corpus_score` call. Deterministic for a seed.
-    Resamples where the score is undefined (NaN, e.g. Id/PERM without a permutation) are counted
-    in `undefined`; the bounds are percentiles of the defined ones, NaN when none is defined.
-    """
-    return bootstrap_seeds_ci(metric, [statistics], resamples=resamples, seed=seed, level=level)
-
-
-def bootstrap_seeds_ci(metric: Metric, statistics: Sequence[np.ndarray], *, resamples: int = 1000,
-                       seed: int = 0, level: float = 0.95) -> BootstrapInterval:
-    """Return the two-level percentile-bootstrap interval over sentences and decoder seeds.
-
-    `statistics` holds one (n, k) array per decoder seed, over the same n test sentences. Each
-    resample draws multinomial counts over the sentences, shared by the seeds, then one seed
-    uniformly (a two-level bootstrap: the upper level, the seed, and the lower level, the
-    sentences, are both resampled); its score is that seed's
-    `corpus_score(counts @ statistics[seed])`. The interval so describes the score of a decoder
-    trained with another seed on another test sample: seed variance is included, and the
-    interval is wider than the mean over seeds alone would need. With one seed no seed is drawn
-    and this is `bootstrap_ci`. Per chunk of resamples the counts are drawn first, then the
-    seeds. Undefined resamples are counted as in `bootstrap_ci`.
+    Sentences are drawn with replacement, each with all its seeds' statistics (Efron &
+    Tibshirani 1993, chapter 13; with several seeds, the cluster bootstrap of Davison & Hinkley
+    1997, section 3.8); a resample is a vector of multinomial counts, its totals
+    `counts @ rows`, and every chunk of resamples is scored at once. Deterministic for a seed.
+    Undefined resamples are counted in `undefined`; the bounds are percentiles of the defined
+    ones, NaN when none is defined.
     """
     check_arguments(resamples, level)
-    seeds = stacked(statistics)
     rng = np.random.default_rng(seed)
-    scores = []
-    for counts in resample_counts(seeds.shape[1], resamples, rng):
-        choice = rng.integers(len(seeds), size=len(counts)) if len(seeds) > 1 else None
-        scores.append(resampled_scores(metric, seeds, counts, choice))
+    scores = [table.score(counts @ table.rows)
+              for counts in resample_counts(table.sentences, resamples, rng)]
     return percentile_interval(np.concatenate(scores), level)
+
+
+def bootstrap_ci(metric: Metric, statistics: np.ndarray, *, resamples: int = 1000, seed: int = 0,
+                 level: float = 0.95) -> BootstrapInterval:
+    """Return the percentile-bootstrap interval of one seed's corpus score over sentences
+    (`cluster_bootstrap` of its statistics, a row per sentence)."""
+    return cluster_bootstrap(sentence_table(metric, [statistics]), resamples=resamples,
+                             seed=seed, level=level)
 
 
 def _whole(value: float, name: str) -> int:
@@ -175,6 +149,21 @@ def _whole(value: float, name: str) -> int:
     if not math.isfinite(number) or number < 0 or abs(number - round(number)) > 1e-6:
         raise ValueError(f"{name} must be a non-negative whole number, got {value}")
     return int(round(number))
+
+
+def beta_interval(successes: float, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """The Clopper & Pearson (1934) bounds B(a/2; x, n-x+1) and B(1-a/2; x+1, n-x) of x
+    successes in n trials, a = 1 - level, for any real 0 <= x <= n (0 and 1 at the ends);
+    (0, 1) without trials."""
+    from scipy.stats import beta
+
+    if trials <= 0:
+        return 0.0, 1.0
+    x = min(max(float(successes), 0.0), float(trials))
+    tail = (1.0 - level) / 2.0
+    low = 0.0 if x <= 0 else float(beta.ppf(tail, x, trials - x + 1))
+    high = 1.0 if x >= trials else float(beta.ppf(1.0 - tail, x + 1, trials - x))
+    return low, high
 
 
 def proportion_interval(successes: float, trials: float, level: float = 0.95
@@ -194,54 +183,62 @@ def proportion_interval(successes: float, trials: float, level: float = 0.95
         raise ValueError(f"successes ({k}) cannot exceed trials ({n})")
     if n == 0:
         return ProportionInterval(math.nan, 0.0, 1.0)
-    from scipy.stats import binomtest
-
-    ci = binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
-    return ProportionInterval(k / n, float(ci.low), float(ci.high))
+    low, high = beta_interval(k, n, level)
+    return ProportionInterval(k / n, low, high)
 
 
-class PooledProportion(NamedTuple):
-    """A proportion metric's rate over the successes and trials summed over seeds, on the
-    metric's scale, with the exact interval of those counts (`proportion_interval`)."""
+class RateInterval(NamedTuple):
+    """A proportion over sentence units on the metric's scale: value, interval, the `units` it
+    is a mean over, and how the interval was got (`CLOPPER_PEARSON` or `KORN_GRAUBARD`)."""
 
     value: float
     low: float
     high: float
-    trials: int
+    units: int
+    method: str
 
 
-def pooled_proportion(metric: Metric, statistics: Sequence[np.ndarray] | np.ndarray,
-                      level: float = 0.95) -> PooledProportion | None:
-    """The pooled rate of a proportion metric (`harness.protocols.proportion_counts`) over its
-    per-seed statistics (one (n, k) array per seed); None for other metrics."""
-    seeds = stacked(statistics)
-    proportion = proportion_counts(metric, seeds.sum(axis=1), seeds.shape[1])
-    if proportion is None:
-        return None
-    successes, trials, scale = proportion
-    pooled = (float(np.asarray(successes, dtype=np.float64).sum()),
-              float(np.asarray(trials, dtype=np.float64).sum()))
-    exact = proportion_interval(*pooled, level)
-    return PooledProportion(scale * exact.value, scale * exact.low, scale * exact.high,
-                            _whole(pooled[1], "trials"))
+def rate_interval(table: SentenceTable, level: float = 0.95) -> RateInterval:
+    """Return a proportion's rate over its sentence units and its exact interval.
+
+    x = sum of the units' success fractions over the seeds, n = the units: the Clopper-Pearson
+    bounds of x in n (`beta_interval`). Where every unit's fraction is 0 or 1 (one seed, or
+    seeds that agree sentence by sentence) x is whole and the interval is exact: 10 of 10
+    sentences under 3 seeds is [69.2, 100], the interval of 10 trials, not of 30. Otherwise it
+    is Korn & Graubard's (1998) interval with the design effect truncated at 1 (the effective
+    sample size p(1-p)/Var(p^) is never below n here, since Var f_i <= p(1-p) for f_i in
+    [0, 1]), which keeps its coverage at least nominal. Without units the value is NaN and the
+    interval the whole range.
+    """
+    if table.scale is None:
+        raise ValueError("rate_interval needs a proportion metric")
+    fractions = table.fractions
+    units = len(fractions)
+    if units == 0:
+        return RateInterval(math.nan, 0.0, table.scale, 0, CLOPPER_PEARSON)
+    x = float(fractions.sum())
+    low, high = beta_interval(x, units, level)
+    whole = bool(np.all((fractions == 0) | (fractions == 1)))
+    return RateInterval(table.scale * x / units, table.scale * low, table.scale * high, units,
+                        CLOPPER_PEARSON if whole else KORN_GRAUBARD)
 
 
-def difference_interval(first: PooledProportion, second: PooledProportion
-                        ) -> tuple[float, float]:
-    """The interval of first - second from each rate's own interval: Newcombe's (1998) hybrid
-    score method 10, the MOVER of Zou & Donner (2008),
+def mover_difference(first: tuple[float, float, float], second: tuple[float, float, float]
+                     ) -> tuple[float, float]:
+    """The interval of p1 - p2 from each value's own interval (value, low, high): the method of
+    variance estimates recovery (MOVER) of Zou & Donner (2008),
 
         L = d - sqrt((p1 - l1)^2 + (u2 - p2)^2),  U = d + sqrt((u1 - p1)^2 + (p2 - l2)^2),
 
-    with d = p1 - p2. It treats the rates as independent, which for rates on the same test
-    sentences (positively correlated) errs wide: the paired analyses use it only where the
-    paired bootstrap collapses to a point. It is never zero-width while either rate's interval
-    has width, so two rates of 0 in 1,000 trials differ by [-0.37, 0.37] percent, not by
-    exactly 0. A rate without trials (NaN) gives NaN bounds."""
-    d = first.value - second.value
-    low = d - math.hypot(first.value - first.low, second.high - second.value)
-    high = d + math.hypot(first.high - first.value, second.value - second.low)
-    return low, high
+    with d = p1 - p2; here with exact (Clopper-Pearson) limits. Newcombe's (1998) method 10 is
+    the same construction with Wilson score limits. It treats the two as independent, which for
+    rates on the same test sentences (positively correlated) errs wide: the paired analyses use
+    it only where the paired bootstrap collapses to a point. It is never zero-width while
+    either interval has width: two rates of 0 in 1,000 trials differ by [-0.37, 0.37] percent,
+    not by exactly 0. A NaN value gives NaN bounds."""
+    (p1, l1, u1), (p2, l2, u2) = first, second
+    d = p1 - p2
+    return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
 
 
 def seed_spread(values: Sequence[float | None]) -> SeedSpread:
@@ -261,11 +258,26 @@ def seed_spread(values: Sequence[float | None]) -> SeedSpread:
                       std=float(defined.std(ddof=1)) if defined.size > 1 else None)
 
 
-def hull(first: tuple[float, float], second: tuple[float, float]) -> tuple[float, float]:
-    """The smallest interval containing both; a NaN bound of one side yields the other's."""
-    lows = [b for b in (first[0], second[0]) if math.isfinite(b)]
-    highs = [b for b in (first[1], second[1]) if math.isfinite(b)]
-    return (min(lows) if lows else math.nan, max(highs) if highs else math.nan)
+def seed_half_width(spread: SeedSpread, level: float = 0.95) -> float | None:
+    """t_{s-1, (1+level)/2} x sd / sqrt(s) over the s seeds whose value is defined: the half
+    width of the Student t interval of the mean over seeds; None with fewer than `MIN_SEEDS`."""
+    from scipy.stats import t
+
+    defined = sum(v is not None for v in spread.values)
+    if defined < MIN_SEEDS or spread.std is None:
+        return None
+    return float(t.ppf((1.0 + level) / 2.0, defined - 1)) * spread.std / math.sqrt(defined)
+
+
+def with_seed_variance(value: float, bounds: tuple[float, float], half_width: float
+                       ) -> tuple[float, float]:
+    """The interval `bounds` around `value` widened by an independent seed component of
+    `half_width` on each side: v -/+ sqrt(sentence half-width^2 + seed half-width^2), the
+    MOVER combination (Zou & Donner 2008) of the sentence-sampling interval and the t interval
+    of the mean over seeds (a two-level model: seeds, then sentences)."""
+    low, high = bounds
+    return value - math.hypot(value - low, half_width), value + math.hypot(high - value,
+                                                                           half_width)
 
 
 def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
@@ -273,46 +285,43 @@ def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
                  signature: str | None = None, level: float = 0.95) -> MetricScore:
     """Return one (encoder, decoder, metric) score with its interval, from per-seed statistics.
 
-    `statistics` holds one (n, k) array per decoder seed, over the same n test sentences.
-    - `value`: the mean over seeds of each seed's corpus score (seeds where it is undefined left
-      out; None when it is undefined for all).
-    - `ci95` and `interval`: a proportion metric with one seed gets "clopper-pearson", the exact
-      interval of its summed successes and trials, scaled by `proportion_scale`
-      (`proportion_interval`); a proportion over several seeds gets
-      "clopper-pearson+bootstrap-seeds", the hull of the exact interval of the counts pooled
-      over the seeds and the two-level bootstrap interval (`bootstrap_seeds_ci`), so it is
-      never zero-width for small counts and still carries the seed variance; other metrics
-      get "bootstrap-seeds" with several seeds and "bootstrap" with one (`bootstrap_ci`), each
-      with `resamples` resamples drawn from `seed`.
-    - `support`: for a proportion, its trials summed over the seeds; otherwise the n
-      sentences.
+    `statistics` holds one (n, k) array per decoder seed, over the same n test sentences; the
+    test sentence is the unit (`harness.stats.units.sentence_table`).
+    - `value`: a proportion's mean over its units of each unit's success fraction over the
+      seeds (with one seed: successes / trials); any other metric's mean over the seeds of each
+      seed's corpus score (seeds where it is undefined left out; None when undefined for all).
+    - `ci95` and `interval`: a proportion's `rate_interval` ("clopper-pearson" or
+      "korn-graubard"); any other metric's `cluster_bootstrap` ("bootstrap" with one seed,
+      "cluster-bootstrap" with several) of `resamples` resamples drawn from `seed`; with at
+      least `MIN_SEEDS` seeds the seed component is added (`with_seed_variance`, "+seeds-t")
+      and `seed_variance` is true, otherwise false.
+    - `support`: the units of a proportion (sentences; for Id/PERM the sentences where some
+      seed found a permutation), otherwise the n sentences: never more than n.
     - `undefined_resamples`: bootstrap resamples whose score was undefined (None for the exact
       interval, which draws none); `seeds`: the `seed_spread` with several seeds, else None.
     `higher_is_better` defaults to the metric's own (`harness.protocols.higher_is_better`).
     """
     check_arguments(resamples, level)
     seeds = stacked(statistics)
-    n = seeds.shape[1]
-    totals = seeds.sum(axis=1)
-    values = np.asarray(metric.corpus_score(totals, n), dtype=np.float64).reshape(-1)
-    spread = seed_spread(list(values))
-    pooled = pooled_proportion(metric, seeds, level)
-    support, undefined, exact_ci = n, None, None
-    if pooled is not None:
-        support, exact_ci = pooled.trials, (pooled.low, pooled.high)
-    if exact_ci is not None and len(seeds) == 1:
-        ci95, interval = exact_ci, CLOPPER_PEARSON
+    table = sentence_table(metric, seeds)
+    spread = seed_spread(list(table.seed_values))
+    undefined = None
+    if table.is_proportion:
+        rate = rate_interval(table, level)
+        value, bounds, interval = rate.value, (rate.low, rate.high), rate.method
     else:
-        boot = bootstrap_seeds_ci(metric, list(seeds), resamples=resamples, seed=seed, level=level)
-        ci95, undefined = boot.bounds, boot.undefined
-        interval = BOOTSTRAP_SEEDS if len(seeds) > 1 else BOOTSTRAP
-        if exact_ci is not None:
-            # A rate averaged over seeds: the bootstrap carries the seed variance, the exact
-            # interval of the pooled counts the small-count uncertainty the bootstrap cannot
-            # see (it collapses to a point when every trial succeeded); report their hull.
-            ci95 = hull(ci95, exact_ci)
-            interval = f"{CLOPPER_PEARSON}+{BOOTSTRAP_SEEDS}"
+        boot = cluster_bootstrap(table, resamples=resamples, seed=seed, level=level)
+        value, bounds, undefined = table.value, boot.bounds, boot.undefined
+        interval = BOOTSTRAP if len(seeds) == 1 else CLUSTER_BOOTSTRAP
+    half_width = seed_half_width(spread, level) if len(seeds) > 1 else None
+    if half_width is not None and math.isfinite(value) and all(map(math.isfinite, bounds)):
+        bounds = with_seed_variance(value, bounds, half_width)
+        if table.scale is not None:  # a rate stays a rate
+            bounds = (max(bounds[0], 0.0), min(bounds[1], table.scale))
+        interval = f"{interval}+{SEEDS_T}"
     direction = declared_direction(metric) if higher_is_better is None else higher_is_better
-    return MetricScore(value=spread.mean, ci95=ci95, support=support, higher_is_better=direction,
-                       signature=signature, interval=interval, undefined_resamples=undefined,
-                       seeds=spread if len(seeds) > 1 else None)
+    return MetricScore(value=value, ci95=bounds, support=table.support,
+                       higher_is_better=direction, signature=signature, interval=interval,
+                       undefined_resamples=undefined,
+                       seeds=spread if len(seeds) > 1 else None,
+                       seed_variance=half_width is not None)

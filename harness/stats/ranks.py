@@ -1,8 +1,4 @@
-"""Ranks of encoders: by one diagnostic, and by downstream tasks (Kerscher & Eger 2020, Table 1).
-
-Also ranks whole batches of bootstrap resamples at once (`rank_rows`, `average_rank_rows`), for
-rank intervals and the resampled Spearman correlations of harness.stats.paired.
-"""
+"""Ranks of encoders: by one diagnostic, and by downstream tasks (Kerscher & Eger 2020, Table 1)."""
 
 from __future__ import annotations
 
@@ -44,26 +40,3 @@ def downstream_rank(downstream: dict[str, dict[str, float]]) -> dict[str, int]:
             rank_lists.setdefault(encoder, []).append(r)
     mean_ranks = {encoder: float(np.mean(ranks)) for encoder, ranks in rank_lists.items()}
     return rank(mean_ranks, higher_is_better=False)
-
-
-def rank_rows(values: np.ndarray, higher_is_better: bool = True) -> np.ndarray:
-    """Rank each row of a (..., m) array at once: 1 best, ties share the best rank, as `rank`.
-
-    An undefined value (NaN) ranks last, below every defined one (undefined values tie among
-    themselves). Rank i = 1 + #{j : value j is better than value i}: O(m^2) per row, cheap for
-    the dozen encoders of a run and free of a Python loop over bootstrap resamples.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    oriented = np.where(np.isnan(values), -np.inf, values if higher_is_better else -values)
-    better = oriented[..., None, :] > oriented[..., :, None]
-    return 1 + better.sum(axis=-1)
-
-
-def average_rank_rows(values: np.ndarray) -> np.ndarray:
-    """Rank each row of a (..., m) array in ascending order, ties sharing the mean of their
-    places: `scipy.stats.rankdata(row, method="average")` for every row at once (the ranks
-    Spearman's rho correlates). Rank i = #{j : x_j < x_i} + (#{j : x_j = x_i} + 1) / 2."""
-    values = np.asarray(values, dtype=np.float64)
-    below = (values[..., None, :] < values[..., :, None]).sum(axis=-1)
-    equal = (values[..., None, :] == values[..., :, None]).sum(axis=-1)
-    return below + (equal + 1) / 2.0

@@ -68,7 +68,8 @@ def register_encoders(register: Register) -> None:
     register("gem", _build_gem, options=GemOptions, trainable=True,
              description="geometric embedding: orthogonal-basis word weights (Yang et al. 2018)")
     register("random-gaussian", _build_random_gaussian, options=RandomGaussianOptions,
+             control=True,
              description="control: i.i.d. N(0, 1) vectors, no information (the decoder's floor)")
-    register("random-lstm", _build_random_lstm, options=RandomLstmOptions,
+    register("random-lstm", _build_random_lstm, options=RandomLstmOptions, control=True,
              description="control: untrained BiLSTM-max over subword vectors, 2x dim "
                          "(Wieting & Kiela 2019)")

@@ -69,6 +69,10 @@ class RandomGaussianEncoder:
         of its own)."""
         return f"{self.name}/{self.version}/seed={self.seed}/{self.options.model_dump_json()}"
 
+    def declares(self) -> dict[str, Any]:
+        """No model: random vectors, which the seed in use and the dimension determine."""
+        return {"model": f"{self.name} (random vectors)", "seed": self.seed, "dim": self.dim}
+
     def encode(self, sentences: Sequence[str], batch_size: int = 256, *,
                split: str | None = None, start: int = 0) -> np.ndarray:
         """Return (n, dim) float32 standard normal vectors: rows `start`, `start + 1`, ... of
@@ -169,6 +173,16 @@ class RandomLstmEncoder:
         """Name, module version, options and the seed of the weights; the vocabulary's identity
         is part of the run's cache key already."""
         return f"{self.name}/{VERSION}/seed={self.seed}/{self.options.model_dump_json()}"
+
+    def declares(self) -> dict[str, Any]:
+        """No trained model: an untrained BiLSTM-Max whose weights the seed in use determines,
+        over the subword vectors named by `harness.identity.pooled_vectors` (none when the
+        vocabulary cannot say what it is), of 2 x the `dim` option."""
+        from harness.identity import pooled_vectors
+
+        vectors = pooled_vectors(self.vocab)
+        return {"model": f"{self.name} (untrained BiLSTM-Max)",
+                **({"vectors": vectors} if vectors else {}), "seed": self.seed, "dim": self.dim}
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return the (n, 2 x dim) float32 max-pooled BiLSTM states; zeros for an empty

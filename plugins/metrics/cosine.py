@@ -14,6 +14,10 @@ The output's vector is rounded to the dtype the input vectors were stored in (fl
 `encode: {dtype: float16}`), so an output identical to its input scores exactly 100 for a
 deterministic encoder. A zero vector has no direction: its cosine is defined as 0. An
 encoder that draws its vectors at random (the `random-gaussian` control) scores about 0.
+
+The chance level is the encoder's own: the mean cosine between each input vector and the vector
+of an unrelated test sentence (`chance_statistics`). Mean-pooled word vectors give unrelated
+sentences a cosine far above 0, so a high cosine says little until it is compared with that.
 """
 
 from __future__ import annotations
@@ -55,6 +59,15 @@ class CosineMetric:
         # Stored the way the inputs were, so an exact regeneration gives the very same vector.
         outputs = outputs.astype(inputs.dtype, copy=False)
         return row_cosines(outputs, np.asarray(inputs))[:, None]
+
+    def chance_statistics(self, encoder: InputEncoding, unrelated: np.ndarray) -> np.ndarray:
+        """Return an (n, 1) array: the cosine of each input vector to the input vector of the
+        unrelated sentence `unrelated[i]`, the encoder's chance level
+        (`harness.metric_protocols.ChanceLevelMetric`)."""
+        inputs = np.asarray(encoder.vectors)
+        if len(unrelated) != len(inputs):
+            raise ValueError(f"got {len(unrelated)} pairings for {len(inputs)} input vectors")
+        return row_cosines(inputs[np.asarray(unrelated)], inputs)[:, None]
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
         """Return 100 x the mean cosine, totals[..., 0] / count, over any leading batch dims."""
