@@ -176,20 +176,38 @@ def test_rank_intervals_follow_the_corrected_tests():
     assert places["low"].rank_ci95 == (3, 3)
 
 
-def test_rank_intervals_never_contradict_a_test():
+def test_rank_intervals_count_the_significant_differences():
+    """low = 1 + encoders significantly better, high = encoders ranked - those significantly
+    worse, by the corrected tests; the observed rank always lies inside."""
     rng = np.random.default_rng(5)
     statistics = {f"e{i}": [(rng.random((300, 1)) < rate).astype(float)]
                   for i, rate in enumerate([0.1, 0.12, 0.2, 0.22, 0.4])}
     ranking = paired_ranking(IdentityMetric(), statistics, higher_is_better=True, resamples=200,
                              seed=1)
-    for d in ranking.differences:
-        (la, ha), (lb, hb) = ranking.encoders[d.a].rank_ci95, ranking.encoders[d.b].rank_ci95
-        overlap = la <= hb and lb <= ha
-        assert overlap != d.significant or not d.significant
-        if not d.significant:
-            assert overlap
-    for place in ranking.encoders.values():
+    for name, place in ranking.encoders.items():
+        better = sum(d.significant and ((d.a == name and d.difference < 0)
+                                        or (d.b == name and d.difference > 0))
+                     for d in ranking.differences)
+        worse = sum(d.significant and ((d.a == name and d.difference > 0)
+                                       or (d.b == name and d.difference < 0))
+                    for d in ranking.differences)
+        assert place.rank_ci95 == (1 + better, 5 - worse)
         assert place.rank_ci95[0] <= place.rank <= place.rank_ci95[1]
+    assert any(d.significant for d in ranking.differences)
+    assert not all(d.significant for d in ranking.differences)
+
+
+def test_an_undefined_resample_is_left_out_of_the_permutation_p_value():
+    """Id/PERM, one seed, 6 sentences: a has a permutation only on sentence 0 (exact), b only
+    on sentence 1 (not exact). Of the 4 swap patterns of those sentences, the 2 that leave one
+    side without a permutation are undefined; the other 2 are as extreme as observed: p = 1."""
+    from harness.stats.significance import permutation_pvalue
+
+    a, b = np.zeros((6, 2)), np.zeros((6, 2))
+    a[0], b[1] = [1.0, 1.0], [0.0, 1.0]
+    tables = [sentence_table(IdentityPerPermutationMetric(), [x]) for x in (a, b)]
+    p = permutation_pvalue(*tables, permutations=999, rng=np.random.default_rng(0))
+    assert p == 1.0
 
 
 def test_an_undefined_encoder_is_not_ranked():
@@ -239,6 +257,17 @@ def test_fisher_interval_by_hand():
     kh = norm.ppf(0.975) * math.sqrt(0.437 / 5)
     assert kendall == pytest.approx((math.tanh(math.atanh(0.3) - kh),
                                      math.tanh(math.atanh(0.3) + kh)))
+
+
+def test_fisher_interval_holds_rho_below_one_even_above_the_rank_ceiling():
+    """Kendall with one tie, tau 0.989 over 10: above 1 - 4/(n(n-1)) = 0.956, still inside."""
+    from scipy.stats import kendalltau
+
+    tau = kendalltau(range(10), [0, 1, 2, 3, 4, 5, 6, 7, 8, 8])[0]
+    low, high = fisher_interval(tau, 10, "kendall")
+    assert low < tau < high
+    low, high = fisher_interval(0.999, 10, "pearson")
+    assert low < 0.999 < high
 
 
 def test_fisher_interval_is_never_a_point():

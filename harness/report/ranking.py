@@ -75,7 +75,8 @@ def stability_section(results: RunResults) -> Section | None:
             f"survives Holm's correction over all the pairs of the diagnostic (family-wise "
             f"error {ALPHA:g}). The rank interval runs from 1 + the number of encoders "
             "significantly better to the number ranked minus those significantly worse "
-            "(Klein, Wright & Wieczorek 2020), so it never contradicts a test."]
+            "(Klein, Wright & Wieczorek 2020); only a pair's own test says whether it "
+            "differs."]
     controls = results.correlations.controls
     if controls:
         text.append(f"Control encoders ({join_names(controls)}) are reference points, not "

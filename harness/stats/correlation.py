@@ -220,9 +220,10 @@ def fisher_interval(rho: float, n: int, method: str = "spearman", level: float =
     for Pearson, 1.06/(n-3) for Spearman, 0.437/(n-4) for Kendall; Fieller, Hartley & Pearson
     1957); the interval is tanh(z -/+ z_{(1+level)/2} sqrt(c / (n - d))). It reflects the
     uncertainty across encoders (which encoders happened to be evaluated), not across test
-    sentences. At |rho| = 1, where z is infinite, the far bound is taken at the next value the
-    statistic can reach (Spearman and Pearson 1 - 12/(n^3 - n), one adjacent swap of ranks;
-    Kendall 1 - 4/(n(n-1))) and the near bound is +-1. With n <= d it is [-1, 1].
+    sentences. At |rho| = 1, where z is infinite, the far bound is taken at the next value a
+    rank correlation without ties can reach (1 - 12/(n^3 - n) for Spearman and, by the same
+    rule, Pearson: one adjacent swap of ranks; Kendall 1 - 4/(n(n-1))) and the near bound is
+    +-1. Any |rho| < 1 is transformed as it is. With n <= d it is [-1, 1].
     """
     from scipy.stats import norm
 
@@ -231,7 +232,7 @@ def fisher_interval(rho: float, n: int, method: str = "spearman", level: float =
     if n <= d or not math.isfinite(rho):
         return -1.0, 1.0
     ceiling = 1.0 - (4.0 / (n * (n - 1)) if method == "kendall" else 12.0 / (n ** 3 - n))
-    clipped = math.copysign(min(abs(rho), ceiling), rho)
+    clipped = math.copysign(ceiling, rho) if abs(rho) >= 1.0 else rho
     half = float(norm.ppf((1.0 + level) / 2.0)) * math.sqrt(c / (n - d))
     z = math.atanh(clipped)
     low, high = math.tanh(z - half), math.tanh(z + half)

@@ -274,10 +274,11 @@ def with_seed_variance(value: float, bounds: tuple[float, float], half_width: fl
     """The interval `bounds` around `value` widened by an independent seed component of
     `half_width` on each side: v -/+ sqrt(sentence half-width^2 + seed half-width^2), the
     MOVER combination (Zou & Donner 2008) of the sentence-sampling interval and the t interval
-    of the mean over seeds (a two-level model: seeds, then sentences)."""
+    of the mean over seeds (a two-level model: seeds, then sentences). A bootstrap interval
+    that does not hold `value` (it can, for a skewed score) is first extended to it."""
     low, high = bounds
-    return value - math.hypot(value - low, half_width), value + math.hypot(high - value,
-                                                                           half_width)
+    return (value - math.hypot(max(value - low, 0.0), half_width),
+            value + math.hypot(max(high - value, 0.0), half_width))
 
 
 def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,

@@ -18,8 +18,10 @@ Every encoder of a run is scored on the same test sentences, and the sentence is
 - An encoder's rank interval follows from the corrected tests: from 1 + the number of encoders
   significantly better than it to the number of ranked encoders minus the number significantly
   worse (the construction of rank confidence intervals from simultaneous pairwise comparisons
-  of Klein, Wright & Wieczorek 2020). It always holds the observed rank and never contradicts a
-  test: two encoders whose difference is not significant have overlapping intervals.
+  of Klein, Wright & Wieczorek 2020). It always holds the observed rank. Only a pair's own test
+  says whether the pair differs: intervals that do not overlap do not (A significantly above C
+  and D, both significantly above B, separates A's and B's intervals whatever A against B
+  gives).
 
 Tests and intervals are conditional on the decoders trained: with several seeds a sentence's
 statistics are averaged over them, and seed-to-seed variance is not part of the comparison.

@@ -13,7 +13,8 @@ sentences, with the sentence as the unit (`harness.stats.units`).
   the paired permutation test (approximate randomisation, Noreen 1989; Riezler & Maxwell 2005
   for MT metrics): each resample swaps every sentence's rows (all seeds) between a and b with
   probability 1/2 and recomputes the difference of the scores; p = (1 + #{|d*| >= |d|}) /
-  (1 + R), which is a valid p-value for R random permutations (Phipson & Smyth 2010).
+  (1 + R), which is a valid p-value for R random permutations (Phipson & Smyth 2010), R
+  counting the permutations whose difference is defined.
 """
 
 from __future__ import annotations
@@ -96,8 +97,10 @@ def permutation_pvalue(a: SentenceTable, b: SentenceTable, *, permutations: int,
 
     Each of the `permutations` resamples swaps sentence i's rows between a and b where a fair
     coin says so: a's totals become T_a + s @ (rows_b - rows_a), b's T_b - s @ (rows_b -
-    rows_a), for a 0/1 swap vector s. Resamples whose difference is undefined never count as
-    extreme. NaN when the observed difference is undefined."""
+    rows_a), for a 0/1 swap vector s. The p-value is conditional on the difference being
+    defined: resamples whose difference is undefined (Id/PERM with no permutation left on one
+    side) are left out of both counts, p = (1 + extreme) / (1 + defined); 1 when none is
+    defined. NaN when the observed difference is undefined."""
     if permutations < 1:
         raise ValueError(f"permutations must be at least 1, got {permutations}")
     total_a, total_b = a.rows.sum(axis=0), b.rows.sum(axis=0)
@@ -106,11 +109,13 @@ def permutation_pvalue(a: SentenceTable, b: SentenceTable, *, permutations: int,
         return math.nan
     delta = b.rows - a.rows
     tolerance = 1e-9 * max(1.0, abs(observed))
-    extreme = 0
+    extreme = defined = 0
     chunk = max(1, _SWAP_CELLS // a.sentences)
     for start in range(0, permutations, chunk):
         swaps = rng.integers(0, 2, size=(min(chunk, permutations - start), a.sentences))
         moved = swaps.astype(np.float64) @ delta
         resampled = a.score(total_a + moved) - b.score(total_b - moved)
-        extreme += int(np.sum(np.abs(resampled) >= abs(observed) - tolerance))
-    return (1 + extreme) / (1 + permutations)
+        finite = np.isfinite(resampled)
+        defined += int(finite.sum())
+        extreme += int(np.sum(np.abs(resampled[finite]) >= abs(observed) - tolerance))
+    return (1 + extreme) / (1 + defined)
