@@ -81,7 +81,8 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
                    for m in spec.components("metric")}
     lower_is_better = frozenset(name for r in runs for name, score in r.metrics.items()
                                 if not score.higher_is_better)
-    controls = tuple(name for name in names if name not in spec.studied(names))
+    studied = spec.studied(names)
+    controls = tuple(name for name in names if name not in studied)
     correlations = correlate_diagnostics(diagnostics, downstream, method=spec.correlation.method,
                                          decoder=primary, rank_by=spec.correlation.rank_by,
                                          lower_is_better=lower_is_better, controls=controls)

@@ -369,7 +369,7 @@ class Spec(SpecDocument):
         `correlation.controls: include`, else those not registered as controls."""
         if self.correlation.controls == "include":
             return list(encoders)
-        controls = {e.name for e in self.encoders if e.info.control}
+        controls = set(self.controls())
         return [name for name in encoders if name not in controls]
 
     def controls(self) -> list[str]:

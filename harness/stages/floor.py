@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness.results import FloorGain, FloorGains, PairedDifference
+from harness.results import FloorGain, FloorGains, PairedDifference, defined
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.rankings import Chance, Statistics
@@ -68,7 +68,6 @@ def gains_over_floor(metrics: Mapping[str, Metric], statistics: Statistics, chan
     comparisons (one decoder and diagnostic) is Holm-corrected on its own.
     """
     from harness.stats import metric_score, paired_comparisons, sentence_table
-    from harness.stats.units import finite
 
     gains: dict[str, dict[str, dict[str, FloorGain]]] = {}
     for (decoder, name), scored in statistics.items():
@@ -91,7 +90,7 @@ def gains_over_floor(metrics: Mapping[str, Metric], statistics: Statistics, chan
                                          seed=seed, permutations=permutations)
         floors = {b: sentence_table(metric, compared[b]) for _, b in pairs}
         gains.setdefault(decoder, {})[name] = {
-            d.a: _gain(d, finite(floors[d.b].value), basis, floors[d.b].sentences)
+            d.a: _gain(d, defined(floors[d.b].value), basis, floors[d.b].sentences)
             for d in differences}
     if not gains:
         return None

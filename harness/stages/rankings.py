@@ -24,7 +24,6 @@ MIN_RANKED = 2
 """Encoders needed for a ranking: with one there is nothing to compare."""
 
 
-
 Statistics = dict[tuple[str, str], dict[str, list[np.ndarray]]]
 """(decoder, metric) -> encoder -> the per-sentence statistics of each seed, in the spec's
 encoder order."""

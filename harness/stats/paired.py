@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.results import DiagnosticRanking, PairedDifference, RankInterval
+from harness.results import defined as finite
 from harness.stats.intervals import (
     check_arguments,
     mover_difference,
@@ -46,7 +47,7 @@ from harness.stats.intervals import (
 from harness.stats.multiple import ALPHA, holm_adjusted
 from harness.stats.ranks import rank
 from harness.stats.significance import paired_test
-from harness.stats.units import SentenceTable, check_comparable, finite, sentence_table
+from harness.stats.units import SentenceTable, check_comparable, sentence_table
 
 if TYPE_CHECKING:
     from harness.protocols import Metric

@@ -24,7 +24,6 @@ Two kinds of rows:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -166,8 +165,3 @@ def check_comparable(tables: Sequence[SentenceTable], names: Sequence[str]) -> N
              t.rows.shape[1]) for t in tables}) > 1:
         raise ValueError("every encoder must have the same number of decoder seeds to be "
                          f"compared, got {dict(zip(names, (t.seeds for t in tables)))}")
-
-
-def finite(value: float) -> float | None:
-    """`value` as a float, or None when it is not finite (undefined)."""
-    return float(value) if math.isfinite(value) else None
