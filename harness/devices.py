@@ -1,8 +1,16 @@
-"""Which torch device a run uses: `auto` resolved, and devices this machine lacks refused."""
+"""Which torch device a run uses (`auto` resolved, devices this machine lacks refused) and the
+precision decoders train and generate in there."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING
+
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    import torch
 
 
 def resolve_device(requested: str) -> str:
@@ -23,3 +31,16 @@ def resolve_device(requested: str) -> str:
         raise HarnessError(f"device {requested!r}: MPS is not available here; use device cpu or "
                            "auto (`--set device=cpu`)")
     return requested
+
+
+def mixed_precision(device: torch.device) -> Callable[[], AbstractContextManager[object]]:
+    """Return a factory of the autocast context decoders run in on `device`: bf16 autocast on
+    CUDA (bf16 has float32's exponent range, so no loss scaling is needed), none elsewhere
+    (CPU autocast is slow for LSTMs and would change the CPU results).
+
+    Models keep their own float32 islands inside it (the decoders' LSTMs, `full_precision`)."""
+    import torch
+
+    if device.type == "cuda":
+        return lambda: torch.autocast("cuda", dtype=torch.bfloat16)
+    return nullcontext

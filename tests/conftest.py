@@ -8,6 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# cuBLAS reproducible under torch's deterministic algorithms (tests/test_gpu.py); read when CUDA
+# starts, so set before any test touches it. No effect without a GPU.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 
 @pytest.fixture(scope="module")
@@ -29,3 +32,5 @@ def pytest_configure(config) -> None:  # noqa: ANN001 - pytest hook
         "markers", "integration: installs the example plugin packages with pip")
     config.addinivalue_line(
         "markers", "ray: starts a local Ray instance (the Ray executor's tests)")
+    config.addinivalue_line(
+        "markers", "gpu: needs a CUDA device; skipped, with that reason, where torch sees none")

@@ -36,3 +36,30 @@ def make_model(vocab: FakeVocab, input_dim: int, seed: int = 0, **options: objec
     """A freshly seeded mos-lstm over `vocab` for `input_dim`-d sentence vectors."""
     torch.manual_seed(seed)
     return build_mos_lstm(MosLstmOptions(**options), BuildContext(vocab=vocab, input_dim=input_dim))
+
+
+def copy_task(n: int = 32, vocab_size: int = 24,
+              seed: int = 0) -> tuple[np.ndarray, list[list[int]]]:
+    """Sentences of random subwords, each with a one-hot code of its identity as its vector."""
+    rng = np.random.default_rng(seed)
+    ids = [rng.integers(3, vocab_size, size=rng.integers(2, 7)).tolist() for _ in range(n)]
+    return np.eye(n, dtype=np.float32), ids
+
+
+class Killed(Exception):
+    """Stands for the process being killed."""
+
+
+def kill_at(model: torch.nn.Module, call: int) -> None:
+    """Make the model's `call`-th training forward pass raise, as if the process died there."""
+    calls, forward = 0, model.forward
+
+    def dying_forward(*args: torch.Tensor) -> torch.Tensor:
+        nonlocal calls
+        if model.training:
+            calls += 1
+            if calls == call:
+                raise Killed
+        return forward(*args)
+
+    model.forward = dying_forward  # an instance attribute: not part of the state dict

@@ -13,6 +13,7 @@ import torch
 from harness.errors import DataError, HarnessError
 from harness.generation.perplexity import reference_nll
 from harness.generation.search import greedy_search
+from harness.training import trainer as trainer_module
 from harness.training.batches import bucketed_batches, split_validation
 from harness.training.checkpoint import read_checkpoints
 from harness.training.options import (
@@ -23,17 +24,9 @@ from harness.training.options import (
 )
 from harness.training.trainer import DivergedError, train_decoder
 from harness_plugins.decoders.options import MosLstmOptions
-from tests.decoder_fakes import BOS, EOS, make_model, make_vocab
+from tests.decoder_fakes import BOS, EOS, Killed, copy_task, kill_at, make_model, make_vocab
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def copy_task(n: int = 32, vocab_size: int = 24,
-              seed: int = 0) -> tuple[np.ndarray, list[list[int]]]:
-    """Sentences of random subwords, each with a one-hot code of its identity as its vector."""
-    rng = np.random.default_rng(seed)
-    ids = [rng.integers(3, vocab_size, size=rng.integers(2, 7)).tolist() for _ in range(n)]
-    return np.eye(n, dtype=np.float32), ids
 
 
 # Small, regularised (dropout draws make the restored RNG state matter), checkpointing mid-epoch.
@@ -42,25 +35,6 @@ SMALL = {"layers": 2, "hidden": 16, "experts": 2, "dropout": 0.3, "dropout_input
          "weight_drop": 0.3}
 RUN = {"epochs": 3, "batch_size": 4, "lr": 5e-3, "clip": 0.5, "val_fraction": 0.25,
        "checkpoint_every": 2, "log_every": 3}
-
-
-class Killed(Exception):
-    """Stands for the process being killed."""
-
-
-def kill_at(model: torch.nn.Module, call: int) -> None:
-    """Make the model's `call`-th training forward pass raise, as if the process died there."""
-    calls, forward = 0, model.forward
-
-    def dying_forward(*args: torch.Tensor) -> torch.Tensor:
-        nonlocal calls
-        if model.training:
-            calls += 1
-            if calls == call:
-                raise Killed
-        return forward(*args)
-
-    model.forward = dying_forward  # an instance attribute: not part of the state dict
 
 
 def train_until_killed(data: tuple, work: Path, call: int) -> None:
@@ -417,6 +391,29 @@ def test_a_non_finite_gradient_stops_training_before_the_update(data, tmp_path: 
     assert [c.meta["steps"] for c in kept] == [4, 3]
     assert all(torch.isfinite(t).all() for c in kept for t in c.tensors.values()
                if t.is_floating_point())
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_the_device_side_guard_skips_a_non_finite_update_and_names_its_step(
+        data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CUDA's path, run on the CPU (fused optimisers take the same `found_inf` flag there): the
+    update of step 5 is skipped on the device, and the read before step 6's checkpoint raises,
+    naming step 5. tests/test_gpu.py checks it on a GPU, with the host reads counted."""
+    monkeypatch.setattr(trainer_module, "skips_on_device", lambda device: True)
+    vocab, vectors, ids = data
+    model = make_model(vocab, 16, seed=3, **SMALL)
+    calls = 0
+
+    def poison(grad: torch.Tensor) -> torch.Tensor:
+        nonlocal calls
+        calls += 1
+        return grad * float("nan") if calls == 5 else grad
+
+    model.output_bias.register_hook(poison)
+    with pytest.raises(DivergedError, match=r"update skipped\) at step 5, .*step-0000000004"):
+        train(model, vocab, vectors, ids, tmp_path)
+    assert calls == 6  # step 6 ran before the host read
+    assert [c.meta["steps"] for c in read_checkpoints(tmp_path / "ckpt")] == [4, 3]
     assert all(torch.isfinite(p).all() for p in model.parameters())
 
 

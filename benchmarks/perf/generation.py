@@ -90,6 +90,10 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the paper's decoder: 3 layers of 1024 (last 650), 5 experts, "
                              "its dropouts and weight drop")
     parser.add_argument("--batch-size", type=int, default=64, help="training batch size")
+    parser.add_argument("--vocab-size", type=int, help="pad the trained vocabulary with random "
+                        "vectors to this many subwords, which no sentence uses: the output "
+                        "layer's cost grows with it (a 50k vocabulary from a small corpus)")
+    parser.add_argument("--out", type=Path, help="also write the JSON report to this file")
 
 
 def decoder_options(args: argparse.Namespace) -> MosLstmOptions:
@@ -138,6 +142,12 @@ def prepare_data(args: argparse.Namespace, workdir: Path) -> Data:
         vocab = train_subword_vocab(train, vocab_dir, bpe_size=args.bpe_size, dim=args.dim,
                                     epochs=5)
     train_ids, test_ids = vocab.encode(train), vocab.encode(test)
+    if args.vocab_size and args.vocab_size > len(vocab):
+        # Rows like the trained ones in scale, appended after every id the segmenter emits.
+        rng = np.random.default_rng(args.seed)
+        extra = rng.normal(0.0, float(vocab.vectors.std()), (args.vocab_size - len(vocab),
+                                                             vocab.dim))
+        vocab.vectors = np.concatenate([vocab.vectors, extra.astype(np.float32)])
     return Data(vocab, train_ids, average_vectors(vocab, train_ids), test_ids,
                 average_vectors(vocab, test_ids))
 
@@ -209,6 +219,27 @@ def timed(fn: Any) -> tuple[Any, float]:
     return result, time.perf_counter() - started
 
 
+def peak_memory(device: str, fn: Any) -> tuple[Any, float | None]:
+    """Run `fn` and return its result and the GPU memory peak (GiB) it reached on a CUDA
+    `device` (None elsewhere)."""
+    if not device.startswith("cuda"):
+        return fn(), None
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    result = fn()
+    torch.cuda.synchronize(device)
+    return result, torch.cuda.max_memory_allocated(device) / 2**30
+
+
+def emit(report: dict[str, Any], out: Path | None) -> None:
+    """Print the report as JSON, and write it to `out` too when given."""
+    text = json.dumps(report, indent=1)
+    print(text)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_arguments(parser)
@@ -224,6 +255,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="sentences per batch of our search")
     parser.add_argument("--released-sentences", type=int, default=100,
                         help="sentences for the released algorithm (0 = skip)")
+    parser.add_argument("--baseline-sentences", type=int,
+                        help="decode only the first this many sentences with the one-sentence-"
+                             "at-a-time searches (default: all); their rates and agreement are "
+                             "over those, ours over all")
     args = parser.parse_args(argv)
     with benchmark_data(args) as (workdir, data):
         model = trained_model(args, data, workdir)
@@ -232,21 +267,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   "stop_after": args.stop_after}
         vectors = data.test_vectors
         beam_search(model, vectors[:8], batch_size=8, device=args.device, **search)  # warm-up
-        ours, ours_s = timed(lambda: beam_search(model, vectors, batch_size=args.generate_batch,
-                                                 device=args.device, **search))
+        (ours, ours_s), ours_gib = peak_memory(args.device, lambda: timed(lambda: beam_search(
+            model, vectors, batch_size=args.generate_batch, device=args.device, **search)))
+        few = vectors[:args.baseline_sentences]
+        # The baselines' rates are over `few`; ours, for their comparison, prorated to them.
+        ours_few_s = ours_s * len(few) / len(vectors)
         released_path = ReleasedStepModel(model).to(args.device).eval()
-        baseline, baseline_s = timed(lambda: [priority_queue_beam_search(
-            released_path, v, device=args.device, **search) for v in vectors])
+        (baseline, baseline_s), baseline_gib = peak_memory(args.device, lambda: timed(
+            lambda: [priority_queue_beam_search(released_path, v, device=args.device, **search)
+                     for v in few]))
         lean, lean_s = timed(lambda: [priority_queue_beam_search(
-            model, v, device=args.device, **search) for v in vectors])
+            model, v, device=args.device, **search) for v in few])
+        # Generated tokens: each hypothesis's subwords, and its eos when it ended.
+        tokens = sum(len(h.ids) + (len(h.ids) < args.max_len) for h in ours)
         report: dict[str, Any] = {
             **report_header("generation", args, model, data,
                             {"layers", "hidden", "last_hidden", "experts"}),
             "sentences": len(vectors),
             "search": {k: v for k, v in search.items() if not k.endswith("_id")},
-            "ours": {"seconds": ours_s, "sentences_per_s": len(vectors) / ours_s},
-            "baseline": compared(ours, ours_s, baseline, baseline_s),
-            "per_sentence_harness_model": compared(ours, ours_s, lean, lean_s),
+            "ours": {"seconds": ours_s, "sentences_per_s": len(vectors) / ours_s,
+                     "generated_tokens_per_s": tokens / ours_s, "peak_gib": ours_gib},
+            "baseline": {**compared(ours[:len(few)], ours_few_s, baseline, baseline_s),
+                         "peak_gib": baseline_gib},
+            "per_sentence_harness_model": compared(ours[:len(few)], ours_few_s, lean, lean_s),
             "mean_output_subwords": float(np.mean([len(h.ids) for h in ours])),
         }
         if args.released_sentences:
@@ -257,7 +300,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 for v in subset])
             report["released"] = compared(ours[:len(subset)], ours_s * len(subset) / len(vectors),
                                           released, released_s)
-    print(json.dumps(report, indent=1))
+    emit(report, args.out)
     return report
 
 

@@ -12,6 +12,11 @@ Both train the same `mos-lstm` configuration from the same initial weights on th
 
 Prints one JSON object with the tokens/s of each and their ratio.
 
+With `--profile FILE`, a further short run of ours is traced with the torch profiler: FILE gets
+the operators by GPU time, and the report the time the GPU was busy against the wall-clock time,
+kernel launches and host synchronisations (where the steps lose time: kernels, launch overhead
+or waits for the host).
+
     python benchmarks/perf/training.py                    # synthetic corpus, CPU
     python benchmarks/perf/training.py --device cuda --paper --batch-size 128 --steps 200
 """
@@ -20,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import shutil
 import sys
 import time
@@ -39,7 +43,14 @@ from harness_plugins.decoders.lstm import build_mos_lstm
 
 # The data preparation and model arguments are the generation benchmark's (same directory).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generation import add_common_arguments, benchmark_data, decoder_options, report_header  # noqa: E402
+from generation import (  # noqa: E402
+    add_common_arguments,
+    benchmark_data,
+    decoder_options,
+    emit,
+    peak_memory,
+    report_header,
+)
 from released import PaperStyleMoS  # noqa: E402
 
 ARCHITECTURE = {"layers", "hidden", "last_hidden", "experts", "dropout", "dropout_input",
@@ -77,6 +88,35 @@ def paper_style_tokens_per_s(module: PaperStyleMoS, batches: list[np.ndarray], d
     return tokens / (time.perf_counter() - started)
 
 
+def profiled(run: Any, device: str, table: Path) -> dict[str, Any]:
+    """Trace `run()` with the torch profiler; write its operators by GPU time to `table` and
+    return where the time went: GPU busy vs wall clock, launches, host synchronisations."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device.startswith("cuda"):
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as trace:
+        started = time.perf_counter()
+        run()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+        wall = time.perf_counter() - started
+    events = trace.key_averages()
+    device_s = sum(getattr(e, "self_device_time_total", 0.0) for e in events) / 1e6
+    table.parent.mkdir(parents=True, exist_ok=True)
+    sort = "self_device_time_total" if device.startswith("cuda") else "self_cpu_time_total"
+    table.write_text(events.table(sort_by=sort, row_limit=60), encoding="utf-8")
+
+    def calls(*names: str) -> dict[str, Any]:
+        return {e.key: {"count": e.count, "host_s": e.cpu_time_total / 1e6}
+                for e in events if any(n in e.key for n in names)}
+
+    return {"wall_s": wall, "gpu_busy_s": device_s, "gpu_busy_fraction": device_s / wall,
+            "launches": sum(e.count for e in events if "LaunchKernel" in e.key),
+            "synchronisations": calls("Synchronize", "cudaMemcpy"), "table": str(table)}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_arguments(parser)
@@ -84,6 +124,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps before timing")
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--clip", type=float, default=0.25)
+    parser.add_argument("--profile", type=Path, help="profile 20 more steps of ours; write the "
+                        "operator table here")
     args = parser.parse_args(argv)
     with benchmark_data(args) as (workdir, data):
         torch.manual_seed(args.seed)
@@ -99,8 +141,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         batches = bucketed_batches(subset, lengths, args.batch_size, args.seed, epoch=1)
 
         paper_model = PaperStyleMoS(model)
-        paper = paper_style_tokens_per_s(paper_model, batches, data, lr=args.lr,
-                                         clip=args.clip, warmup=args.warmup, device=args.device)
+        profile_model = copy.deepcopy(model) if args.profile else None
+        paper, paper_gib = peak_memory(args.device, lambda: paper_style_tokens_per_s(
+            paper_model, batches, data, lr=args.lr, clip=args.clip, warmup=args.warmup,
+            device=args.device))
+        paper_model.to("cpu")  # off the GPU: the next peak is ours alone
 
         warm = copy.deepcopy(model)
         options = TrainingOptions(epochs=1, batch_size=args.batch_size, lr=args.lr,
@@ -113,19 +158,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         train_decoder(warm, data.vocab, data.train_vectors[:warm_n], data.train_ids[:warm_n],
                       options, checkpoint_dir=workdir / "warm",
                       log_path=workdir / "warm" / "log.jsonl", **common)
-        summary = train_decoder(model, data.vocab, data.train_vectors[:needed],
-                                data.train_ids[:needed], options,
-                                checkpoint_dir=workdir / "ours",
-                                log_path=workdir / "ours" / "log.jsonl", **common)
+        del warm
+        summary, ours_gib = peak_memory(args.device, lambda: train_decoder(
+            model, data.vocab, data.train_vectors[:needed], data.train_ids[:needed], options,
+            checkpoint_dir=workdir / "ours", log_path=workdir / "ours" / "log.jsonl", **common))
+        profile = None
+        if profile_model is not None:
+            shutil.rmtree(workdir / "profile", ignore_errors=True)
+            few = 20 * args.batch_size
+            profile = profiled(lambda: train_decoder(
+                profile_model, data.vocab, data.train_vectors[:few], data.train_ids[:few],
+                options, checkpoint_dir=workdir / "profile",
+                log_path=workdir / "profile" / "log.jsonl", **common), args.device, args.profile)
     report = {
         **report_header("training", args, model, data, ARCHITECTURE),
         "batch_size": args.batch_size, "steps": len(batches) - args.warmup,
-        "ours": {"tokens_per_s": summary.tokens_per_s,
+        "ours": {"tokens_per_s": summary.tokens_per_s, "peak_gib": ours_gib,
                  "precision": "bf16 autocast" if args.device.startswith("cuda") else "fp32"},
-        "paper_style": {"tokens_per_s": paper, "precision": "fp32"},
+        "paper_style": {"tokens_per_s": paper, "peak_gib": paper_gib, "precision": "fp32"},
         "ratio": summary.tokens_per_s / paper,
+        "profile_of_ours": profile,
     }
-    print(json.dumps(report, indent=1))
+    emit(report, args.out)
     return report
 
 

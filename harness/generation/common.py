@@ -7,7 +7,7 @@ Its own module so that the batched beam search (`search`), the batched released 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
+
+from harness import devices
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,7 @@ def generating(model: nn.Module, device: str | torch.device) -> Iterator[tuple[t
     was_training = model.training
     model.to(device).eval()
     # bf16 on CUDA as in training; the log-probabilities themselves stay float32.
-    autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda"
-                else nullcontext)
+    autocast = devices.mixed_precision(device)
     try:
         with torch.inference_mode():
             yield device, autocast

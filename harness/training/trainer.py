@@ -3,8 +3,15 @@
 The decoder learns to regenerate each training sentence from its vector (Kerscher & Eger 2020,
 section 2): the loss is the token-level negative log-likelihood of `ids + [eos]` given
 `[bos] + ids` and the sentence vector. Checkpoints hold the weights, the optimiser, the random
-generators and the position in the epoch's batch order, so on a CPU a run killed at any moment
-and rerun ends with the same weights as an uninterrupted one.
+generators and the position in the epoch's batch order, so a run killed at any moment and rerun
+ends with the same weights as an uninterrupted one (on a GPU, with torch's deterministic
+algorithms; tests/test_gpu.py).
+
+A non-finite loss or gradient never reaches the weights. On a CPU each step is checked before
+its update. On CUDA a per-step check would stall the GPU on a host read every step, so the check
+stays on the device: a fused optimiser skips the update when the step's loss or gradient norm is
+not finite (the `found_inf` mechanism of AMP's GradScaler), the first such step is noted on the
+device, and the host reads it every `_SYNC_EVERY` steps and before every checkpoint.
 """
 
 from __future__ import annotations
@@ -13,7 +20,6 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from harness import devices
 from harness.devices import resolve_device
 from harness.errors import DataError, HarnessError
 from harness.protocols import TrainingOptions, wants_vector_statistics
@@ -51,7 +58,7 @@ from harness.training.token_ids import TokenIds, sentence_lengths
 
 log = logging.getLogger(__name__)
 
-_SYNC_EVERY = 20  # on a GPU, read the loss back (progress, NaN check) this often
+_SYNC_EVERY = 20  # on CUDA, read the loss and the skip flag back (progress, faults) this often
 
 
 class DivergedError(HarnessError):
@@ -138,10 +145,17 @@ def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]] | T
                         f"got training vectors of shape {tuple(vectors.shape)}")
 
 
-def _optimizer(opts: TrainingOptions, params: list[nn.Parameter]) -> torch.optim.Optimizer:
-    if opts.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=opts.lr, weight_decay=opts.weight_decay)
-    return torch.optim.Adam(params, lr=opts.lr, weight_decay=opts.weight_decay)
+def skips_on_device(device: torch.device) -> bool:
+    """Whether training on `device` skips non-finite updates on the device (CUDA) rather than
+    checking every step on the host (elsewhere)."""
+    return device.type == "cuda"
+
+
+def _optimizer(opts: TrainingOptions, params: list[nn.Parameter],
+               fused: bool) -> torch.optim.Optimizer:
+    """Adam or SGD; `fused` ones take a `found_inf` flag and skip their update on the device."""
+    kind = torch.optim.SGD if opts.optimizer == "sgd" else torch.optim.Adam
+    return kind(params, lr=opts.lr, weight_decay=opts.weight_decay, fused=fused or None)
 
 
 class _Trainer:
@@ -156,7 +170,11 @@ class _Trainer:
         self.log, self.progress, self.who = training_log, progress, who
         model.to(device)
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.optimizer = _optimizer(opts, self.params)
+        self.on_device = skips_on_device(device)
+        self.optimizer = _optimizer(opts, self.params, fused=self.on_device)
+        self.sync_every = _SYNC_EVERY if self.on_device else 1
+        # The first step (1-based) whose update was skipped as non-finite, 0 while none was.
+        self.skipped = torch.zeros((), dtype=torch.long, device=device)
         self.lengths = sentence_lengths(ids)
         self.train_index, self.val_index = split_validation(len(ids), opts.val_fraction, seed)
         self.config = {**{name: getattr(opts, name) for name in RESULT_FIELDS},
@@ -164,9 +182,7 @@ class _Trainer:
         self.position = _Position()
         self.best: dict[str, torch.Tensor] | None = None
         self.last_checkpoint: Path | None = None
-        # bf16 autocast only on CUDA: CPU autocast is slow for LSTMs and would change results.
-        self.autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16))
-                         if device.type == "cuda" else nullcontext)
+        self.autocast = devices.mixed_precision(device)
 
     # --- the run --------------------------------------------------------------------------
 
@@ -222,7 +238,7 @@ class _Trainer:
             p.epoch_seconds += now - since
             p.log_seconds += now - since
             since = now
-            if self.device.type == "cpu" or p.steps % _SYNC_EVERY == 0:
+            if p.steps % self.sync_every == 0:
                 self._check_finite(epoch_loss, grad_norms)
                 grad_norms.zero_()
                 if self.progress:
@@ -244,6 +260,10 @@ class _Trainer:
                 self._checkpoint()
         bar.close()
         self._check_finite(epoch_loss, grad_norms)
+        # That read waited for the GPU's last steps: their time belongs to the epoch.
+        waited = time.perf_counter() - since
+        p.epoch_seconds += waited
+        p.log_seconds += waited
         p.epoch_loss, p.log_loss = float(epoch_loss), float(log_loss)
 
     def _step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -254,19 +274,28 @@ class _Trainer:
         loss_sum = nn.functional.nll_loss(log_probs.float().flatten(0, 1),
                                           batch.targets.flatten(), ignore_index=IGNORE,
                                           reduction="sum")
-        on_cpu = self.device.type == "cpu"
-        if on_cpu and not torch.isfinite(loss_sum.detach()):
+        step = self.position.steps + 1
+        if not self.on_device and not torch.isfinite(loss_sum.detach()):
             # Caught before the update, so the weights in memory stay finite too.
-            self._diverged(f"loss {loss_sum.item()}", self.position.steps + 1)
+            self._diverged(f"loss {loss_sum.item()}", step)
         self.optimizer.zero_grad(set_to_none=True)
         (loss_sum / batch.tokens).backward()
         # The norm before clipping (clip 0: an infinite threshold, no clipping); a non-finite
-        # one may leave non-finite gradients, but they never reach the weights on a CPU.
+        # one may leave non-finite gradients, which the update below never applies.
         grad_norm = nn.utils.clip_grad_norm_(self.params,
                                              self.opts.clip if self.opts.clip > 0 else math.inf)
-        if on_cpu and not torch.isfinite(grad_norm):
-            self._diverged(f"gradient norm {grad_norm.item()}", self.position.steps + 1)
-        self.optimizer.step()
+        if not self.on_device:
+            if not torch.isfinite(grad_norm):
+                self._diverged(f"gradient norm {grad_norm.item()}", step)
+            self.optimizer.step()
+        else:
+            bad = ~(torch.isfinite(loss_sum.detach()) & torch.isfinite(grad_norm))
+            self.optimizer.found_inf = bad.float()  # type: ignore[attr-defined]
+            try:
+                self.optimizer.step()
+            finally:
+                del self.optimizer.found_inf  # type: ignore[attr-defined]
+            self.skipped = torch.where(bad & (self.skipped == 0), step, self.skipped)
         return loss_sum.detach(), grad_norm.detach()
 
     def _end_epoch(self) -> None:
@@ -338,19 +367,23 @@ class _Trainer:
     # --- faults -----------------------------------------------------------------------------
 
     def _check_finite(self, loss: torch.Tensor, grad_norms: torch.Tensor) -> None:
-        """Raise DivergedError if the loss or a gradient norm summed in `grad_norms` is not
-        finite (one host sync for both)."""
-        finite = torch.stack([torch.isfinite(loss), torch.isfinite(grad_norms)]).tolist()
-        if not finite[0]:
+        """Raise DivergedError if an update was skipped as non-finite, or the loss or a gradient
+        norm summed in `grad_norms` is not finite (one host read for all three)."""
+        skipped, loss_finite, norms_finite = torch.stack([
+            self.skipped, torch.isfinite(loss).long(), torch.isfinite(grad_norms).long()]).tolist()
+        if skipped:
+            self._diverged("non-finite loss or gradient norm (its update skipped)", skipped,
+                           at="at")
+        if not loss_finite:
             self._diverged(f"loss {float(loss)}", self.position.steps)
-        if not finite[1]:
+        if not norms_finite:
             self._diverged("non-finite gradient norm", self.position.steps)
 
-    def _diverged(self, what: str, step: int) -> None:
+    def _diverged(self, what: str, step: int, at: str = "at or before") -> None:
         kept = (f"the last good checkpoint ({self.last_checkpoint}) is kept"
                 if self.last_checkpoint else "no checkpoint was written yet")
         raise DivergedError(
-            f"{self.who}: training diverged ({what} at or before step {step}, epoch "
+            f"{self.who}: training diverged ({what} {at} step {step}, epoch "
             f"{self.position.epoch}); {kept}; lower lr or clip and rerun",
             step=step, checkpoint=self.last_checkpoint)
 
