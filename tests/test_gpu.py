@@ -26,6 +26,7 @@ from harness.training.checkpoint import read_checkpoints
 from harness.training.log import TrainingLog
 from harness.training.options import TrainingOptions
 from harness.training.trainer import DivergedError, train_decoder
+from harness_plugins.decoders import mixture as mixture_module
 from tests.decoder_fakes import BOS, EOS, Killed, copy_task, kill_at, make_model, make_vocab
 
 pytestmark = [pytest.mark.gpu,
@@ -225,3 +226,25 @@ def test_a_non_finite_gradient_is_skipped_on_the_device_without_a_sync_per_step(
         syncing, [f"{w.filename}:{w.lineno}" for w in caught if "synchroniz" in str(w.message)])
     assert all(torch.isfinite(p).all() for p in model.parameters())
     assert not list(read_checkpoints(tmp_path / "ckpt"))  # none is written after a skip
+
+
+@pytest.mark.parametrize("shape", [(16, 9, 5, 10_000), (40, 5, 10_000), (3, 5, 50_000)])
+def test_the_fused_mixture_computes_the_eager_one(shape: tuple[int, ...]) -> None:
+    """The compiled mixture of softmaxes against the eager operations on the same bf16 logits:
+    log-probabilities and their gradients agree to float32 rounding, at training (B, T, K, V)
+    and search (rows, K, V) shapes, and the compiled form was used (no fallback)."""
+    generator = torch.Generator(device="cuda").manual_seed(sum(shape))
+    logits = (3 * torch.randn(shape, device="cuda", generator=generator)).bfloat16()
+    prior = torch.randn(shape[:-1], device="cuda", generator=generator).log_softmax(-1)
+    weights = torch.randn(shape[:-2] + shape[-1:], device="cuda", generator=generator)
+    results = []
+    for fn in (mixture_module.mixture, mixture_module.mixture_log_probs):
+        leaf = logits.clone().requires_grad_()
+        out = fn(leaf, prior)
+        (grad,) = torch.autograd.grad((out * weights).sum(), leaf)
+        results.append((out, grad.float()))
+    (fused, fused_grad), (eager, eager_grad) = results
+    assert mixture_module.FUSE_ON_CUDA and mixture_module._compiled is not None
+    assert fused.dtype == torch.float32 and torch.isfinite(fused).all()
+    torch.testing.assert_close(fused, eager, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(fused_grad, eager_grad, rtol=2e-2, atol=1e-3)  # bf16 gradients

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +42,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from harness import devices
 from harness.generation.reference import priority_queue_beam_search, released_beam_search
 from harness.generation.search import Hypothesis, beam_search
 from harness.protocols import BuildContext, TrainingOptions
 from harness.synthetic import generate_sentences
 from harness.training.trainer import load_decoder_state, save_decoder, train_decoder
 from harness.vocab import SubwordVocab, train_subword_vocab
+from harness_plugins.decoders import mixture as mixture_module
 from harness_plugins.decoders.lstm import build_mos_lstm
 from harness_plugins.decoders.options import PAPER_MOS_LSTM, MosLstmOptions
 
@@ -94,6 +96,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
                         "vectors to this many subwords, which no sentence uses: the output "
                         "layer's cost grows with it (a 50k vocabulary from a small corpus)")
     parser.add_argument("--out", type=Path, help="also write the JSON report to this file")
+    parser.add_argument("--eager-mixture", action="store_true", help="the mixture of softmaxes "
+                        "by eager operations on CUDA too, not fused (the 'before' figure)")
 
 
 def decoder_options(args: argparse.Namespace) -> MosLstmOptions:
@@ -176,6 +180,7 @@ def benchmark_data(args: argparse.Namespace) -> Iterator[tuple[Path, Data]]:
     benchmark's data."""
     if args.threads:
         torch.set_num_threads(args.threads)
+    mixture_module.FUSE_ON_CUDA = not args.eager_mixture
     with tempfile.TemporaryDirectory() as scratch:
         workdir = args.workdir or Path(scratch)
         yield workdir, prepare_data(args, workdir)
@@ -255,11 +260,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="sentences per batch of our search")
     parser.add_argument("--released-sentences", type=int, default=100,
                         help="sentences for the released algorithm (0 = skip)")
+    parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16",
+                        help="CUDA search precision: the harness's bf16 autocast, or float32 "
+                             "(both sides; for exact agreement)")
+    parser.add_argument("--profile", type=Path, help="profile ours on one batch; write the "
+                        "operator table here")
     parser.add_argument("--baseline-sentences", type=int,
                         help="decode only the first this many sentences with the one-sentence-"
                              "at-a-time searches (default: all); their rates and agreement are "
                              "over those, ours over all")
     args = parser.parse_args(argv)
+    if args.precision == "fp32":  # the searches' float32 path: no autocast, no TF32
+        devices.mixed_precision = lambda device: nullcontext
+        torch.backends.cudnn.allow_tf32 = False
     with benchmark_data(args) as (workdir, data):
         model = trained_model(args, data, workdir)
         search = {"beam": args.beam, "bos_id": data.vocab.bos_id, "eos_id": data.vocab.eos_id,
@@ -278,6 +291,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                      for v in few]))
         lean, lean_s = timed(lambda: [priority_queue_beam_search(
             model, v, device=args.device, **search) for v in few])
+        profile = None
+        if args.profile:
+            from training import profiled  # same directory; imports this module
+
+            batch = vectors[:args.generate_batch]
+            profile = profiled(lambda: beam_search(model, batch, batch_size=len(batch),
+                                                   device=args.device, **search),
+                               args.device, args.profile)
         # Generated tokens: each hypothesis's subwords, and its eos when it ended.
         tokens = sum(len(h.ids) + (len(h.ids) < args.max_len) for h in ours)
         report: dict[str, Any] = {
@@ -291,6 +312,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                          "peak_gib": baseline_gib},
             "per_sentence_harness_model": compared(ours[:len(few)], ours_few_s, lean, lean_s),
             "mean_output_subwords": float(np.mean([len(h.ids) for h in ours])),
+            "precision": args.precision if args.device.startswith("cuda") else "fp32",
+            "mixture": "eager" if args.eager_mixture else "fused on CUDA",
+            "profile_of_ours": profile,
         }
         if args.released_sentences:
             subset = vectors[:args.released_sentences]

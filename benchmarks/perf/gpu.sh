@@ -7,8 +7,10 @@
 #   OUT=gpu-results bash benchmarks/perf/gpu.sh CORPUS [WORKDIR]
 #
 # CORPUS: one sentence per line (docs/performance.md names the one used); WORKDIR keeps the
-# subword vocabulary between runs (trained on the first). Every result lands in $OUT as JSON
-# or text; the last lines printed summarise them.
+# subword vocabulary and the generation benchmark's decoder between runs (made on the first).
+# $OUT gets machine.json, gpu-tests.log, results.json (every benchmark report), profiles.txt
+# and benchmarks.log; the last lines printed summarise the reports. Each benchmark runs with
+# the mixture of softmaxes fused (the default on CUDA) and eager (the figure before fusing).
 set -u -o pipefail
 corpus=${1:?usage: OUT=dir bash benchmarks/perf/gpu.sh CORPUS [WORKDIR]}
 work=${2:-$(mktemp -d)}
@@ -53,27 +55,42 @@ python3 -m pytest -m gpu -ra -p no:cacheprovider tests/test_gpu.py 2>&1 | tee "$
 
 common=(--device cuda --paper --corpus "$corpus" --sentences 10000 --train-sentences 100000
         --bpe-size 10000 --dim 100 --batch-size 128 --workdir "$work")
-python3 benchmarks/perf/training.py "${common[@]}" --steps 150 --warmup 5 \
-    --out "$out/training-10k.json" --profile "$out/profile-10k.txt" > "$out/training.log" 2>&1
-python3 benchmarks/perf/training.py "${common[@]}" --steps 150 --warmup 5 --vocab-size 50000 \
-    --out "$out/training-50k.json" >> "$out/training.log" 2>&1
-python3 benchmarks/perf/generation.py "${common[@]}" --epochs 5 --beam 10 --max-len 30 \
-    --generate-batch 2000 --baseline-sentences 100 --released-sentences 20 \
-    --out "$out/generation.json" >> "$out/training.log" 2>&1
+reports="$work/reports"
+mkdir -p "$reports"
+log="$out/benchmarks.log"
+: > "$log"
+for vocab in 10000 50000; do
+    for mixture in fused eager; do
+        flags=(--steps 150 --warmup 5 --vocab-size "$vocab" --out "$reports/training-$vocab-$mixture.json")
+        [ "$mixture" = eager ] && flags+=(--eager-mixture)
+        [ "$mixture" = fused ] && flags+=(--profile "$reports/profile-training-$vocab.txt")
+        python3 benchmarks/perf/training.py "${common[@]}" "${flags[@]}" >> "$log" 2>&1
+    done
+done
+# The decoder is trained once (20 epochs) and kept in $work/model for the later runs.
+search=(--epochs 20 --beam 10 --max-len 30 --generate-batch 2000 --baseline-sentences 100)
+python3 benchmarks/perf/generation.py "${common[@]}" "${search[@]}" --released-sentences 20 \
+    --profile "$reports/profile-generation.txt" --out "$reports/generation-bf16-fused.json" >> "$log" 2>&1
+python3 benchmarks/perf/generation.py "${common[@]}" "${search[@]}" --released-sentences 0 \
+    --eager-mixture --out "$reports/generation-bf16-eager.json" >> "$log" 2>&1
+python3 benchmarks/perf/generation.py "${common[@]}" "${search[@]}" --released-sentences 0 \
+    --precision fp32 --out "$reports/generation-fp32-fused.json" >> "$log" 2>&1
 
-python3 - "$out" <<'EOF'
+python3 - "$reports" "$out" <<'EOF'
+"""One results.json of every report, one profiles.txt of every table, and a summary."""
 import json, pathlib, sys
-out = pathlib.Path(sys.argv[1])
-for name in ("training-10k.json", "training-50k.json", "generation.json"):
-    path = out / name
-    if not path.exists():
-        print(name, "missing: see training.log")
-        continue
-    r = json.loads(path.read_text())
+reports, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+results = {p.stem: json.loads(p.read_text()) for p in sorted(reports.glob("*.json"))}
+(out / "results.json").write_text(json.dumps(results, indent=1))
+(out / "profiles.txt").write_text("".join(f"== {p.stem}\n{p.read_text()}\n"
+                                          for p in sorted(reports.glob("profile-*.txt"))))
+for name, r in results.items():
+    profile = {k: v for k, v in (r.get("profile_of_ours") or {}).items()
+               if k in ("wall_s", "gpu_busy_s", "launches")}
     if "ratio" in r:
-        print(name, "ours", r["ours"], "paper-style", r["paper_style"], "ratio", round(r["ratio"], 2),
-              "profile", {k: v for k, v in (r.get("profile_of_ours") or {}).items() if k != "table"})
+        print(name, "ours", r["ours"], "paper-style", r["paper_style"], "ratio",
+              round(r["ratio"], 2), profile)
     else:
         print(name, "ours", r["ours"], "baseline", r["baseline"], "released", r.get("released"),
-              "mean subwords", r["mean_output_subwords"])
+              "mean subwords", round(r["mean_output_subwords"], 2), profile)
 EOF

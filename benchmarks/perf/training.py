@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                  "precision": "bf16 autocast" if args.device.startswith("cuda") else "fp32"},
         "paper_style": {"tokens_per_s": paper, "peak_gib": paper_gib, "precision": "fp32"},
         "ratio": summary.tokens_per_s / paper,
+        "mixture": "eager" if args.eager_mixture else "fused on CUDA",
         "profile_of_ours": profile,
     }
     emit(report, args.out)

@@ -25,6 +25,7 @@ from .common import (
     standardised,
     vocabulary_vectors,
 )
+from .mixture import mixture
 from .options import MosLstmOptions
 from .regularisation import WeightDropLSTM, embedding_dropout, locked_dropout
 
@@ -178,11 +179,10 @@ class MixtureOfSoftmaxesLSTM(VectorStandardisation, nn.Module):
         latent = locked_dropout(torch.tanh(self.latent(g)), self.dropout_latent, self.training)
         latent = latent.unflatten(-1, (self.experts, weight.size(1)))
         logits = F.linear(latent, weight, self.output_bias)  # (B, T, K, V)
-        # Mixture in log space: log P = logsumexp_k(log pi_k + log softmax_k), which avoids the
-        # log(p + 1e-8) underflow fix of the original MoS code.
+        # Mixture in log space (`mixture`), which avoids the log(p + 1e-8) underflow fix of
+        # the original MoS code.
         log_prior = F.log_softmax(self.prior(g).float(), dim=-1)  # (B, T, K)
-        log_experts = F.log_softmax(logits.float(), dim=-1)
-        return torch.logsumexp(log_prior.unsqueeze(-1) + log_experts, dim=-2)
+        return mixture(logits, log_prior)
 
     def extra_repr(self) -> str:
         return f"input_dim={self.input_dim}, vocab={self.vocab_size}, experts={self.experts}"
