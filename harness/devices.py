@@ -3,8 +3,8 @@ precision decoders train and generate in there."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
@@ -34,13 +34,26 @@ def resolve_device(requested: str) -> str:
 
 
 def mixed_precision(device: torch.device) -> Callable[[], AbstractContextManager[object]]:
-    """Return a factory of the autocast context decoders run in on `device`: bf16 autocast on
-    CUDA (bf16 has float32's exponent range, so no loss scaling is needed), none elsewhere
-    (CPU autocast is slow for LSTMs and would change the CPU results).
+    """Return a factory of the precision context decoders run in on `device`.
 
-    Models keep their own float32 islands inside it (the decoders' LSTMs, `full_precision`)."""
+    On CUDA: bf16 autocast (bf16 has float32's exponent range, so no loss scaling is needed),
+    and TF32 for the float32 matrix products left outside it (the LSTM cells of a search step,
+    as cuDNN's LSTMs in training already use). Elsewhere none: CPU autocast is slow for LSTMs
+    and would change the CPU results. Models keep their own float32 islands inside it (the
+    decoders' LSTMs, `full_precision`)."""
+    if device.type == "cuda":
+        return _cuda_mixed_precision
+    return nullcontext
+
+
+@contextmanager
+def _cuda_mixed_precision() -> Iterator[None]:
     import torch
 
-    if device.type == "cuda":
-        return lambda: torch.autocast("cuda", dtype=torch.bfloat16)
-    return nullcontext
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")  # TF32
+    try:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            yield
+    finally:
+        torch.set_float32_matmul_precision(previous)
