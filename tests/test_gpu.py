@@ -233,6 +233,7 @@ def test_the_fused_mixture_computes_the_eager_one(shape: tuple[int, ...]) -> Non
     """The compiled mixture of softmaxes against the eager operations on the same bf16 logits:
     log-probabilities and their gradients agree to float32 rounding, at training (B, T, K, V)
     and search (rows, K, V) shapes, and the compiled form was used (no fallback)."""
+    torch._dynamo.reset()  # a fresh compilation: earlier tests' models had other shapes
     generator = torch.Generator(device="cuda").manual_seed(sum(shape))
     logits = (3 * torch.randn(shape, device="cuda", generator=generator)).bfloat16()
     prior = torch.randn(shape[:-1], device="cuda", generator=generator).log_softmax(-1)

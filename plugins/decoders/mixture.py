@@ -56,7 +56,7 @@ def mixture(logits: torch.Tensor, log_prior: torch.Tensor) -> torch.Tensor:
     if not (FUSE_ON_CUDA and logits.is_cuda):
         return mixture_log_probs(logits, log_prior)
     if _compiled is None:
-        _compiled = torch.compile(_mixture_by_experts, dynamic=True, fullgraph=True)
+        _compiled = torch.compile(_mixture_by_experts, dynamic=True)
     try:
         return _compiled(logits, log_prior)
     except Exception as error:  # noqa: BLE001 - any compiler failure: fall back, never fail
