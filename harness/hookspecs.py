@@ -23,7 +23,7 @@ class Register(Protocol):
     def __call__(self, name: str, factory: Factory, *, description: str = "",
                  options: type[Options] = Options, availability: Availability | None = None,
                  trainable: bool = False, needs: tuple[str, ...] = (),
-                 control: bool = False) -> None:
+                 control: bool = False, pretrained: bool = False) -> None:
         """Register component `name` of the hook's kind.
 
         `name`: lower case letters, digits and hyphens, optionally a `:view` suffix.
@@ -34,7 +34,10 @@ class Register(Protocol):
         the samples, e.g. `("encoder",)` (`harness.metric_protocols.EncoderAwareMetric`);
         `control` marks an encoder that is a reference point rather than a model under study
         (a random or untrained baseline): it is kept out of the correlations across encoders
-        and the rankings unless a spec asks otherwise (`correlation.controls: include`).
+        and the rankings unless a spec asks otherwise (`correlation.controls: include`);
+        `pretrained` marks an encoder whose model was trained elsewhere: downstream tasks hand
+        it their text as they give it, where an encoder built from the run's corpus (its
+        vocabulary, a fit) gets the text normalised like that corpus (`corpus.normalise`).
         """
 
 

@@ -3,8 +3,9 @@
 Metric entries extend the schema with `needs`: what the metric is handed beyond the samples,
 e.g. `["encoder"]` for one that re-encodes its outputs (`harness.metric_protocols.
 EncoderAwareMetric`); encoder entries with `control`: true for a control encoder (a reference
-point kept out of correlations and rankings by default). Both are read from the registration,
-so listing builds nothing.
+point kept out of correlations and rankings by default) and `pretrained`: true for one whose
+model was trained elsewhere (it reads task text unnormalised). All are read from the
+registration, so listing builds nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def _entry(info: ComponentInfo) -> dict[str, Any]:
         entry["needs"] = list(info.needs)
     if info.kind == "encoder":
         entry["control"] = info.control
+        entry["pretrained"] = info.pretrained
     return entry
 
 

@@ -2,8 +2,9 @@
 
 Everything the core relies on a plugin for is declared here: the component protocols (encoders,
 decoders, downstream tasks), their optional parts, the options base classes, what a factory
-receives, the registered metadata, and the result types tasks return. The metric contracts are
-in `harness.metric_protocols` and re-exported here under their old names. Protocols are
+receives and the registered metadata. The metric contracts are in `harness.metric_protocols`,
+the downstream tasks' (their data and result types too) in `harness.task_protocols`; both are
+re-exported here under their old names. Protocols are
 `runtime_checkable`: any object with the right methods is evaluated without being registered.
 
 Optional parts are small protocols or documented attributes with defaults; the core reads them
@@ -17,8 +18,8 @@ appear in annotations only.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -65,6 +66,8 @@ class TrainingOptions(BaseModel):
                                           "for the validation loss; 0 = no validation")
     patience: int = Field(0, ge=0, description="stop after this many epochs without a lower "
                                                "validation loss (0 = never stop early)")
+    min_delta: float = Field(0.0, ge=0.0, description="an epoch improves (early stopping) only "
+                             "when its validation loss falls more than this below the lowest")
     checkpoint_every: int = Field(1000, ge=0, description="also checkpoint every N optimiser "
                                                           "steps within an epoch (0 = off)")
     log_every: int = Field(100, ge=0, description="log the training loss every N steps "
@@ -303,136 +306,32 @@ if TYPE_CHECKING:
     )
 
 
+TASK_CONTRACTS: tuple[str, ...] = (
+    "Encode", "Examples", "TaskData", "TaskResult", "DownstreamTask", "GeneratedTask")
+
+if TYPE_CHECKING:
+    from harness.task_protocols import (  # noqa: F401 - re-exported
+        DownstreamTask,
+        Encode,
+        Examples,
+        GeneratedTask,
+        TaskData,
+        TaskResult,
+    )
+
+
 def __getattr__(name: str) -> Any:
-    """The metric contracts of `harness.metric_protocols`, under their old address."""
+    """The metric contracts of `harness.metric_protocols` and the task contracts of
+    `harness.task_protocols`, under their old address."""
     if name in METRIC_CONTRACTS:
         from harness import metric_protocols
 
         return getattr(metric_protocols, name)
+    if name in TASK_CONTRACTS:
+        from harness import task_protocols
+
+        return getattr(task_protocols, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# ------------------------------------------------------------------------------ downstream tasks
-
-
-Encode = Callable[[list[str]], "np.ndarray"]
-"""Sentences -> float array (len(sentences), dim); given to `evaluate` by the core."""
-
-
-@dataclass(frozen=True)
-class Examples:
-    """One split of a task: sentences (or sentence pairs) and their labels.
-
-    `first` holds the sentences, `second` the other side of each pair (None for single-sentence
-    tasks). `labels` holds class ids (int64) for classification and gold scores (float64) for
-    relatedness/similarity.
-    """
-
-    first: tuple[str, ...]
-    labels: np.ndarray
-    second: tuple[str, ...] | None = None
-
-    def __len__(self) -> int:
-        return len(self.first)
-
-
-@dataclass(frozen=True)
-class TaskData:
-    """A task's splits as read from disk.
-
-    Split names are the task's own (`all`, `train`/`dev`/`test`, one per subset, ...).
-    `classes` names the class ids of a classification task; `files` are the files read, in
-    reading order.
-    """
-
-    name: str
-    splits: Mapping[str, Examples]
-    files: tuple[Path, ...] = ()
-    classes: tuple[str, ...] = ()
-
-    def sizes(self) -> dict[str, int]:
-        """Return split name -> number of examples."""
-        return {split: len(examples) for split, examples in self.splits.items()}
-
-
-@dataclass(frozen=True)
-class TaskResult:
-    """The outcome of one task for one encoder.
-
-    `score` is the task's headline number (`metric` names it); `scores` holds every sub-score
-    (dev accuracy, F1, Spearman, per-subset correlations, ...). `columns` are the values under the
-    names reference tables use (e.g. `{"MRPC": 73.2, "MRPC-F1": 81.0}`).
-    """
-
-    task: str
-    metric: str
-    score: float
-    scores: Mapping[str, float]
-    n_train: int
-    n_dev: int
-    n_test: int
-    config: str
-    seed: int
-    columns: Mapping[str, float] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the result as JSON-ready data (the cache and results.json store this)."""
-        return {"task": self.task, "metric": self.metric, "score": self.score,
-                "scores": dict(self.scores), "n_train": self.n_train, "n_dev": self.n_dev,
-                "n_test": self.n_test, "config": self.config, "seed": self.seed,
-                "columns": dict(self.columns), "seconds": self.seconds}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TaskResult:
-        """Return the result `to_json` wrote."""
-        return cls(task=str(data["task"]), metric=str(data["metric"]), score=float(data["score"]),
-                   scores={str(k): float(v) for k, v in data["scores"].items()},
-                   n_train=int(data["n_train"]), n_dev=int(data["n_dev"]),
-                   n_test=int(data["n_test"]), config=str(data["config"]), seed=int(data["seed"]),
-                   columns={str(k): float(v) for k, v in data.get("columns", {}).items()},
-                   seconds=float(data.get("seconds", 0.0)))
-
-
-@runtime_checkable
-class DownstreamTask(Protocol):
-    """A downstream evaluation: what a `register_tasks` factory returns.
-
-    `name` is the task as reference tables spell it (`MR`, `SICK-R`, `STS14`); `version` changes
-    whenever loading or evaluation changes the result (it is part of cache keys).
-    `files(data_dir)` lists the files `load` reads, so the core can digest them for its cache key
-    and check them before a run without loading. `evaluate` is handed an `encode` callable
-    (sentences -> vectors, batched and checked by the core), so a task never sees the encoder, and
-    must be deterministic given `seed`. Optional part: `GeneratedTask`.
-    """
-
-    name: str
-    version: str
-
-    def files(self, data_dir: Path) -> list[Path]:
-        """Return the data files this task reads under `data_dir`."""
-
-    def load(self, data_dir: Path) -> TaskData:
-        """Read the task's splits; raise `harness.errors.DataError` naming the file on a problem."""
-
-    def evaluate(self, encode: Encode, data_dir: Path, *, config: str = "prototyping",
-                 seed: int = 1111, device: str = "cpu") -> TaskResult:
-        """Encode the task's sentences with `encode`, train/evaluate, and return the result."""
-
-
-@runtime_checkable
-class GeneratedTask(DownstreamTask, Protocol):
-    """Optional for a task: one whose data the harness generates itself (no `data_dir`).
-
-    The core calls `generate(directory)` on a cache directory named after `data_key()` before
-    `evaluate(..., directory)`; `generate` is idempotent and writes atomically.
-    """
-
-    def data_key(self) -> str:
-        """Return what determines the generated files (generator versions, seed, sizes)."""
-
-    def generate(self, directory: Path) -> None:
-        """Write the task's data into `directory` unless it is already complete."""
 
 
 # ------------------------------------------------------------------------------- registration
@@ -446,7 +345,9 @@ class ComponentInfo:
     imports no model code. `availability` follows `Availability`. `needs` is what a metric
     needs beyond the samples (`harness.metric_protocols.EncoderAwareMetric`), shown by
     `harness list`; the metric declares the same in its own `needs`. `control`: a control
-    encoder, a reference point kept out of correlations and rankings by default."""
+    encoder, a reference point kept out of correlations and rankings by default.
+    `pretrained`: an encoder whose model was trained elsewhere, which reads text as a task
+    gives it (not normalised like the run's corpus)."""
 
     kind: str
     name: str
@@ -457,6 +358,7 @@ class ComponentInfo:
     trainable: bool = False
     needs: tuple[str, ...] = ()
     control: bool = False
+    pretrained: bool = False
     plugin: str = ""
     distribution: str = ""
     version: str = ""

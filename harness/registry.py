@@ -76,7 +76,7 @@ def build(info: ComponentInfo, options: Options, context: BuildContext, purpose:
 def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
               options: Any = Options, availability: Callable[[], str | None] | None = None,
               trainable: bool = False, needs: Any = (), control: bool = False,
-              plugin: str = "",
+              pretrained: bool = False, plugin: str = "",
               distribution: str = "", version: str = "") -> ComponentInfo:
     """Validate what a plugin passed to `register` and return the component's metadata."""
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
@@ -94,13 +94,15 @@ def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
         raise RegistrationError(f"{kind} {name!r}: availability must be callable or None")
     if needs and kind != "metric":
         raise RegistrationError(f"{kind} {name!r}: only metrics declare `needs`")
-    if control and kind != "encoder":
-        raise RegistrationError(f"{kind} {name!r}: only encoders are declared `control`")
+    for flag, value in (("control", control), ("pretrained", pretrained)):
+        if value and kind != "encoder":
+            raise RegistrationError(f"{kind} {name!r}: only encoders are declared `{flag}`")
     try:
         needs = checked_needs(needs)
     except ValueError as exc:
         raise RegistrationError(f"{kind} {name!r}: {exc}") from None
     return ComponentInfo(kind=kind, name=name, factory=factory, description=description,
                          options=options, availability=availability, trainable=bool(trainable),
-                         needs=needs, control=bool(control), plugin=plugin,
+                         needs=needs, control=bool(control), pretrained=bool(pretrained),
+                         plugin=plugin,
                          distribution=distribution, version=version)

@@ -70,15 +70,20 @@ class TrainSummary(Record):
     tokens_per_s: float | None = None
     best_epoch: int | None = None
     stopped_early: bool = False
+    patience: int | None = None
     curve: list[CurvePoint] = []
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def still_improving(self) -> bool:
-        """True when the best validation loss came in the last epoch trained: training stopped
-        at its epoch limit while validation loss was still falling."""
-        return (not self.stopped_early and self.epochs is not None
-                and self.best_epoch is not None and self.best_epoch >= self.epochs)
+        """True when training ended at its epoch limit before it had converged. With early
+        stopping (`patience` > 0) that is every run that did not stop early: `epochs` is a
+        maximum it hit. Without, a run whose best validation loss came in its last epoch."""
+        if self.stopped_early or self.epochs is None:
+            return False
+        if self.patience:
+            return True
+        return self.best_epoch is not None and self.best_epoch >= self.epochs
 
 
 class GenerateSummary(Record):

@@ -267,8 +267,10 @@ def test_list_command_json_schema() -> None:
         assert data[kind], f"no {kind} listed"
         for entry in data[kind]:
             # the DESIGN keys, plus "needs" on metrics (what a metric is handed beyond the
-            # samples, e.g. ["encoder"]) and "control" on encoders as extensions
-            extension = {"metrics": {"needs"}, "encoders": {"control"}}.get(kind, set())
+            # samples, e.g. ["encoder"]) and "control" and "pretrained" on encoders as
+            # extensions
+            extension = {"metrics": {"needs"},
+                         "encoders": {"control", "pretrained"}}.get(kind, set())
             assert set(entry) == {"name", "plugin", "version", "description", "status", *extension}
             assert entry["status"] == "ok" or entry["status"].startswith("unavailable: ")
     for entry in data["failed_plugins"]:  # the DESIGN's keys; `version` is an extension
@@ -277,6 +279,8 @@ def test_list_command_json_schema() -> None:
     assert "mos-lstm" in [e["name"] for e in data["decoders"]]
     controls = {e["name"] for e in data["encoders"] if e["control"]}
     assert controls == {"random-gaussian", "random-lstm"}
+    pretrained = {e["name"] for e in data["encoders"] if e["pretrained"]}
+    assert pretrained == {"sbert", "infersent", "quickthought", "laser"}
 
 
 def test_list_strict_fails_when_a_plugin_failed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ import torch
 from harness.errors import DataError, HarnessError
 from harness.generation.perplexity import reference_nll
 from harness.generation.search import greedy_search
+from harness.results import TrainSummary
 from harness.training import trainer as trainer_module
 from harness.training.batches import bucketed_batches, split_validation
 from harness.training.checkpoint import read_checkpoints
@@ -22,7 +23,11 @@ from harness.training.options import (
     RESULT_FIELDS,
     TrainingOptions,
 )
-from harness.training.trainer import DivergedError, train_decoder
+from harness.training.trainer import (
+    DivergedError,
+    epochs_without_improvement,
+    train_decoder,
+)
 from harness_plugins.decoders.options import MosLstmOptions
 from tests.decoder_fakes import BOS, EOS, Killed, copy_task, kill_at, make_model, make_vocab
 
@@ -315,6 +320,50 @@ def test_early_stopping_and_plateau_schedule(data, tmp_path: Path) -> None:
     again = train(model, vocab, vectors, ids, tmp_path, epochs=12, optimizer="sgd", lr=1e-30,
                   clip=0.0, schedule="plateau", lr_factor=0.5, lr_patience=0, patience=3)
     assert again.epochs == 4 and again.steps == summary.steps
+
+
+@pytest.mark.parametrize(("losses", "min_delta", "expected"), [
+    ([3.0, 2.0, 1.0], 0.0, 0),
+    ([3.0, 2.0, 2.0, 2.5], 0.0, 2),            # equal is no improvement
+    ([3.0, 2.95, 2.92, 2.90], 0.1, 3),         # falls, but never by more than 0.1 at once
+    ([3.0, 2.95, 2.85, 2.90], 0.1, 1),         # 2.85 < 3.0 - 0.1 improves; 2.90 does not
+    ([3.0, 2.0, 1.95, 1.89], 0.1, 0),          # 1.89 < 2.0 - 0.1: measured from 2.0, not 1.95
+])
+def test_epochs_without_improvement_by_hand(losses: list[float], min_delta: float,
+                                            expected: int) -> None:
+    assert epochs_without_improvement(losses, min_delta) == expected
+
+
+def test_min_delta_stops_a_run_whose_improvements_are_too_small(data, tmp_path: Path) -> None:
+    """The same slowly improving run: no stop without `min_delta`; with a `min_delta` larger
+    than what epochs 2 and 3 gained together it stops after epoch 3 (`patience` 2), the best
+    (last) weights kept; without `min_delta`, a rerun continues from its checkpoint."""
+    vocab, vectors, ids = data
+    run = {"epochs": 6, "lr": 1e-3, "patience": 2}
+    plain = train(make_model(vocab, 16, seed=3, **SMALL), vocab, vectors, ids,
+                  tmp_path / "plain", **run)
+    losses = [r["val_loss"] for r in map(json.loads,
+                                         (tmp_path / "plain" / "train.jsonl").read_text()
+                                         .splitlines()) if r["event"] == "epoch"]
+    gains = -np.diff(losses)
+    assert not plain.stopped_early and plain.epochs == 6 and (gains > 0).all()
+    coarse = train(make_model(vocab, 16, seed=3, **SMALL), vocab, vectors, ids,
+                   tmp_path / "coarse", **run, min_delta=(losses[0] - losses[2]) * 1.01)
+    assert coarse.stopped_early and coarse.epochs == 3 and coarse.best_epoch == 3
+    finer = train(make_model(vocab, 16, seed=3, **SMALL), vocab, vectors, ids,
+                  tmp_path / "coarse", **run)
+    assert not finer.stopped_early and finer.epochs == 6 and finer.val_loss == pytest.approx(
+        plain.val_loss)
+
+
+@pytest.mark.parametrize(("summary", "flag"), [
+    ({"epochs": 10, "best_epoch": 10, "stopped_early": False}, True),    # no early stopping
+    ({"epochs": 10, "best_epoch": 9, "stopped_early": False}, False),
+    ({"epochs": 10, "best_epoch": 9, "stopped_early": False, "patience": 2}, True),  # hit 10
+    ({"epochs": 7, "best_epoch": 5, "stopped_early": True, "patience": 2}, False),
+])
+def test_still_improving_means_the_epoch_limit_was_hit(summary: dict, flag: bool) -> None:
+    assert TrainSummary(**summary).still_improving is flag
 
 
 def test_linear_schedule_decays_to_zero_and_resumes_on_the_same_line(data, tmp_path: Path

@@ -66,7 +66,9 @@ def training_section(results: RunResults, figures: dict[str, bytes]) -> Section 
     if CURVES_FILE in figures:
         text = ["One panel per encoder and decoder, sharing the loss axis: validation loss "
                 "solid, training loss dashed (nats per token), one colour per seed. A panel "
-                "titled \"still improving\" had its lowest validation loss in its last epoch."]
+                "titled \"still improving\" ended at its epoch limit unconverged: with early "
+                "stopping, before `patience` epochs passed without improvement; without, with "
+                "its lowest validation loss in its last epoch."]
     else:
         text = ["No training curves were recorded."]
     if any(r.seeds for r in results.runs):

@@ -125,8 +125,7 @@ def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[
             parts = {"version": VERSION, "task": component.identity(),
                      "task_version": task.version, "config": ctx.spec.downstream.config,
                      "seed": ctx.spec.seed, "data": data_identity, "encoder": encoded.identity,
-                     # task text is normalised like the corpus before it is encoded
-                     "normalise": ctx.spec.corpus.normalise.model_dump()}
+                     "normalise": _task_normalisation(ctx, encoded)}
             results.setdefault(encoded.encoder, []).append(
                 _evaluate(ctx, task, parts, data_dir, encoded))
         ctx.add_time("downstream", time.perf_counter() - started)
@@ -140,10 +139,12 @@ def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
     def build(directory: Path) -> dict[str, Any]:
         from harness.corpus import normalise
 
+        options = ctx.spec.corpus.normalise
+
         def encode(sentences: list[str]) -> Any:
-            # Task text gets the normalisation the encoder's corpus (vocabulary, fit) had.
-            return encoded.encode([normalise(s, ctx.spec.corpus.normalise) for s in sentences],
-                                  ctx.spec.encode.batch_size)
+            if parts["normalise"] is not None:
+                sentences = [normalise(s, options) for s in sentences]
+            return encoded.encode(sentences, ctx.spec.encode.batch_size)
 
         with plugin_call(parts["task"]["plugin"], f"task {task.name}: evaluate"):
             result = task.evaluate(encode, data_dir, config=ctx.spec.downstream.config,
@@ -154,6 +155,13 @@ def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
     directory = ctx.cache.produce("downstream", parts, build,
                                   label=f"{task.name} {encoded.encoder}")
     return TaskResult.from_json(json.loads((directory / RESULT_FILE).read_text()))
+
+
+def _task_normalisation(ctx: RunContext, encoded: Encoded) -> dict[str, Any] | None:
+    """How task text is normalised before `encoded` reads it: like the run's corpus for an
+    encoder built from that corpus (its vocabulary, its fit), which never saw other text; not at
+    all (None) for a pretrained one, which reads it as SentEval hands it to any encoder."""
+    return None if encoded.pretrained else ctx.spec.corpus.normalise.model_dump()
 
 
 def _task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:

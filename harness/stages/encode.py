@@ -36,6 +36,8 @@ class Encoded:
     identity: dict[str, Any] = field(default_factory=dict)
     model: Encoder | None = field(default=None, compare=False, repr=False)
     plugin: str = ""
+    # A pretrained encoder reads other text (downstream tasks') as given, not normalised.
+    pretrained: bool = False
 
     def vectors(self, split: str) -> np.ndarray:
         """Return the vectors of `split` ("train" or "test"), memory-mapped."""
@@ -149,4 +151,5 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
         keys[split] = directories[split].name
     ctx.add_time("encode", time.perf_counter() - started)
     return Encoded(encoder=component.name, keys=keys, dim=dim, directories=directories,
-                   identity=identity, model=encoder, plugin=plugin)
+                   identity=identity, model=encoder, plugin=plugin,
+                   pretrained=component.info.pretrained)

@@ -90,6 +90,7 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
         return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
                 "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s,
                 "best_epoch": summary.best_epoch, "stopped_early": summary.stopped_early,
+                "patience": settings.patience,
                 "curve": _curve(directory / "train.jsonl")}
 
     directory = ctx.cache.produce("train", parts, build, label=label)

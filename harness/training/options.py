@@ -15,8 +15,9 @@ BOOKKEEPING_FIELDS: frozenset[str] = frozenset({"checkpoint_every", "log_every"}
 """How often training checkpoints and logs: never changes the weights, and the trainer resumes
 across a change of either, so neither is part of the train stage's cache key."""
 
-EXTENSIBLE_FIELDS: frozenset[str] = frozenset({"epochs", "patience"})
-"""Fields that may grow between runs: a checkpoint written with smaller values is resumed."""
+EXTENSIBLE_FIELDS: frozenset[str] = frozenset({"epochs", "patience", "min_delta"})
+"""Fields that decide only when training ends: a checkpoint written with other values is
+resumed (a larger `epochs` or `patience`, or a smaller `min_delta`, lets a stopped run go on)."""
 
 RESULT_FIELDS: tuple[str, ...] = tuple(
     name for name in TrainingOptions.model_fields

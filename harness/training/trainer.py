@@ -145,6 +145,26 @@ def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]] | T
                         f"got training vectors of shape {tuple(vectors.shape)}")
 
 
+def epochs_without_improvement(losses: Sequence[float], min_delta: float) -> int:
+    """Return how many of the last epochs' monitored `losses` (one per epoch, in order) came
+    after the latest epoch that improved: fell more than `min_delta` below the lowest loss
+    before it. The first epoch always improves. Early stopping ends training once this reaches
+    `patience` (as Keras' EarlyStopping counts, with the loss of every improving epoch as the
+    new reference)."""
+    reference, since = math.inf, 0
+    for loss in losses:
+        if loss < reference - min_delta:
+            reference, since = loss, 0
+        else:
+            since += 1
+    return since
+
+
+def _monitored(history: Sequence[dict[str, Any]]) -> list[float]:
+    """The loss early stopping watches in each epoch record: validation, else training."""
+    return [h["train_loss"] if h["val_loss"] is None else h["val_loss"] for h in history]
+
+
 def skips_on_device(device: torch.device) -> bool:
     """Whether training on `device` skips non-finite updates on the device (CUDA) rather than
     checking every step on the host (elsewhere)."""
@@ -309,11 +329,9 @@ class _Trainer:
                   "tokens_per_s": p.epoch_tokens / max(p.epoch_seconds, 1e-9),
                   "seconds": p.epoch_seconds}
         if p.best_loss is None or monitored < p.best_loss:
-            p.best_loss, p.best_epoch, p.bad_epochs = monitored, p.epoch, 0
+            p.best_loss, p.best_epoch = monitored, p.epoch
             if val_loss is not None:
                 self.best = state.copy_weights(self.model)
-        else:
-            p.bad_epochs += 1
         if opts.schedule == "plateau":
             if p.plateau_loss is None or monitored < p.plateau_loss:
                 p.plateau_loss, p.plateau_epochs = monitored, 0
@@ -322,8 +340,9 @@ class _Trainer:
                 if p.plateau_epochs > opts.lr_patience:
                     self._set_lr(self._lr() * opts.lr_factor)
                     p.plateau_epochs = 0
-        p.stopped_early = bool(opts.patience) and p.bad_epochs >= opts.patience
         p.history.append(record)
+        p.bad_epochs = epochs_without_improvement(_monitored(p.history), opts.min_delta)
+        p.stopped_early = bool(opts.patience) and p.bad_epochs >= opts.patience
         self.log.write(record)
         p.epoch, p.batch = p.epoch + 1, 0
         p.epoch_loss, p.epoch_tokens, p.epoch_seconds = 0.0, 0, 0.0
@@ -411,8 +430,10 @@ class _Trainer:
             self.best = state.restore(checkpoint.tensors, checkpoint.meta, self.model,
                                       self.optimizer, self.device)
             self.position = _Position(**checkpoint.meta["position"])
-            # `patience` may have changed since: a larger one lets a stopped run continue.
+            # `patience` and `min_delta` may have changed since: a larger patience or a smaller
+            # minimum improvement lets a stopped run continue.
             p = self.position
+            p.bad_epochs = epochs_without_improvement(_monitored(p.history), self.opts.min_delta)
             p.stopped_early = bool(self.opts.patience) and p.bad_epochs >= self.opts.patience
             self.last_checkpoint = checkpoint.path
             discard_newer(self.directory, self.position.steps)

@@ -95,16 +95,18 @@ def register_encoders(register: Register) -> None:
     register("sent2vec", _build_sent2vec, options=Sent2VecOptions, trainable=True,
              description="average of unigram and bigram embeddings trained on the corpus "
                          "(Pagliardini et al. 2018)")
-    register("sbert", _build_sbert, options=SbertOptions, availability=_sbert_availability,
+    register("sbert", _build_sbert, options=SbertOptions, pretrained=True,
+             availability=_sbert_availability,
              description="sentence-transformers model; default all-MiniLM-L6-v2, offline "
                          "(Reimers & Gurevych 2019)")
-    register("infersent", _build_infersent, options=InferSentOptions,
+    register("infersent", _build_infersent, options=InferSentOptions, pretrained=True,
              availability=infersent_availability,
              description="released InferSent BiLSTM-max over fastText vectors "
                          "(Conneau et al. 2017)")
-    register("quickthought", _build_quickthought, options=QuickThoughtOptions,
+    register("quickthought", _build_quickthought, options=QuickThoughtOptions, pretrained=True,
              availability=quickthought_availability,
              description="released MC-QuickThought GRU encoders, exported from TensorFlow "
                          "(Logeswaran & Lee 2018)")
-    register("laser", _build_laser, options=LaserOptions, availability=laser_availability,
+    register("laser", _build_laser, options=LaserOptions, pretrained=True,
+             availability=laser_availability,
              description="released LASER 5-layer BiLSTM-max over BPE (Artetxe & Schwenk 2019)")
