@@ -50,10 +50,24 @@ def mixed_precision(device: torch.device) -> Callable[[], AbstractContextManager
 def _cuda_mixed_precision() -> Iterator[None]:
     import torch
 
-    previous = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision("high")  # TF32
+    with tf32_matmuls(), torch.autocast("cuda", dtype=torch.bfloat16):
+        yield
+
+
+@contextmanager
+def tf32_matmuls() -> Iterator[None]:
+    """Let CUDA's float32 matrix products use TF32 inside the context, and restore the setting
+    after, by torch's per-backend precision setting (`torch.backends.cuda.matmul.
+    fp32_precision`, torch >= 2.9; the legacy `allow_tf32` flag before it). The setting is the
+    process's, not the thread's: do not enter this from threads that run CUDA work at once."""
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    name, value = (("fp32_precision", "tf32") if hasattr(matmul, "fp32_precision")
+                   else ("allow_tf32", True))
+    previous = getattr(matmul, name)
+    setattr(matmul, name, value)
     try:
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            yield
+        yield
     finally:
-        torch.set_float32_matmul_precision(previous)
+        setattr(matmul, name, previous)

@@ -22,7 +22,6 @@ from harness.devices import resolve_device
 from harness.generation.reference import priority_queue_beam_search
 from harness.generation.search import beam_search
 from harness.training import trainer as trainer_module
-from harness.training.checkpoint import read_checkpoints
 from harness.training.log import TrainingLog
 from harness.training.options import TrainingOptions
 from harness.training.trainer import DivergedError, train_decoder
@@ -200,7 +199,7 @@ def test_a_non_finite_gradient_is_skipped_on_the_device_without_a_sync_per_step(
     steps 20 and 40 do."""
     vocab, (vectors, ids) = make_vocab(), copy_task(n=400)
     model = make_model(vocab, 400, seed=3, **SMALL).to("cuda")
-    every = trainer_module._SYNC_EVERY
+    every = trainer_module.SYNC_EVERY
     syncs_before_step: list[int] = []  # warnings so far when each step's backward ran
 
     with warnings.catch_warnings(record=True) as caught:
@@ -222,30 +221,34 @@ def test_a_non_finite_gradient_is_skipped_on_the_device_without_a_sync_per_step(
     assert len(syncs_before_step) == 3 * every  # steps 46 to 60 ran on before the read
     counts = np.diff(syncs_before_step)  # counts[i]: syncs between steps i + 1 and i + 2
     syncing = {i + 2 for i in np.flatnonzero(counts) if i + 2 > 2}
-    assert syncing <= {every + 1, 2 * every + 1}, (
+    # Exactly the two reads: the detector fires, and nothing else waits for the GPU.
+    assert syncing == {every + 1, 2 * every + 1}, (
         syncing, [f"{w.filename}:{w.lineno}" for w in caught if "synchroniz" in str(w.message)])
     assert all(torch.isfinite(p).all() for p in model.parameters())
-    assert not list(read_checkpoints(tmp_path / "ckpt"))  # none is written after a skip
 
 
 @pytest.mark.parametrize("shape", [(16, 9, 5, 10_000), (40, 5, 10_000), (3, 5, 50_000)])
 def test_the_fused_mixture_computes_the_eager_one(shape: tuple[int, ...]) -> None:
     """The compiled mixture of softmaxes against the eager operations on the same bf16 logits:
     log-probabilities and their gradients agree to float32 rounding, at training (B, T, K, V)
-    and search (rows, K, V) shapes, and the compiled form was used (no fallback)."""
+    and search (rows, K, V) shapes, and the compiled form ran (a graph was compiled, no
+    fallback)."""
     torch._dynamo.reset()  # a fresh compilation: earlier tests' models had other shapes
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    fused = mixture_module.FusedMixture()
     generator = torch.Generator(device="cuda").manual_seed(sum(shape))
     logits = (3 * torch.randn(shape, device="cuda", generator=generator)).bfloat16()
     prior = torch.randn(shape[:-1], device="cuda", generator=generator).log_softmax(-1)
     weights = torch.randn(shape[:-2] + shape[-1:], device="cuda", generator=generator)
     results = []
-    for fn in (mixture_module.mixture, mixture_module.mixture_log_probs):
+    for fn in (fused, mixture_module.mixture_log_probs):
         leaf = logits.clone().requires_grad_()
         out = fn(leaf, prior)
         (grad,) = torch.autograd.grad((out * weights).sum(), leaf)
         results.append((out, grad.float()))
-    (fused, fused_grad), (eager, eager_grad) = results
-    assert mixture_module.FUSE_ON_CUDA and mixture_module._compiled is not None
-    assert fused.dtype == torch.float32 and torch.isfinite(fused).all()
-    torch.testing.assert_close(fused, eager, rtol=1e-5, atol=1e-5)
+    (fused_out, fused_grad), (eager, eager_grad) = results
+    assert fused.enabled and counters["stats"]["unique_graphs"] >= 1
+    assert fused_out.dtype == torch.float32 and torch.isfinite(fused_out).all()
+    torch.testing.assert_close(fused_out, eager, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(fused_grad, eager_grad, rtol=2e-2, atol=1e-3)  # bf16 gradients

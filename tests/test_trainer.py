@@ -449,6 +449,11 @@ def test_the_device_side_guard_skips_a_non_finite_update_and_names_its_step(
     update of step 5 is skipped on the device, and the read before step 6's checkpoint raises,
     naming step 5. tests/test_gpu.py checks it on a GPU, with the host reads counted."""
     monkeypatch.setattr(trainer_module, "skips_on_device", lambda device: True)
+    optimizers = []
+    make_optimizer = trainer_module._optimizer
+    monkeypatch.setattr(trainer_module, "_optimizer",
+                        lambda *args, **kwargs: optimizers.append(make_optimizer(*args, **kwargs))
+                        or optimizers[-1])
     vocab, vectors, ids = data
     model = make_model(vocab, 16, seed=3, **SMALL)
     calls = 0
@@ -462,8 +467,26 @@ def test_the_device_side_guard_skips_a_non_finite_update_and_names_its_step(
     with pytest.raises(DivergedError, match=r"update skipped\) at step 5, .*step-0000000004"):
         train(model, vocab, vectors, ids, tmp_path)
     assert calls == 6  # step 6 ran before the host read
+    (optimizer,) = optimizers
+    assert optimizer.param_groups[0]["fused"]
+    # Six steps ran, five updates were applied: Adam counted the skipped one out.
+    assert {float(state["step"]) for state in optimizer.state.values()} == {5.0}
     assert [c.meta["steps"] for c in read_checkpoints(tmp_path / "ckpt")] == [4, 3]
     assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_a_checkpoint_from_the_host_checked_path_resumes_on_the_device_side_path(
+        data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint written by a CPU run (its optimiser not fused) resumes where updates are
+    checked on the device (CUDA's path, forced here): the restored optimiser takes this
+    device's fused implementation, which accepts the skip flag."""
+    train_until_killed(data, tmp_path, 8)
+    monkeypatch.setattr(trainer_module, "skips_on_device", lambda device: True)
+    vocab, vectors, ids = data
+    resumed = make_model(vocab, 16, seed=3, **SMALL)
+    summary = train(resumed, vocab, vectors, ids, tmp_path)
+    assert summary.epochs == RUN["epochs"]
+    assert all(torch.isfinite(p).all() for p in resumed.parameters())
 
 
 def test_starting_over_discards_damaged_checkpoints_of_later_steps(

@@ -191,7 +191,7 @@ def benchmark_data(args: argparse.Namespace) -> Iterator[tuple[Path, Data]]:
     benchmark's data."""
     if args.threads:
         torch.set_num_threads(args.threads)
-    mixture_module.FUSE_ON_CUDA = not args.eager_mixture
+    mixture_module.FUSED.enabled = not args.eager_mixture
     with tempfile.TemporaryDirectory() as scratch:
         workdir = args.workdir or Path(scratch)
         yield workdir, prepare_data(args, workdir)
@@ -284,11 +284,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                              "at-a-time searches (default: all); their rates and agreement are "
                              "over those, ours over all")
     args = parser.parse_args(argv)
-    if args.precision == "fp32":  # the searches' float32 path: no autocast, no TF32
-        devices.mixed_precision = lambda device: nullcontext
-        torch.backends.cudnn.allow_tf32 = False
     with benchmark_data(args) as (workdir, data):
-        model = trained_model(args, data, workdir)
+        model = trained_model(args, data, workdir)  # trained as runs train, whatever --precision
+        if args.precision == "fp32":  # the searches' float32 path: no autocast, no TF32
+            devices.mixed_precision = lambda device: nullcontext
         search = {"beam": args.beam, "bos_id": data.vocab.bos_id, "eos_id": data.vocab.eos_id,
                   "max_len": args.max_len, "length_penalty": args.length_penalty,
                   "stop_after": args.stop_after}

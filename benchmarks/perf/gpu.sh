@@ -52,6 +52,7 @@ print(json.dumps(info))
 EOF
 
 python3 -m pytest -m gpu -ra -p no:cacheprovider tests/test_gpu.py 2>&1 | tee "$out/gpu-tests.log"
+tests=$?  # the benchmarks run either way; the script's status says whether the tests passed
 
 common=(--device cuda --paper --corpus "$corpus" --sentences 10000 --train-sentences 100000
         --bpe-size 10000 --dim 100 --batch-size 128 --workdir "$work")
@@ -96,3 +97,4 @@ for name, r in results.items():
         print(name, "ours", r["ours"], "baseline", r["baseline"], "released", r.get("released"),
               "mean subwords", round(r["mean_output_subwords"], 2), profile)
 EOF
+exit "$tests"

@@ -39,7 +39,7 @@ def generating(model: nn.Module, device: str | torch.device) -> Iterator[tuple[t
     device = torch.device(device)
     was_training = model.training
     model.to(device).eval()
-    # bf16 on CUDA as in training; the log-probabilities themselves stay float32.
+    # On CUDA bf16 autocast and TF32 products, as in training; log-probabilities stay float32.
     autocast = devices.mixed_precision(device)
     try:
         with torch.inference_mode():

@@ -4,14 +4,17 @@ The decoder learns to regenerate each training sentence from its vector (Kersche
 section 2): the loss is the token-level negative log-likelihood of `ids + [eos]` given
 `[bos] + ids` and the sentence vector. Checkpoints hold the weights, the optimiser, the random
 generators and the position in the epoch's batch order, so a run killed at any moment and rerun
-ends with the same weights as an uninterrupted one (on a GPU, with torch's deterministic
-algorithms; tests/test_gpu.py).
+ends with the same weights as an uninterrupted one. On a GPU that takes deterministic kernels,
+which the caller sets: `torch.use_deterministic_algorithms(True)`,
+`torch.backends.cudnn.deterministic = True` and `CUBLAS_WORKSPACE_CONFIG=:4096:8` before CUDA
+starts (tests/test_gpu.py).
 
 A non-finite loss or gradient never reaches the weights. On a CPU each step is checked before
 its update. On CUDA a per-step check would stall the GPU on a host read every step, so the check
 stays on the device: a fused optimiser skips the update when the step's loss or gradient norm is
 not finite (the `found_inf` mechanism of AMP's GradScaler), the first such step is noted on the
-device, and the host reads it every `_SYNC_EVERY` steps and before every checkpoint.
+device, and the host reads it every `SYNC_EVERY` steps and before every checkpoint. Other
+accelerators (MPS) are checked on the host every step, as CPUs are.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from harness.training.token_ids import TokenIds, sentence_lengths
 
 log = logging.getLogger(__name__)
 
-_SYNC_EVERY = 20  # on CUDA, read the loss and the skip flag back (progress, faults) this often
+SYNC_EVERY = 20  # on CUDA, read the loss and the skip flag back (progress, faults) this often
 
 
 class DivergedError(HarnessError):
@@ -190,9 +193,9 @@ class _Trainer:
         self.log, self.progress, self.who = training_log, progress, who
         model.to(device)
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.on_device = skips_on_device(device)
-        self.optimizer = _optimizer(opts, self.params, fused=self.on_device)
-        self.sync_every = _SYNC_EVERY if self.on_device else 1
+        self.device_side_checks = skips_on_device(device)
+        self.optimizer = _optimizer(opts, self.params, fused=self.device_side_checks)
+        self.sync_every = SYNC_EVERY if self.device_side_checks else 1
         # The first step (1-based) whose update was skipped as non-finite, 0 while none was.
         self.skipped = torch.zeros((), dtype=torch.long, device=device)
         self.lengths = sentence_lengths(ids)
@@ -295,7 +298,7 @@ class _Trainer:
                                           batch.targets.flatten(), ignore_index=IGNORE,
                                           reduction="sum")
         step = self.position.steps + 1
-        if not self.on_device and not torch.isfinite(loss_sum.detach()):
+        if not self.device_side_checks and not torch.isfinite(loss_sum.detach()):
             # Caught before the update, so the weights in memory stay finite too.
             self._diverged(f"loss {loss_sum.item()}", step)
         self.optimizer.zero_grad(set_to_none=True)
@@ -304,7 +307,7 @@ class _Trainer:
         # one may leave non-finite gradients, which the update below never applies.
         grad_norm = nn.utils.clip_grad_norm_(self.params,
                                              self.opts.clip if self.opts.clip > 0 else math.inf)
-        if not self.on_device:
+        if not self.device_side_checks:
             if not torch.isfinite(grad_norm):
                 self._diverged(f"gradient norm {grad_norm.item()}", step)
             self.optimizer.step()
@@ -429,6 +432,10 @@ class _Trainer:
                                 "over")
             self.best = state.restore(checkpoint.tensors, checkpoint.meta, self.model,
                                       self.optimizer, self.device)
+            # The saved groups carry the implementation of the device they were written on (a
+            # fused one on CUDA); this device's is the one that can take its `found_inf`.
+            for group in self.optimizer.param_groups:
+                group.update(fused=self.device_side_checks or None, foreach=None)
             self.position = _Position(**checkpoint.meta["position"])
             # `patience` and `min_delta` may have changed since: a larger patience or a smaller
             # minimum improvement lets a stopped run continue.
