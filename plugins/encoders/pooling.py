@@ -1,5 +1,6 @@
 """Pooling encoders over the run's subword vectors (Vec2Sent section 3: Avg, Hier and
-Avg+Max+Hier over BPEmb).
+Avg+Max+Hier over BPEmb), or over a pretrained word-vector table with its own tokenisation
+(`harness_plugins.encoders.wordvectors`: GloVe), which stands where the vocabulary would.
 
 A batch of sentences is pooled at once: the subword vectors of all its sentences are laid end to
 end (`SubwordBatch`) and pooled per sentence with numpy's segment reductions (`reduceat`), so no
@@ -176,6 +177,17 @@ class AverageEncoder(PoolingEncoder):
     def pool(self, batch: SubwordBatch) -> np.ndarray:
         """Return the mean subword vector of each sentence."""
         return average_pool(batch)
+
+
+class MaxEncoder(PoolingEncoder):
+    """Max: the dimension-wise maximum of the sentence's vectors (SWEM-max, Shen et al. 2018;
+    p = inf of the power means of Rücklé et al. 2018)."""
+
+    name = "max"
+
+    def pool(self, batch: SubwordBatch) -> np.ndarray:
+        """Return the dimension-wise maximum vector of each sentence."""
+        return max_pool(batch)
 
 
 class HierarchicalEncoder(PoolingEncoder):
