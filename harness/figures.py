@@ -267,10 +267,12 @@ Curve = list[tuple[float, float | None, float | None, float | None]]
 """One encoder's (x, value, interval low, interval high) per point; None where undefined."""
 
 
-def noise_figure(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str) -> Any:
+def curves_figure(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str,
+                  log_x: bool = False, dashed: frozenset[str] = frozenset()) -> Any:
     """Panels side by side (title -> encoder -> `Curve`), one line per encoder over x (the
-    noise scale), intervals as error bars where given; the legend below the panels (a legend
-    beside two short panels would outgrow them with many encoders)."""
+    noise scale, the training-set size), intervals as error bars where given, the `dashed`
+    encoders (controls) grey and dashed; the legend below the panels (a legend beside two
+    short panels would outgrow them with many encoders)."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
@@ -286,9 +288,13 @@ def noise_figure(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str
             y = [math.nan if p[1] is None else p[1] for p in points]
             low = [0.0 if v is None or lo is None else max(0.0, v - lo) for _, v, lo, _ in points]
             high = [0.0 if v is None or hi is None else max(0.0, hi - v) for _, v, _, hi in points]
-            axes.errorbar(x, y, yerr=[low, high], color=palette(encoders.index(encoder) % 10),
+            control = encoder in dashed
+            axes.errorbar(x, y, yerr=[low, high],
+                          color="#7f7f7f" if control else palette(encoders.index(encoder) % 10),
                           marker="o", markersize=3, linewidth=1.2, capsize=2, elinewidth=0.8,
-                          label=encoder)
+                          linestyle="--" if control else "-", label=encoder)
+        if log_x:
+            axes.set_xscale("log")
         axes.set_ylim(bottom=0.0)
         axes.set_title(name, fontsize=9)
         axes.set_xlabel(xlabel, fontsize=8)
@@ -301,6 +307,8 @@ def noise_figure(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str
     return figure
 
 
-def noise_png(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str) -> bytes:
-    """Return a PNG of the noise-robustness curves (`noise_figure`)."""
-    return _png(noise_figure(panels, xlabel=xlabel, title=title))
+def curves_png(panels: dict[str, dict[str, Curve]], *, xlabel: str, title: str,
+               log_x: bool = False, dashed: frozenset[str] = frozenset()) -> bytes:
+    """Return a PNG of curves over x (`curves_figure`): the noise-robustness curves, the
+    learning curves."""
+    return _png(curves_figure(panels, xlabel=xlabel, title=title, log_x=log_x, dashed=dashed))

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.cache import Cache
 from harness.errors import HarnessError
 from harness.protocols import TaskResult
-from harness.results import EncoderIdentity, GenerateSummary, PairResult, SeedRun
+from harness.results import EncoderIdentity, GenerateSummary, PairResult, SeedRun, SizePoint
 from harness.spec import Component, Spec
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus, prepare_corpus
@@ -88,10 +88,30 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
         first = seeds[0]
         metrics = first.metrics if len(seeds) == 1 else {
             m.name: seeds_score(ctx, m, files[m.name]) for m in ctx.spec.metrics}
+        by_size = learning_curve(ctx, decoder, encoded, corpus, vocab)
+        if by_size:
+            by_size.append(SizePoint(sentences=len(corpus.train), metrics=metrics,
+                                     train=first.train))
         runs.append(PairResult(encoder=encoder.name, decoder=decoder.name, metrics=metrics,
                                train=first.train, generate=first.generate, dim=encoded.dim,
-                               seeds=seeds if len(seeds) > 1 else None))
+                               seeds=seeds if len(seeds) > 1 else None,
+                               by_size=by_size or None))
     return Decoded(runs=runs, samples=samples, statistics=statistics)
+
+
+def learning_curve(ctx: RunContext, decoder: Component, encoded: Encoded, corpus: Corpus,
+                   vocab: Vocab) -> list[SizePoint]:
+    """The decoder trained (with the spec's seed) on the first N training sentences for each N
+    of the spec's `curve.train_sizes`, generated and scored on the whole test set."""
+    points = []
+    check_curve(ctx.spec, corpus)
+    for size in ctx.spec.curve.train_sizes:
+        trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab, sentences=size)
+        generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
+        scores = {metric.name: scored(ctx, metric, generated, encoded)[0]
+                  for metric in ctx.spec.metrics}
+        points.append(SizePoint(sentences=size, metrics=scores, train=trained.summary))
+    return points
 
 
 def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderOutcome:
@@ -123,3 +143,12 @@ def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderO
                           device=ctx.device, timings=dict(ctx.timings), hits=ctx.cache.hits,
                           builds=ctx.cache.builds,
                           identity=identity)
+
+
+def check_curve(spec: Spec, corpus: Corpus) -> None:
+    """Refuse a `curve.train_sizes` entry that is not below the training split's size."""
+    too_large = [size for size in spec.curve.train_sizes if size >= len(corpus.train)]
+    if too_large:
+        raise HarnessError(f"curve.train_sizes: {too_large[0]} is not below the "
+                           f"{len(corpus.train)} training sentences (the full split is the "
+                           "curve's last point already); give smaller sizes")

@@ -101,6 +101,15 @@ class SeedRun(Record):
     generate: GenerateSummary = GenerateSummary()
 
 
+class SizePoint(Record):
+    """A pair's decoder trained on the first `sentences` training sentences (the spec's
+    `curve`), scored on the full test set: the learning curve's points, the full split last."""
+
+    sentences: int
+    metrics: dict[str, MetricScore] = {}
+    train: TrainSummary = TrainSummary()
+
+
 class PairResult(Record):
     """One encoder x decoder job: its metric scores, training and generation.
 
@@ -115,6 +124,7 @@ class PairResult(Record):
     generate: GenerateSummary = GenerateSummary()
     dim: int | None = None
     seeds: list[SeedRun] | None = Field(None, exclude_if=is_none)
+    by_size: list[SizePoint] | None = Field(None, exclude_if=is_none)
 
 
 class EncoderIdentity(Record):

@@ -19,7 +19,7 @@ from harness.devices import resolve_device
 from harness.errors import HarnessError
 from harness.executors import executor_for
 from harness.identity import published_tables
-from harness.jobs import EncoderOutcome
+from harness.jobs import EncoderOutcome, check_curve
 from harness.provenance import provenance as _provenance
 from harness.results import (
     CacheCounts,
@@ -64,6 +64,7 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     ctx.cache.check_writable()
     log.info("run %s: %s executor, cache %s", spec.name, spec.executor.name, ctx.cache.root)
     corpus = prepare_corpus(ctx)
+    check_curve(spec, corpus)  # before any training
     vocab = prepare_vocab(ctx, corpus)
     execution = executor_for(spec.executor).run(ctx, corpus, vocab)
     runs = [run for outcome in execution.outcomes for run in outcome.runs]

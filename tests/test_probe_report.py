@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.figures import noise_png
+from harness.figures import curves_png
 from harness.probes.analogies import AnalogyItem, AnalogySet, score_analogies
 from harness.probes.interpolation import summarise_path, summarise_paths
 from harness.probes.noise import score_noise
@@ -101,7 +101,7 @@ def test_the_noise_plot_draws_one_line_per_encoder() -> None:
 
     curves = {"avg": [(0.0, 90.0, 80.0, 95.0), (1.0, 10.0, 5.0, 20.0)],
               "laser": [(0.0, 50.0, None, None), (1.0, 45.0, None, None)]}
-    data = noise_png({"Id (%)": curves, "BLEU": curves}, xlabel="scale", title="t")
+    data = curves_png({"Id (%)": curves, "BLEU": curves}, xlabel="scale", title="t")
     rgb = imread(io.BytesIO(data), format="png")[..., :3]
     for index in (0, 1):
         colour = np.asarray(colormaps["tab10"](index))[:3]

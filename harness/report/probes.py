@@ -31,7 +31,7 @@ def probe_figures(results: RunResults) -> dict[str, bytes]:
     probes = [p for p in results.probes or [] if p.noise is not None]
     if not probes:
         return {}
-    from harness.figures import noise_png
+    from harness.figures import curves_png
 
     decoder = _primary(results, probes)
     shown = [p for p in probes if p.decoder == decoder and p.noise is not None]
@@ -40,7 +40,7 @@ def probe_figures(results: RunResults) -> dict[str, bytes]:
                    for p in shown if p.noise is not None},
         "BLEU": {p.encoder: [(pt.scale, pt.bleu, None, None) for pt in p.noise.points]
                  for p in shown if p.noise is not None}}
-    return {NOISE_FILE: noise_png(
+    return {NOISE_FILE: curves_png(
         panels, xlabel="noise scale (x per-dimension std of the test vectors)",
         title=f"Noise robustness (decoder {decoder}): what each encoder's vectors still give "
               "back under Gaussian noise")}

@@ -14,14 +14,15 @@ from harness.report.probes import probe_examples_section, probe_figures, probes_
 from harness.report.published import published_section
 from harness.report.ranking import stability_section, table1_section
 from harness.report.scatter import scatter_figures, scatter_section
+from harness.report.sizes import size_figures, sizes_section
 from harness.report.summary import summary_section
 from harness.results import RunResults
 
 
 def report_figures(results: RunResults) -> dict[str, bytes]:
     """The report's figures as file name -> PNG bytes (only those with something to show): the
-    heatmap, one scatter plot per diagnostic, the diagnostics by length, and the training
-    curves."""
+    heatmap, one scatter plot per diagnostic, the diagnostics by length and by training-set
+    size, and the training curves."""
     from harness.figures import heatmap_png, training_curves_png
 
     figures: dict[str, bytes] = {}
@@ -29,6 +30,7 @@ def report_figures(results: RunResults) -> dict[str, bytes]:
         figures[HEATMAP_FILE] = heatmap_png(results.correlations)
         figures.update(scatter_figures(results))
     figures.update(length_figures(results))
+    figures.update(size_figures(results))
     figures.update(probe_figures(results))  # noise robustness
     curves = training_curves_png(results.runs)
     if curves is not None:
@@ -92,6 +94,7 @@ def report_sections(results: RunResults, figures: dict[str, bytes],
         stability_section(results),
         floor_section(results),
         lengths_section(results, figures),
+        sizes_section(results, figures),
         downstream_section(results),
         correlation_section(results, figures),
         scatter_section(results, figures),

@@ -166,6 +166,23 @@ class ReportSection(Strict):
     compare: list[Path] = []
 
 
+class CurveSection(Strict):
+    """How much training data the decoders need: each decoder is also trained on the first N
+    training sentences for every N of `train_sizes` (increasing, each below the training
+    split's size), generated and scored on the same test set; the full split is the curve's
+    last point."""
+
+    train_sizes: list[int] = []
+
+    @field_validator("train_sizes")
+    @classmethod
+    def _increasing(cls, value: list[int]) -> list[int]:
+        if value and (value[0] < 1 or any(b <= a for a, b in zip(value, value[1:]))):
+            raise ValueError("give increasing numbers of training sentences, e.g. [1000, 5000], "
+                             f"not {value}")
+        return value
+
+
 class BreakdownSection(Strict):
     """How the diagnostics are broken down: `length_bins`, the bins of reference length (in
     whitespace tokens of the normalised reference), `auto` (chosen from the test set's
@@ -320,6 +337,7 @@ class Spec(SpecDocument):
     report: ReportSection = ReportSection()
     executor: ExecutorSection = ExecutorSection()
     breakdown: BreakdownSection = BreakdownSection()
+    curve: CurveSection = CurveSection()
     probes: ProbesSection = ProbesSection()  # analogies, interpolation, noise (spec/probes.py)
 
     @field_validator("metrics")

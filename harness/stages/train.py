@@ -52,10 +52,12 @@ def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab
 
 
 def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, corpus: Corpus,
-                      vocab: Vocab, *, seed: int | None = None) -> TrainedDecoder:
+                      vocab: Vocab, *, seed: int | None = None,
+                      sentences: int | None = None) -> TrainedDecoder:
     """Return the decoder trained with `seed` (default: the spec's; it draws the initial
     weights, the validation split and the batch order), training (or resuming) what the cache
-    lacks."""
+    lacks; with `sentences`, on the first that many training sentences only (a point of the
+    spec's `curve`)."""
     from harness.training.token_ids import TokenIds
     from harness.training.trainer import save_decoder, train_decoder
 
@@ -71,21 +73,26 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     decoder["options"] = {k: v for k, v in decoder["options"].items()
                           if k not in BOOKKEEPING_FIELDS}
     parts = {"version": VERSION, "decoder": decoder,
-             "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": seed}
+             "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": seed,
+             **({"sentences": sentences} if sentences is not None else {})}
     label = f"{encoded.encoder} -> {component.name}" + (
-        f" (seed {seed})" if component.seeds > 1 else "")
+        f" (seed {seed})" if component.seeds > 1 else "") + (
+        f" ({sentences} sentences)" if sentences is not None else "")
+    vectors, train = encoded.vectors("train"), corpus.train
+    if sentences is not None:
+        vectors, train = vectors[:sentences], train[:sentences]
 
     def build(directory: Path) -> dict[str, Any]:
         model = build_decoder(ctx, component, encoded, vocab, seed=seed)
         # Compact ids (int32 values + offsets), encoded a chunk at a time: as lists of lists,
         # the paper's 1.4M sentences would take about 1 GB of Python objects.
         summary = train_decoder(
-            model, vocab.vocab, encoded.vectors("train"),
-            TokenIds.encode(vocab.vocab.encode, corpus.train), settings, seed=seed,
+            model, vocab.vocab, vectors, TokenIds.encode(vocab.vocab.encode, train), settings,
+            seed=seed,
             device=ctx.device,
             checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
             progress=True, label=f"decoder {component.name!r} for encoder {encoded.encoder!r}"
-                                 + (f" (seed {seed})" if component.seeds > 1 else ""))
+                                 + label.removeprefix(f"{encoded.encoder} -> {component.name}"))
         save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})
         return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
                 "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s,

@@ -1,0 +1,85 @@
+"""How the diagnostics change with the decoders' training data (the spec's `curve`): a figure
+with one panel per diagnostic and one line per encoder over the number of training sentences,
+and a table of every point with its interval: whether a small run predicts a larger one, and
+whether the encoders' order changes with data."""
+
+from __future__ import annotations
+
+from harness.report.model import FLAG, Section, Table, digits_for, fmt, fmt_interval, plural
+from harness.results import PairResult, RunResults
+
+SIZES_FILE = "training-size.png"
+
+Curve = list[tuple[float, float | None, float | None, float | None]]
+
+
+def size_runs(results: RunResults) -> list[PairResult]:
+    """The pairs of the first decoder with a learning curve (the one correlated, normally)."""
+    curved = [run for run in results.runs if run.by_size]
+    if not curved:
+        return []
+    decoder = curved[0].decoder
+    return [run for run in curved if run.decoder == decoder]
+
+
+def size_panels(results: RunResults) -> dict[str, dict[str, Curve]]:
+    """Diagnostic -> encoder -> (training sentences, value, low, high) per point."""
+    panels: dict[str, dict[str, Curve]] = {}
+    for run in size_runs(results):
+        for point in run.by_size or []:
+            for metric, score in point.metrics.items():
+                panels.setdefault(metric, {}).setdefault(run.encoder, []).append(
+                    (float(point.sentences), score.value, *score.ci95))
+    return panels
+
+
+def size_figures(results: RunResults) -> dict[str, bytes]:
+    """{SIZES_FILE: PNG} when the run has learning curves."""
+    panels = size_panels(results)
+    if not panels:
+        return {}
+    from harness.figures import curves_png
+
+    return {SIZES_FILE: curves_png(
+        panels, xlabel="training sentences (log scale)", log_x=True,
+        dashed=frozenset(results.correlations.controls),
+        title="Diagnostics by the decoder's training-set size (95% intervals)")}
+
+
+def sizes_section(results: RunResults, figures: dict[str, bytes]) -> Section | None:
+    """The learning curves: the figure and a table of every point."""
+    runs = size_runs(results)
+    if not runs:
+        return None
+    sizes = sorted({p.sentences for run in runs for p in run.by_size or []})
+    text = [f"The decoder `{runs[0].decoder}` of each encoder was also trained on the first "
+            f"{', '.join(f'{n:,}' for n in sizes[:-1])} training sentences (`curve."
+            f"train_sizes`; the last column is the whole split, {sizes[-1]:,}), each with the "
+            "spec's seed and settings, and scored on the same test sentences. Intervals are "
+            "95%, over test sentences; each point is one decoder, so training variance is not "
+            f"in them. {FLAG} marks a point whose decoder was still improving when its training "
+            "stopped: it understates what that much data gives."]
+    if results.correlations.controls:
+        text.append(f"Controls ({', '.join(results.correlations.controls)}) are drawn grey and "
+                    "dashed.")
+    rows = []
+    for run in runs:
+        points = {p.sentences: p for p in run.by_size or []}
+        for metric in run.metrics:
+            digits = digits_for(run.metrics[metric].higher_is_better)
+            cells = []
+            for size in sizes:
+                point = points.get(size)
+                score = point.metrics.get(metric) if point is not None else None
+                if score is None:
+                    cells.append("–")
+                    continue
+                flag = f" {FLAG}" if point.train.still_improving else ""
+                cells.append(f"{fmt(score.value, digits)} "
+                             f"{fmt_interval(score.ci95, digits)}{flag}".strip())
+            rows.append([run.encoder, metric, *cells])
+    header = ["encoder", "diagnostic", *[f"{n:,}" for n in sizes]]
+    caption = f"Each diagnostic by training sentences ({plural(len(runs), 'encoder')})"
+    return Section("Training-set size", text,
+                   [SIZES_FILE] if SIZES_FILE in figures else [],
+                   [Table(caption, header, rows)])

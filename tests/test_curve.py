@@ -1,0 +1,88 @@
+"""The learning curve (`curve.train_sizes`): decoders also trained on prefixes of the training
+split, scored on the same test set, reported as a figure and a table; bad sizes refused before
+any training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from harness.cache import Cache
+from harness.errors import HarnessError
+from harness.plugins import load_registry
+from harness.runner import run_spec
+from harness.spec import load_spec
+
+SPEC = """
+name: curve
+seed: 3
+device: cpu
+corpus:
+  train: {{generate: quickstart, sentences: 600}}
+  test: {{generate: quickstart, sentences: 40, seed: 9}}
+vocab: {{bpe_size: 200, dim: 16, epochs: 2}}
+encoders: [avg, {{name: random-gaussian, dim: 16}}]
+decoders: [{{name: mos-lstm, hidden: 32, epochs: 1, batch_size: 32}}]
+generation: {{beam: 1, max_len: 20}}
+metrics: [id, bleu]
+curve: {{train_sizes: {sizes}}}
+report: {{formats: [md, html]}}
+"""
+
+
+def spec_at(directory: Path, sizes: str):
+    path = directory / "curve.yaml"
+    path.write_text(SPEC.format(sizes=sizes))
+    return load_spec(path, registry=load_registry())
+
+
+@pytest.fixture(scope="module")
+def curve_run(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("curve")
+    results = run_spec(spec_at(root, "[150, 300]"), root / "run", cache=Cache(root / "cache"))
+    return root, results
+
+
+def test_each_pair_has_a_point_per_size_the_full_split_last(curve_run) -> None:
+    _, results = curve_run
+    assert [r.encoder for r in results.runs] == ["avg", "random-gaussian"]
+    for run in results.runs:
+        points = run.by_size
+        assert [p.sentences for p in points] == [150, 300, 600]
+        assert points[-1].metrics == run.metrics and points[-1].train == run.train
+        # each prefix trained its own decoder: one epoch of 150 or 300 sentences, fewer steps
+        steps = [p.train.steps for p in points]
+        assert steps[0] < steps[1] < steps[2]
+        assert all({"id", "bleu"} == set(p.metrics) for p in points)
+        assert all(p.metrics["bleu"].ci95[0] <= p.metrics["bleu"].value
+                   <= p.metrics["bleu"].ci95[1] for p in points)
+
+
+def test_the_report_draws_and_tabulates_the_curve(curve_run) -> None:
+    root, _ = curve_run
+    report = (root / "run" / "report.md").read_text()
+    assert "## Training-set size" in report
+    assert "| encoder | diagnostic | 150 | 300 | 600 |" in report
+    assert (root / "run" / "figures" / "training-size.png").stat().st_size > 1000
+    assert "Controls (random-gaussian) are drawn grey and dashed." in report
+
+
+def test_results_without_a_curve_have_no_points(tmp_path: Path) -> None:
+    from harness.results import PairResult
+
+    assert "by_size" not in PairResult(encoder="a", decoder="b").model_dump(mode="json")
+
+
+@pytest.mark.parametrize("sizes", ["[300, 150]", "[0]", "[150, 150]"])
+def test_sizes_must_increase_from_one(tmp_path: Path, sizes: str) -> None:
+    with pytest.raises((ValidationError, HarnessError), match="increasing numbers of training"):
+        spec_at(tmp_path, sizes)
+
+
+def test_a_size_not_below_the_training_split_is_refused_before_training(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(HarnessError, match=r"curve.train_sizes: 600 is not below the 600 "):
+        run_spec(spec_at(tmp_path, "[150, 600]"), tmp_path / "run", cache=cache)
+    assert not list((tmp_path / "cache").glob("train/*"))
