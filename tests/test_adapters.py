@@ -61,7 +61,8 @@ def _random_like(shapes: dict[str, tuple[int, ...]], seed: int = 0) -> OrderedDi
 
 def test_registration_and_actionable_unavailability() -> None:
     infos = {info.name: info for info in check_registration(models, name="harness-model-encoders")}
-    assert set(infos) == {"sent2vec", "sbert", "infersent", "quickthought", "laser"}
+    assert set(infos) == {"sent2vec", "sbert", "infersent", "quickthought", "laser", "mpnet",
+                          "minilm-l3-onnx", "e5-small-q4"}
     assert infos["sent2vec"].trainable
     expected = {"infersent": ("HARNESS_INFERSENT_WEIGHTS", "`weights:`", "infersent2.pkl",
                               "https://dl.fbaipublicfiles.com/infersent/"),

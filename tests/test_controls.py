@@ -245,7 +245,7 @@ def encode_stage(tmp_path: Path, encoder: object, batch_size: int, train: list[s
     ctx = RunContext(spec=spec, cache=Cache(root=tmp_path / f"cache-{batch_size}"))  # type: ignore[arg-type]
     name = getattr(encoder, "name", "recording")
     component = SimpleNamespace(name=name, plugin="test-plugin",
-                                info=SimpleNamespace(trainable=False),
+                                info=SimpleNamespace(trainable=False, pretrained=False),
                                 identity=lambda: {"name": name},
                                 build=lambda context, purpose="": encoder)
     corpus = Corpus(key="c", train_key=f"train-{len(train)}", test_key=f"test-{len(test)}",
