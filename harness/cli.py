@@ -141,7 +141,7 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
                    f"{parsed.downstream.reference.name if parsed.downstream.reference else '-'})")
         return
     click.echo(f"{spec}: ok ({_count(len(parsed.components('encoder')), 'encoder')}, "
-               f"{_count(sum(d.seeds for _, d in parsed.pairs()), 'decoder')} to train, "
+               f"{_count(parsed.decoders_to_train(), 'decoder')} to train, "
                f"{_count(len(parsed.components('metric')), 'metric')}, "
                f"{_count(len(parsed.components('task')), 'downstream task')})")
 

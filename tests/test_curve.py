@@ -86,3 +86,16 @@ def test_a_size_not_below_the_training_split_is_refused_before_training(tmp_path
     with pytest.raises(HarnessError, match=r"curve.train_sizes: 600 is not below the 600 "):
         run_spec(spec_at(tmp_path, "[150, 600]"), tmp_path / "run", cache=cache)
     assert not list((tmp_path / "cache").glob("train/*"))
+
+
+def test_validate_counts_the_curve_decoders(tmp_path: Path) -> None:
+    """2 encoders x (1 seed + 2 curve points) = 6 decoders, as `harness validate` says."""
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    spec = spec_at(tmp_path, "[150, 300]")
+    assert spec.decoders_to_train() == 6
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "curve.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "6 decoders to train" in result.output

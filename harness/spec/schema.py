@@ -399,6 +399,12 @@ class Spec(SpecDocument):
         next ones, one per decoder its `seeds:` asks for."""
         return [self.seed + offset for offset in range(decoder.seeds)]
 
+    def decoders_to_train(self) -> int:
+        """How many decoders a run trains: per encoder and decoder, one per seed, and one more
+        per `curve.train_sizes` entry."""
+        extra = len(self.curve.train_sizes)
+        return sum(decoder.seeds + extra for _, decoder in self.pairs())
+
     def pairs(self) -> list[tuple[Component, Component]]:
         """The encoder x decoder jobs, in run order: each decoder for the encoders it is
         trained for."""
