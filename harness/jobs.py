@@ -104,8 +104,7 @@ def learning_curve(ctx: RunContext, decoder: Component, encoded: Encoded, corpus
     """The decoder trained (with the spec's seed) on the first N training sentences for each N
     of the spec's `curve.train_sizes`, generated and scored on the whole test set."""
     points = []
-    check_curve(ctx.spec, corpus)
-    for size in ctx.spec.curve.train_sizes:
+    for size in ctx.spec.curve.train_sizes:  # each below the split's size (`check_curve`)
         trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab, sentences=size)
         generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
         scores = {metric.name: scored(ctx, metric, generated, encoded)[0]

@@ -63,3 +63,16 @@ def kill_at(model: torch.nn.Module, call: int) -> None:
         return forward(*args)
 
     model.forward = dying_forward  # an instance attribute: not part of the state dict
+
+
+def nan_gradient_at(model: torch.nn.Module, step: int) -> list[int]:
+    """Make the gradient of the model's output bias NaN in the `step`-th backward pass (a finite
+    loss whose gradient is not); return the list whose length counts the passes so far."""
+    calls: list[int] = []
+
+    def poison(grad: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return grad * float("nan") if len(calls) == step else grad
+
+    model.output_bias.register_hook(poison)
+    return calls

@@ -29,7 +29,16 @@ from harness.training.trainer import (
     train_decoder,
 )
 from harness_plugins.decoders.options import MosLstmOptions
-from tests.decoder_fakes import BOS, EOS, Killed, copy_task, kill_at, make_model, make_vocab
+from tests.decoder_fakes import (
+    BOS,
+    EOS,
+    Killed,
+    copy_task,
+    kill_at,
+    make_model,
+    make_vocab,
+    nan_gradient_at,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -426,14 +435,7 @@ def test_a_non_finite_gradient_stops_training_before_the_update(data, tmp_path: 
     weights nor any kept checkpoint hold a NaN."""
     vocab, vectors, ids = data
     model = make_model(vocab, 16, seed=3, **SMALL)
-    calls = 0
-
-    def poison(grad: torch.Tensor) -> torch.Tensor:
-        nonlocal calls
-        calls += 1
-        return grad * float("nan") if calls == 5 else grad
-
-    model.output_bias.register_hook(poison)
+    nan_gradient_at(model, 5)
     with pytest.raises(DivergedError, match=r"gradient norm nan at or before step 5"):
         train(model, vocab, vectors, ids, tmp_path)
     kept = list(read_checkpoints(tmp_path / "ckpt"))
@@ -456,17 +458,10 @@ def test_the_device_side_guard_skips_a_non_finite_update_and_names_its_step(
                         or optimizers[-1])
     vocab, vectors, ids = data
     model = make_model(vocab, 16, seed=3, **SMALL)
-    calls = 0
-
-    def poison(grad: torch.Tensor) -> torch.Tensor:
-        nonlocal calls
-        calls += 1
-        return grad * float("nan") if calls == 5 else grad
-
-    model.output_bias.register_hook(poison)
+    calls = nan_gradient_at(model, 5)
     with pytest.raises(DivergedError, match=r"update skipped\) at step 5, .*step-0000000004"):
         train(model, vocab, vectors, ids, tmp_path)
-    assert calls == 6  # step 6 ran before the host read
+    assert len(calls) == 6  # step 6 ran before the host read
     (optimizer,) = optimizers
     assert optimizer.param_groups[0]["fused"]
     # Six steps ran, five updates were applied: Adam counted the skipped one out.

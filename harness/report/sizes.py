@@ -5,12 +5,15 @@ whether the encoders' order changes with data."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.report.model import FLAG, Section, Table, digits_for, fmt, fmt_interval, plural
 from harness.results import PairResult, RunResults
 
-SIZES_FILE = "training-size.png"
+if TYPE_CHECKING:
+    from harness.figures import Curve
 
-Curve = list[tuple[float, float | None, float | None, float | None]]
+SIZES_FILE = "training-size.png"
 
 
 def size_runs(results: RunResults) -> list[PairResult]:

@@ -75,9 +75,9 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     parts = {"version": VERSION, "decoder": decoder,
              "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": seed,
              **({"sentences": sentences} if sentences is not None else {})}
-    label = f"{encoded.encoder} -> {component.name}" + (
-        f" (seed {seed})" if component.seeds > 1 else "") + (
+    suffix = (f" (seed {seed})" if component.seeds > 1 else "") + (
         f" ({sentences} sentences)" if sentences is not None else "")
+    label = f"{encoded.encoder} -> {component.name}{suffix}"
     vectors, train = encoded.vectors("train"), corpus.train
     if sentences is not None:
         vectors, train = vectors[:sentences], train[:sentences]
@@ -88,11 +88,10 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
         # the paper's 1.4M sentences would take about 1 GB of Python objects.
         summary = train_decoder(
             model, vocab.vocab, vectors, TokenIds.encode(vocab.vocab.encode, train), settings,
-            seed=seed,
-            device=ctx.device,
+            seed=seed, device=ctx.device,
             checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
-            progress=True, label=f"decoder {component.name!r} for encoder {encoded.encoder!r}"
-                                 + label.removeprefix(f"{encoded.encoder} -> {component.name}"))
+            progress=True,
+            label=f"decoder {component.name!r} for encoder {encoded.encoder!r}{suffix}")
         save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})
         return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
                 "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s,
