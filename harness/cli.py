@@ -14,6 +14,7 @@ import click
 
 from harness import __version__
 from harness.errors import HarnessError
+from harness.outputs import shown
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
@@ -231,7 +232,8 @@ def _print_probe(result: Any, as_json: bool, label: Callable[[str], str]) -> Non
     for i, row in enumerate(result.rows):
         click.echo(label(row))
         for probe in result.probes:
-            click.echo(f"  {f'{probe.encoder} -> {probe.decoder}':<{width}}  {probe.outputs[i]}")
+            click.echo(f"  {f'{probe.encoder} -> {probe.decoder}':<{width}}  "
+                       f"{shown(probe.outputs[i])}")
 
 
 @main.command()

@@ -144,6 +144,41 @@ def still_improving(run: PairResult) -> tuple[int, int]:
     return sum(t.still_improving for t in trains), len(trains)
 
 
+EMPTY_WARNING = 0.05
+"""A pair whose outputs are empty more often than this (one in twenty) is flagged: a decoder
+that regenerates nothing from many vectors has not learned to generate, and its diagnostics say
+little about the encoder."""
+
+
+def empty_outputs(run: PairResult) -> tuple[int, int] | None:
+    """(empty outputs, outputs) over every seed's decoder of a pair; None for results.json
+    written before the count was kept."""
+    summaries = [seed.generate for seed in run.seeds] if run.seeds else [run.generate]
+    if any(s.empty is None or s.sentences is None for s in summaries):
+        return None
+    return sum(s.empty or 0 for s in summaries), sum(s.sentences or 0 for s in summaries)
+
+
+def empty_cell(run: PairResult) -> str:
+    """"12 of 500 (2.4%)", flagged above `EMPTY_WARNING`; "–" when not counted."""
+    counts = empty_outputs(run)
+    if counts is None or not counts[1]:
+        return "–"
+    empty, total = counts
+    text = f"{empty} of {total} ({100 * empty / total:.1f}%)"
+    return f"{text} {FLAG}" if empty > EMPTY_WARNING * total else text
+
+
+def mostly_empty(runs: list[PairResult]) -> list[str]:
+    """"encoder / decoder (60 of 500 empty)" for each pair over `EMPTY_WARNING`."""
+    flagged = []
+    for run in runs:
+        counts = empty_outputs(run)
+        if counts and counts[0] > EMPTY_WARNING * counts[1]:
+            flagged.append(f"{pair_name(run)} ({counts[0]} of {counts[1]} empty)")
+    return flagged
+
+
 def pair_name(run: PairResult) -> str:
     """"encoder / decoder"."""
     return f"{run.encoder} / {run.decoder}"

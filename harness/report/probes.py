@@ -4,6 +4,7 @@ robustness as a table and a figure (one line per encoder)."""
 
 from __future__ import annotations
 
+from harness.outputs import shown
 from harness.probes.results import AnalogyGroup, AnalogySetResult, PairProbes, ProbeRate
 from harness.report.model import Section, Table, fmt, fmt_interval
 from harness.results import RunResults
@@ -131,7 +132,7 @@ def _analogy_examples(solved: list[tuple[PairProbes, AnalogySetResult]]) -> list
         rows = [["expected", "", example.expected]] if example.expected else []
         for pair, result in solved:
             if index < len(result.examples):
-                rows.append([pair.encoder, pair.decoder, result.examples[index].output])
+                rows.append([pair.encoder, pair.decoder, shown(result.examples[index].output)])
         label = f" [{example.relation}]" if example.relation else ""
         tables.append(Table(f"{query}{label}", ["encoder", "decoder", "sentence"], rows))
     return tables
@@ -158,7 +159,7 @@ def _path_example(probes: list[PairProbes]) -> list[Table]:
     if not probed:
         return []
     path = probed[0].paths[0]
-    rows = [[pair.encoder, pair.decoder, f"{alpha:.2f}", output]
+    rows = [[pair.encoder, pair.decoder, f"{alpha:.2f}", shown(output)]
             for pair in probes if pair.interpolation and pair.interpolation.paths
             for alpha, output in zip(pair.interpolation.paths[0].alphas,
                                      pair.interpolation.paths[0].outputs)]
