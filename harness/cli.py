@@ -111,7 +111,9 @@ def list_command(as_json: bool, strict: bool) -> None:
 @main.command()
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-              help="Override a spec value (YAML syntax), e.g. --set vocab.dim=50.")
+              help="Override a spec value (YAML syntax), e.g. --set vocab.dim=50; "
+                   "SECTION=null resets a top-level section to its default "
+                   "(downstream=null: no tasks).")
 @command
 def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     """Check a benchmark spec without running anything.
@@ -156,7 +158,8 @@ def _count(n: int, noun: str) -> str:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory for results (default: runs/<spec name>).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-              help="Override a spec value (YAML syntax); repeatable.")
+              help="Override a spec value (YAML syntax); repeatable. SECTION=null "
+                   "resets a top-level section to its default (downstream=null: no tasks).")
 @click.option("--device", default=None, help="auto, cpu, cuda or cuda:N (overrides the spec).")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
               help="Artifact cache (default: $HARNESS_CACHE or the user cache directory); "
