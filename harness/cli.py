@@ -376,7 +376,8 @@ def compare(run_a: Path, run_b: Path, method: str, decoder_a: str | None,
     from harness.results import load_results
 
     comparison = compare_runs(load_results(run_a), load_results(run_b), method,
-                              decoder_a=decoder_a, decoder_b=decoder_b)
+                              decoder_a=decoder_a, decoder_b=decoder_b,
+                              run_dirs=(str(run_a), str(run_b)))
     click.echo(json.dumps(comparison.model_dump(mode="json"), indent=2) if as_json
                else render_comparison(comparison))
 
