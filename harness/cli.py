@@ -346,11 +346,14 @@ def analogy(spec: Path, sentences: tuple[str, ...], set_file: Path | None, form:
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "formats", multiple=True, type=click.Choice(["md", "html"]),
-              default=("md", "html"), show_default=True, help="Reports to write.")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["md", "html", "csv"]),
+              default=("md", "html"), show_default=True,
+              help="Reports to write; repeatable. csv: the diagnostics, ranks, downstream "
+                   "scores and correlations as tables/*.csv.")
 @command
 def report(run_dir: Path, formats: tuple[str, ...]) -> None:
-    """Rebuild report.md / report.html of a run directory from its results.json."""
+    """Rebuild report.md / report.html (and with --format csv, tables/*.csv) of a run
+    directory from its results.json."""
     from harness.results import load_results
     from harness.stages.report import write_reports
 

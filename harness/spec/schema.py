@@ -157,7 +157,7 @@ class ExecutorSection(Strict):
 
 
 class ReportSection(Strict):
-    formats: list[Literal["md", "html"]] = ["md"]
+    formats: list[Literal["md", "html", "csv"]] = ["md"]  # csv: tables/*.csv
     # Published tables (reference-table YAML) shown beside the run's numbers, never used as
     # input: e.g. the paper's Table 4 (diagnostics) and Table 5 (downstream).
     compare: list[Path] = []
