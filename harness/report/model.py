@@ -4,6 +4,7 @@ sections look up in the results (the spec's correlation settings, metric directi
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -142,6 +143,12 @@ def still_improving(run: PairResult) -> tuple[int, int]:
     """(decoders still improving, decoders trained) for a pair: each seed's, or the one's."""
     trains = [seed.train for seed in run.seeds] if run.seeds else [run.train]
     return sum(t.still_improving for t in trains), len(trains)
+
+
+def shows_something(values: Iterable[float | None]) -> bool:
+    """True when some value is defined and not 0: a figure panel of only zeros and undefined
+    values (Id at the floor for every encoder) is a tangle of flat lines, left out."""
+    return any(v is not None and v == v and v != 0 for v in values)
 
 
 EMPTY_WARNING = 0.05
