@@ -91,14 +91,21 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the documented schema).")
 @click.option("--strict", is_flag=True,
               help="Exit with 2 when a plugin failed to load (for plugin authors' CI).")
+@click.option("--options", "options_of", default=None, metavar="NAME",
+              help="Print the options of component NAME (type, default, description).")
 @command
-def list_command(as_json: bool, strict: bool) -> None:
+def list_command(as_json: bool, strict: bool, options_of: str | None) -> None:
     """List registered encoders, decoders, metrics and downstream tasks, and plugins that
-    failed to load."""
-    from harness.listing import listing, render_listing
+    failed to load; with --options NAME, the options one component takes."""
+    from harness.listing import component_options, listing, render_listing, render_options
     from harness.plugins import load_registry
 
     registry = load_registry()
+    if options_of is not None:
+        entries = component_options(registry, options_of)
+        click.echo(json.dumps(entries, indent=2, default=str) if as_json
+                   else render_options(entries))
+        return
     data = listing(registry)
     click.echo(json.dumps(data, indent=2) if as_json else render_listing(data))
     if strict and registry.failures:
@@ -160,7 +167,8 @@ def _count(n: int, noun: str) -> str:
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
               help="Override a spec value (YAML syntax); repeatable. SECTION=null "
                    "resets a top-level section to its default (downstream=null: no tasks).")
-@click.option("--device", default=None, help="auto, cpu, cuda or cuda:N (overrides the spec).")
+@click.option("--device", default=None,
+              help="auto, cpu, cuda, cuda:N or mps (overrides the spec).")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
               help="Artifact cache (default: $HARNESS_CACHE or the user cache directory); "
                    "with --executor ray, a path every node sees.")
@@ -206,7 +214,7 @@ def probe_options(function: Callable[..., Any]) -> Callable[..., Any]:
                      help="Only this decoder of the spec (repeatable; default: all)."),
         click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
                      help="Override a spec value, as for `harness run`."),
-        click.option("--device", default=None, help="auto, cpu, cuda or cuda:N."),
+        click.option("--device", default=None, help="auto, cpu, cuda, cuda:N or mps."),
         click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
                      help="Artifact cache (default: $HARNESS_CACHE or the user cache "
                           "directory)."),
