@@ -99,3 +99,22 @@ def test_validate_counts_the_curve_decoders(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["validate", str(tmp_path / "curve.yaml")])
     assert result.exit_code == 0, result.output
     assert "6 decoders to train" in result.output
+
+
+def test_a_diagnostic_at_zero_for_every_size_and_encoder_is_left_out_of_the_figure() -> None:
+    from harness.report.sizes import SIZES_FILE, size_panels, sizes_section
+    from harness.results import RunResults
+
+    def point(size: int, bleu: float) -> dict:
+        return {"sentences": size, "metrics": {
+            "id": {"value": 0.0, "ci95": [0.0, 1.2], "support": 300},
+            "bleu": {"value": bleu, "ci95": [bleu - 0.1, bleu + 0.1], "support": 300}}}
+
+    runs = [{"encoder": e, "decoder": "mos-lstm", "metrics": point(600, b)["metrics"],
+             "by_size": [point(300, b / 2), point(600, b)]} for e, b in (("a", 1.0), ("b", 2.0))]
+    results = RunResults.model_validate({"runs": runs})
+    assert list(size_panels(results)) == ["bleu"]
+    assert list(size_panels(results, silent=True)) == ["id"]
+    part = sizes_section(results, {SIZES_FILE: b""})
+    assert part is not None and ("Left out of the figure, being zero or undefined at every size "
+                                 "for every encoder: id (the table has them).") in part.text
