@@ -24,9 +24,9 @@ corpus:
   test: {{generate: quickstart, sentences: 40, seed: 9}}
 vocab: {{bpe_size: 200, dim: 16, epochs: 2}}
 encoders: [avg, {{name: random-gaussian, dim: 16}}]
-decoders: [{{name: mos-lstm, hidden: 32, epochs: 1, batch_size: 32}}]
+decoders: [{{name: mos-lstm, hidden: 32, epochs: 3, batch_size: 32, lr: 0.01}}]
 generation: {{beam: 1, max_len: 20}}
-metrics: [id, bleu]
+metrics: [id, bleu, token-f1]  # token-f1: above 0 even after 1 epoch, so the figure has a panel
 curve: {{train_sizes: {sizes}}}
 report: {{formats: [md, html]}}
 """
@@ -52,10 +52,10 @@ def test_each_pair_has_a_point_per_size_the_full_split_last(curve_run) -> None:
         points = run.by_size
         assert [p.sentences for p in points] == [150, 300, 600]
         assert points[-1].metrics == run.metrics and points[-1].train == run.train
-        # each prefix trained its own decoder: one epoch of 150 or 300 sentences, fewer steps
+        # each prefix trained its own decoder: three epochs of 150 or 300 sentences, fewer steps
         steps = [p.train.steps for p in points]
         assert steps[0] < steps[1] < steps[2]
-        assert all({"id", "bleu"} == set(p.metrics) for p in points)
+        assert all({"id", "bleu", "token-f1"} == set(p.metrics) for p in points)
         assert all(p.metrics["bleu"].ci95[0] <= p.metrics["bleu"].value
                    <= p.metrics["bleu"].ci95[1] for p in points)
 
