@@ -80,11 +80,20 @@ def storage_error(root: Path, exc: OSError) -> CacheError | None:
 
 @dataclass
 class Cache:
-    """The artifact store under `root`; counts hits and builds for the run summary."""
+    """The artifact store under `root`; counts hits and builds for the run summary. A hit
+    counts an artifact that existed before this object first asked for it (one a stage
+    built, or reused, earlier in the same run is not counted again when a later stage, such as
+    the probes, walks the pipeline once more)."""
 
     root: Path = field(default_factory=default_root)
     hits: int = 0
     builds: int = 0
+    _seen: set[tuple[str, str]] = field(default_factory=set, repr=False, compare=False)
+
+    def _hit(self, stage: str, key: str) -> None:
+        if (stage, key) not in self._seen:
+            self._seen.add((stage, key))
+            self.hits += 1
 
     def path(self, stage: str, key: str) -> Path:
         """Return where the finished artifact (stage, key) lives."""
@@ -117,7 +126,7 @@ class Cache:
         final = self.path(stage, key)
         name = f"{stage} {label}".strip()
         if (final / META_FILE).is_file():
-            self.hits += 1
+            self._hit(stage, key)
             log.info("%s: cached (%s)", name, key[:12])
             return final
         locks = self.root / "locks"
@@ -127,7 +136,7 @@ class Cache:
             raise storage_error(self.root, exc) or exc from None
         with FileLock(str(locks / f"{stage}-{key}.lock")):
             if (final / META_FILE).is_file():  # another run finished it while we waited
-                self.hits += 1
+                self._hit(stage, key)
                 log.info("%s: cached (%s), built by another run", name, key[:12])
                 return final
             partial = final.with_name(key + ".partial")
@@ -151,6 +160,7 @@ class Cache:
                     raise
                 raise error from exc
             self.builds += 1
+            self._seen.add((stage, key))
         return final
 
 

@@ -14,6 +14,7 @@ import click
 
 from harness import __version__
 from harness.errors import HarnessError
+from harness.outputs import shown
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
@@ -90,14 +91,21 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the documented schema).")
 @click.option("--strict", is_flag=True,
               help="Exit with 2 when a plugin failed to load (for plugin authors' CI).")
+@click.option("--options", "options_of", default=None, metavar="NAME",
+              help="Print the options of component NAME (type, default, description).")
 @command
-def list_command(as_json: bool, strict: bool) -> None:
+def list_command(as_json: bool, strict: bool, options_of: str | None) -> None:
     """List registered encoders, decoders, metrics and downstream tasks, and plugins that
-    failed to load."""
-    from harness.listing import listing, render_listing
+    failed to load; with --options NAME, the options one component takes."""
+    from harness.listing import component_options, listing, render_listing, render_options
     from harness.plugins import load_registry
 
     registry = load_registry()
+    if options_of is not None:
+        entries = component_options(registry, options_of)
+        click.echo(json.dumps(entries, indent=2, default=str) if as_json
+                   else render_options(entries))
+        return
     data = listing(registry)
     click.echo(json.dumps(data, indent=2) if as_json else render_listing(data))
     if strict and registry.failures:
@@ -110,7 +118,9 @@ def list_command(as_json: bool, strict: bool) -> None:
 @main.command()
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-              help="Override a spec value (YAML syntax), e.g. --set vocab.dim=50.")
+              help="Override a spec value (YAML syntax), e.g. --set vocab.dim=50; "
+                   "SECTION=null resets a top-level section to its default "
+                   "(downstream=null: no tasks).")
 @command
 def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     """Check a benchmark spec without running anything.
@@ -155,8 +165,10 @@ def _count(n: int, noun: str) -> str:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory for results (default: runs/<spec name>).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-              help="Override a spec value (YAML syntax); repeatable.")
-@click.option("--device", default=None, help="auto, cpu, cuda or cuda:N (overrides the spec).")
+              help="Override a spec value (YAML syntax); repeatable. SECTION=null "
+                   "resets a top-level section to its default (downstream=null: no tasks).")
+@click.option("--device", default=None,
+              help="auto, cpu, cuda, cuda:N or mps (overrides the spec).")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
               help="Artifact cache (default: $HARNESS_CACHE or the user cache directory); "
                    "with --executor ray, a path every node sees.")
@@ -202,7 +214,7 @@ def probe_options(function: Callable[..., Any]) -> Callable[..., Any]:
                      help="Only this decoder of the spec (repeatable; default: all)."),
         click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
                      help="Override a spec value, as for `harness run`."),
-        click.option("--device", default=None, help="auto, cpu, cuda or cuda:N."),
+        click.option("--device", default=None, help="auto, cpu, cuda, cuda:N or mps."),
         click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
                      help="Artifact cache (default: $HARNESS_CACHE or the user cache "
                           "directory)."),
@@ -231,7 +243,8 @@ def _print_probe(result: Any, as_json: bool, label: Callable[[str], str]) -> Non
     for i, row in enumerate(result.rows):
         click.echo(label(row))
         for probe in result.probes:
-            click.echo(f"  {f'{probe.encoder} -> {probe.decoder}':<{width}}  {probe.outputs[i]}")
+            click.echo(f"  {f'{probe.encoder} -> {probe.decoder}':<{width}}  "
+                       f"{shown(probe.outputs[i])}")
 
 
 @main.command()
@@ -341,11 +354,14 @@ def analogy(spec: Path, sentences: tuple[str, ...], set_file: Path | None, form:
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "formats", multiple=True, type=click.Choice(["md", "html"]),
-              default=("md", "html"), show_default=True, help="Reports to write.")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["md", "html", "csv"]),
+              default=("md", "html"), show_default=True,
+              help="Reports to write; repeatable. csv: the diagnostics, ranks, downstream "
+                   "scores and correlations as tables/*.csv.")
 @command
 def report(run_dir: Path, formats: tuple[str, ...]) -> None:
-    """Rebuild report.md / report.html of a run directory from its results.json."""
+    """Rebuild report.md / report.html (and with --format csv, tables/*.csv) of a run
+    directory from its results.json."""
     from harness.results import load_results
     from harness.stages.report import write_reports
 
@@ -371,7 +387,8 @@ def compare(run_a: Path, run_b: Path, method: str, decoder_a: str | None,
     from harness.results import load_results
 
     comparison = compare_runs(load_results(run_a), load_results(run_b), method,
-                              decoder_a=decoder_a, decoder_b=decoder_b)
+                              decoder_a=decoder_a, decoder_b=decoder_b,
+                              run_dirs=(str(run_a), str(run_b)))
     click.echo(json.dumps(comparison.model_dump(mode="json"), indent=2) if as_json
                else render_comparison(comparison))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 
@@ -53,9 +53,12 @@ def plugin_call(plugin: str, what: str) -> Iterator[None]:
 
 
 class UnknownComponentError(HarnessError):
-    """A component name is not registered; the message suggests close names."""
+    """A component name is not registered; the message suggests close names and names the
+    plugins that failed to load (`failed`: "plugin 'x' (dist 1.0): why"), which may be the ones
+    that would have registered it."""
 
-    def __init__(self, kind: str, name: str, suggestions: list[str], known: list[str]) -> None:
+    def __init__(self, kind: str, name: str, suggestions: list[str], known: list[str],
+                 failed: Sequence[str] = ()) -> None:
         self.kind, self.name, self.suggestions = kind, name, suggestions
         if suggestions:
             hint = "did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
@@ -66,6 +69,9 @@ class UnknownComponentError(HarnessError):
         selected = [v for v in ("HARNESS_PLUGINS", "HARNESS_DISABLE_PLUGINS") if v in os.environ]
         where = (f"; {' and '.join(selected)} {'is' if len(selected) == 1 else 'are'} set, "
                  "so its plugin may not be loaded" if selected else "")
+        if failed:
+            hint += (f"; {len(failed)} plugin{'s' if len(failed) > 1 else ''} failed to load, "
+                     f"and may be where it comes from: {'; '.join(failed)}")
         super().__init__(f"unknown {kind} {name!r}: {hint} (see `harness list`{where})")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.report.model import ALPHA
@@ -111,27 +112,103 @@ def heatmap_png(correlations: Correlations, *, title: str | None = None) -> byte
     return _png(heatmap_figure(correlations, title=title))
 
 
-def scatter_figure(points: dict[str, tuple[float, float]], *, title: str, xlabel: str,
+@dataclass(frozen=True)
+class ScatterPoint:
+    """One encoder in a scatter plot: x with its 95% interval (None ends: none drawn), y, and
+    whether it is a control (drawn grey and hollow, left out of the plot's rho)."""
+
+    x: float
+    y: float
+    x_interval: tuple[float | None, float | None] = (None, None)
+    control: bool = False
+
+
+CONTROL_COLOUR = "#8c8c8c"
+"""Controls in every figure: a grey no encoder uses."""
+
+_LABEL_OFFSETS = ((5, 4), (5, -11), (-5, 4), (-5, -11), (5, 14), (5, -21), (-5, 14),
+                  (-5, -21), (12, -3), (-12, -3))
+"""Where a point's label may go, in points from the point: tried in order until one overlaps
+no label placed before it and no other point."""
+
+
+def scatter_figure(points: dict[str, ScatterPoint], *, title: str, xlabel: str,
                    ylabel: str) -> Any:
-    """A scatter plot of encoder -> (x, y), each point labelled with its encoder's name."""
+    """A scatter plot of encoder -> point: encoders in `SCATTER_COLOUR` with their x interval
+    as a bar, controls grey and hollow, each point labelled where its label collides with no
+    other label or point."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(4.6, 3.6))
+    FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    for name, (x, y) in points.items():
-        axes.scatter([x], [y], color=SCATTER_COLOUR, s=28, zorder=3)
-        axes.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    for point in points.values():
+        colour = CONTROL_COLOUR if point.control else SCATTER_COLOUR
+        low, high = point.x_interval
+        if low is not None and high is not None:
+            axes.errorbar([point.x], [point.y], xerr=[[max(point.x - low, 0.0)],
+                                                      [max(high - point.x, 0.0)]],
+                          fmt="none", ecolor=colour, elinewidth=1, capsize=2, alpha=0.7,
+                          zorder=2)
+        axes.scatter([point.x], [point.y], s=28, zorder=3, linewidths=1.2,
+                     facecolors="none" if point.control else colour, edgecolors=colour)
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.set_title(title, fontsize=9)
     axes.grid(alpha=0.3)
     axes.margins(0.15)
+    _place_labels(figure, axes, points)
     return figure
 
 
-def scatter_png(points: dict[str, tuple[float, float]], *, title: str, xlabel: str,
+def _place_labels(figure: Any, axes: Any, points: dict[str, ScatterPoint]) -> None:
+    """Label each point at the first of `_LABEL_OFFSETS` whose text box overlaps no earlier
+    label and no other point's marker; the least overlapping one when none is free."""
+    figure.canvas.draw()  # fixes the axis limits, so display positions are final
+    renderer = figure.canvas.get_renderer()
+    to_display = axes.transData.transform
+    markers = {name: to_display((p.x, p.y)) for name, p in points.items()}
+    placed: list[Any] = []
+    for name, point in sorted(points.items(), key=lambda item: (item[1].x, item[1].y)):
+        text = f"{name} (control)" if point.control else name
+        best, best_overlap = None, math.inf
+        for dx, dy in _LABEL_OFFSETS:
+            label = axes.annotate(text, (point.x, point.y), textcoords="offset points",
+                                  xytext=(dx, dy), fontsize=8,
+                                  ha="left" if dx > 0 else "right",
+                                  color=CONTROL_COLOUR if point.control else "black")
+            box = label.get_window_extent(renderer).expanded(1.05, 1.1)
+            overlap = sum(_area(box, other) for other in placed) + sum(
+                _area(box, _marker_box(xy)) for other, xy in markers.items() if other != name)
+            if overlap < best_overlap:
+                if best is not None:
+                    best.remove()
+                best, best_overlap = label, overlap
+            else:
+                label.remove()
+            if overlap == 0:
+                break
+        placed.append(best.get_window_extent(renderer))
+
+
+def _marker_box(xy: Any) -> Any:
+    from matplotlib.transforms import Bbox
+
+    x, y = xy
+    return Bbox.from_extents(x - 4, y - 4, x + 4, y + 4)
+
+
+def _area(a: Any, b: Any) -> float:
+    """The overlap of two display boxes, in square pixels."""
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return max(width, 0.0) * max(height, 0.0)
+
+
+def scatter_png(points: dict[str, ScatterPoint], *, title: str, xlabel: str,
                 ylabel: str) -> bytes:
-    """Return a PNG scatter plot of encoder -> (x, y) with labelled points (`scatter_figure`)."""
+    """Return a PNG scatter plot of encoder -> point (`scatter_figure`)."""
     return _png(scatter_figure(points, title=title, xlabel=xlabel, ylabel=ylabel))
 
 
@@ -208,11 +285,13 @@ Series = list[tuple[float | None, float | None, float | None]]
 
 
 def length_figure(bins: list[str], panels: dict[str, dict[str, Series]], *,
-                  floor: str | None = None, title: str = "") -> Any:
+                  floor: str | None = None, title: str = "",
+                  share: dict[str, str] | None = None) -> Any:
     """Small multiples of diagnostics per bin of reference length: one panel per entry of
     `panels` (title -> encoder -> `Series`), x the `bins` (their labels), one line per encoder
     with its 95% intervals as error bars (nudged apart so they do not hide each other), the
-    `floor` encoder grey and dashed, the legend outside the panels."""
+    `floor` encoder grey and dashed, the legend outside the panels. Panels `share` maps to the
+    same group (their diagnostic) get one y-range, so equal heights mean equal values."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
@@ -247,6 +326,8 @@ def length_figure(bins: list[str], panels: dict[str, dict[str, Series]], *,
             axes.set_xlabel("reference length (tokens)", fontsize=8)
     for index in range(len(panels), rows * columns):
         grid[index // columns][index % columns].set_visible(False)
+    _share_y([grid[i // columns][i % columns] for i in range(len(panels))],
+             [(share or {}).get(name, name) for name in panels])
     legend: dict[str, Any] = {}
     for axes in grid.flat:
         for handle, label in zip(*axes.get_legend_handles_labels()):
@@ -257,10 +338,20 @@ def length_figure(bins: list[str], panels: dict[str, dict[str, Series]], *,
     return figure
 
 
+def _share_y(axes: list[Any], groups: list[str]) -> None:
+    """Give the axes of each group the union of their y-ranges."""
+    for group in set(groups):
+        members = [a for a, g in zip(axes, groups) if g == group]
+        lows, highs = zip(*(a.get_ylim() for a in members))
+        for a in members:
+            a.set_ylim(min(lows), max(highs))
+
+
 def length_png(bins: list[str], panels: dict[str, dict[str, Series]], *,
-               floor: str | None = None, title: str = "") -> bytes:
+               floor: str | None = None, title: str = "",
+               share: dict[str, str] | None = None) -> bytes:
     """Return a PNG of the diagnostics per length bin (`length_figure`)."""
-    return _png(length_figure(bins, panels, floor=floor, title=title))
+    return _png(length_figure(bins, panels, floor=floor, title=title, share=share))
 
 
 Curve = list[tuple[float, float | None, float | None, float | None]]

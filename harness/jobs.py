@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.cache import Cache
 from harness.errors import HarnessError
 from harness.protocols import TaskResult
-from harness.results import EncoderIdentity, GenerateSummary, PairResult, SeedRun, SizePoint
+from harness.results import EncoderIdentity, PairResult, SeedRun, SizePoint
 from harness.spec import Component, Spec
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus, prepare_corpus
@@ -82,8 +82,7 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
                 scores[metric.name], path = scored(ctx, metric, generated, encoded)
                 files[metric.name].append(path)
             seeds.append(SeedRun(seed=seed, metrics=scores, train=trained.summary,
-                                 generate=GenerateSummary(
-                                     sentences_per_s=generated.sentences_per_s)))
+                                 generate=generated.summary))
         statistics[decoder.name] = files
         first = seeds[0]
         metrics = first.metrics if len(seeds) == 1 else {

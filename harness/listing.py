@@ -10,6 +10,9 @@ registration, so listing builds nothing.
 
 from __future__ import annotations
 
+import difflib
+import types
+import typing
 from typing import Any
 
 from harness.protocols import KINDS, ComponentInfo
@@ -70,5 +73,68 @@ def render_listing(data: dict[str, Any]) -> str:
         rows = [[f["name"], f"{f['distribution']} {f['version']}".strip(), f["error"]]
                 for f in failed]
         lines += ["  " + line for line in _table([["name", "distribution", "error"], *rows])]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _type_name(annotation: Any) -> str:
+    """A field's type as a user writes it: int, float, str, bool, one of: a, b; list of ..."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return "one of: " + ", ".join(str(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        named = [_type_name(a) for a in args if a is not type(None)]
+        return " or ".join(named) + (" or null" if type(None) in args else "")
+    if origin in (list, tuple, set):
+        return f"list of {_type_name(args[0])}" if args else "list"
+    if origin is dict:
+        return "mapping"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _constraints(metadata: list[Any]) -> str:
+    marks = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    return " ".join(f"{mark} {getattr(m, key)}" for m in metadata for key, mark in marks.items()
+                    if getattr(m, key, None) is not None)
+
+
+def component_options(registry: Registry, name: str) -> list[dict[str, Any]]:
+    """Each component registered as `name` (one per kind) with its options: name, type (with
+    constraints), default ("required" when there is none) and description. Raises
+    `UnknownComponentError` with close names when no kind has `name`."""
+    from harness.errors import UnknownComponentError
+
+    found = [registry.components[kind][name] for kind in KINDS
+             if name in registry.components[kind]]
+    if not found:
+        known = sorted({n for kind in KINDS for n in registry.components[kind]})
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        raise UnknownComponentError("component", name, close, [])
+    return [{"kind": info.kind, "name": info.name, "plugin": info.plugin,
+             "version": info.version, "description": info.description,
+             "options": [{"name": option,
+                          "type": " ".join(filter(None, (_type_name(field.annotation),
+                                                         _constraints(field.metadata)))),
+                          "default": None if field.is_required() else field.get_default(
+                              call_default_factory=True),
+                          "required": field.is_required(),
+                          "description": field.description or ""}
+                         for option, field in info.options.model_fields.items()]}
+            for info in found]
+
+
+def render_options(entries: list[dict[str, Any]]) -> str:
+    """`component_options` as text: a heading per component, a table of its options."""
+    lines: list[str] = []
+    for entry in entries:
+        lines.append(f"{entry['kind']} {entry['name']!r} ({entry['plugin']} {entry['version']})"
+                     f": {entry['description']}".replace(" )", ")"))
+        if entry["options"]:
+            rows = [[o["name"], o["type"], "required" if o["required"] else repr(o["default"]),
+                     o["description"]] for o in entry["options"]]
+            lines += ["  " + line for line in _table([["option", "type", "default",
+                                                       "description"], *rows])]
+        else:
+            lines.append("  (no options)")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -18,12 +18,14 @@ appear in annotations only.
 from __future__ import annotations
 
 import inspect
+import types
+import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,16 +38,36 @@ KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task")
 # ------------------------------------------------------------------------------------ options
 
 
-class Options(BaseModel):
+def _numeric(annotation: Any) -> bool:
+    """True for int, float and their optional or union forms that do not also admit bool."""
+    if annotation in (int, float):
+        return True
+    args = typing.get_args(annotation)
+    return (typing.get_origin(annotation) in (typing.Union, types.UnionType)
+            and bool not in args and any(_numeric(arg) for arg in args))
+
+
+class Settings(BaseModel):
+    """Validated settings, frozen once made: unknown keys are errors, and a number is never
+    given as `true`/`false` (pydantic otherwise reads `beam: true` as 1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_are_not_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        if isinstance(value, bool) and field is not None and _numeric(field.annotation):
+            raise ValueError(f"expected a number, got {str(value).lower()}")
+        return value
+
+
+class Options(Settings):
     """Base class of a component's options: unknown keys are errors, values are validated."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-
-class TrainingOptions(BaseModel):
+class TrainingOptions(Settings):
     """How the core trains a decoder: optimiser, schedule, validation, checkpoints, logging."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     epochs: int = Field(5, ge=1, description="training epochs (at most, with early stopping)")
     batch_size: int = Field(64, ge=1, description="sentences per training batch")

@@ -53,7 +53,9 @@ class Registry:
         except KeyError:
             known = self.names(kind)
             close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-            raise UnknownComponentError(kind, name, close, known) from None
+            failed = [f"plugin {f.name!r} ({f.distribution} {f.version}): {f.error}"
+                      for f in self.failures]
+            raise UnknownComponentError(kind, name, close, known, failed) from None
 
     def create(self, kind: str, name: str, options: Options, context: BuildContext) -> Any:
         """Build a component by name outside a spec (a script, a notebook); refuses an

@@ -87,9 +87,12 @@ class TrainSummary(Record):
 
 
 class GenerateSummary(Record):
-    """How fast the decoder regenerated the test sentences."""
+    """How fast the decoder regenerated the test sentences, and how many of its outputs were
+    empty (`harness.outputs.is_empty`): a decoder that has not learned to generate."""
 
     sentences_per_s: float | None = None
+    sentences: int | None = Field(None, exclude_if=is_none)
+    empty: int | None = Field(None, exclude_if=is_none)
 
 
 class SeedRun(Record):

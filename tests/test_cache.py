@@ -36,9 +36,16 @@ def test_miss_builds_then_hit_reuses(tmp_path: Path) -> None:
     assert (first / "out.txt").read_text() == "hello"
     assert calls[0].name.endswith(".partial") and not calls[0].exists()
     assert json.loads((first / META_FILE).read_text())["summary"] == {"lines": 1}
-    assert (cache.hits, cache.builds) == (1, 1)
+    # built here, then asked for again: reused within the run, but no artifact of an earlier
+    # run, so no hit (the run summary counts what earlier runs left)
+    assert (cache.hits, cache.builds) == (0, 1)
     cache.produce("stage", {"k": 2}, build)
     assert len(calls) == 2
+    again = Cache(tmp_path)  # a later run: both artifacts are hits, each counted once
+    for _ in range(3):
+        again.produce("stage", {"k": 1}, build)
+        again.produce("stage", {"k": 2}, build)
+    assert (again.hits, again.builds) == (2, 0) and len(calls) == 2
 
 
 def test_failed_build_leaves_no_finished_artifact_and_resumes(tmp_path: Path) -> None:

@@ -232,6 +232,43 @@ def test_run_unknown_component_name(tmp_path: Path, cache: Path, args: tuple[str
     assert_nothing_written(cache, out)
 
 
+@pytest.mark.parametrize(("override", "message"), [
+    # a misspelt list or key: did you mean
+    ("decoder.0.hidden=32", "error: --set: decoder.0.hidden: 'decoder.0.hidden=32': the spec has "
+                            "no list decoder; did you mean 'decoders'?"),
+    ("generaton.beam=3", "error: --set: generaton: unknown key; did you mean 'generation'? "
+                         "expected one of: name, seed, device, corpus, "),
+    # an index past the end: how long the list is
+    ("decoders.5.hidden=32", "error: --set: decoders.5: 'decoders.5.hidden=32': decoders has 1 "
+                             "entry (0 to 0), so 5 names none of them"),
+    ("metrics.3=bleu", "error: --set: metrics.3: 'metrics.3=bleu': metrics has 1 entry (0 to 0), "
+                       "so 3 names none of them"),
+    ("vocab.dim.size=3", "error: --set: vocab.dim.size: 'vocab.dim.size=3': vocab.dim is a single "
+                         "value (8), with no 'size' inside"),
+    # a boolean where a number belongs, in a spec section and in a component's options
+    ("generation.beam=true", "error: --set: generation.beam: expected a number, got true"),
+    ("decoders.0.hidden=false", "error: --set: decoders.0.hidden: expected a number, got false"),
+    # no internal class names
+    ("generation=3", "error: --set: generation: expected a mapping of settings (got 3)"),
+    # unbalanced YAML: where it breaks, nothing echoed back as an example
+    ("encoders=[avg", "error: --set: encoders: 'encoders=[avg': the value is not valid YAML at "
+                      "column 5: expected ',' or ']', but got '<stream end>'"),
+])
+def test_set_errors_say_what_to_write(tmp_path: Path, override: str, message: str) -> None:
+    path = write_spec(tmp_path, GOOD)
+    line = assert_one_error_line(invoke("validate", str(path), "--set", override))
+    assert line.startswith(message), line
+    assert "Section" not in line and "instance of" not in line
+
+
+def test_set_null_resets_a_section_to_its_default(tmp_path: Path) -> None:
+    spec = GOOD + "downstream: {tasks: [syn-order]}\ncurve: {train_sizes: [20]}\n"
+    path = write_spec(tmp_path, spec)
+    assert "1 downstream task" in invoke("validate", str(path)).stdout
+    result = invoke("validate", str(path), "--set", "downstream=null", "--set", "curve=null")
+    assert result.exit_code == 0 and "0 downstream tasks" in result.stdout
+
+
 def test_run_unknown_device(tmp_path: Path, cache: Path) -> None:
     path = write_spec(tmp_path, GOOD)
     out = tmp_path / "out"

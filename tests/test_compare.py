@@ -133,3 +133,29 @@ def test_undefined_values_are_left_out_of_the_comparison():
     assert comparison.diagnostics["id"].n == 4
     assert comparison.diagnostics["bleu"].n == 5
     assert "avg" not in diagnostic_values(b)["id"]
+
+
+def test_the_header_names_both_run_directories_and_what_differs():
+    data_a = results_data("qs", "mos-lstm", MOS)
+    data_b = results_data("qs", "mos-lstm", MOS)
+    data_a["spec"]["decoders"] = [{"name": "mos-lstm", "options": {"hidden": 128}}]
+    data_b["spec"]["decoders"] = [{"name": "mos-lstm", "options": {"hidden": 256, "epochs": 8}}]
+    data_a["provenance"]["git_commit"], data_b["provenance"]["git_commit"] = "abc1234", "def5678"
+    data_b["provenance"]["timings"] = {"train": 12.0}  # timings are not settings
+    comparison = compare_runs(RunResults.model_validate(data_a), RunResults.model_validate(data_b),
+                              run_dirs=("runs/small", "runs/large"))
+    assert [(d.setting, d.a, d.b) for d in comparison.differences] == [
+        ("spec.decoders.0.options.hidden", 128, 256),
+        ("spec.decoders.0.options.epochs", None, 8),
+        ("provenance.git_commit", "abc1234", "def5678")]
+    lines = render_comparison(comparison).splitlines()
+    assert lines[1:7] == [
+        "  A: runs/small (qs, decoder mos-lstm, 200000 training sentences, seed 1)",
+        "  B: runs/large (qs, decoder mos-lstm, 200000 training sentences, seed 1)",
+        "  What differs (A | B):",
+        "    spec.decoders.0.options.hidden  128 | 256",
+        "    spec.decoders.0.options.epochs  (not set) | 8",
+        "    provenance.git_commit           abc1234 | def5678"]
+    same = compare_runs(RunResults.model_validate(data_a), RunResults.model_validate(data_a))
+    assert same.differences == []
+    assert "  The two specs and their provenance are the same." in render_comparison(same)

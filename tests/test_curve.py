@@ -24,9 +24,9 @@ corpus:
   test: {{generate: quickstart, sentences: 40, seed: 9}}
 vocab: {{bpe_size: 200, dim: 16, epochs: 2}}
 encoders: [avg, {{name: random-gaussian, dim: 16}}]
-decoders: [{{name: mos-lstm, hidden: 32, epochs: 1, batch_size: 32}}]
+decoders: [{{name: mos-lstm, hidden: 32, epochs: 3, batch_size: 32, lr: 0.01}}]
 generation: {{beam: 1, max_len: 20}}
-metrics: [id, bleu]
+metrics: [id, bleu, token-f1]  # token-f1: above 0 even after 1 epoch, so the figure has a panel
 curve: {{train_sizes: {sizes}}}
 report: {{formats: [md, html]}}
 """
@@ -52,10 +52,10 @@ def test_each_pair_has_a_point_per_size_the_full_split_last(curve_run) -> None:
         points = run.by_size
         assert [p.sentences for p in points] == [150, 300, 600]
         assert points[-1].metrics == run.metrics and points[-1].train == run.train
-        # each prefix trained its own decoder: one epoch of 150 or 300 sentences, fewer steps
+        # each prefix trained its own decoder: three epochs of 150 or 300 sentences, fewer steps
         steps = [p.train.steps for p in points]
         assert steps[0] < steps[1] < steps[2]
-        assert all({"id", "bleu"} == set(p.metrics) for p in points)
+        assert all({"id", "bleu", "token-f1"} == set(p.metrics) for p in points)
         assert all(p.metrics["bleu"].ci95[0] <= p.metrics["bleu"].value
                    <= p.metrics["bleu"].ci95[1] for p in points)
 
@@ -99,3 +99,22 @@ def test_validate_counts_the_curve_decoders(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["validate", str(tmp_path / "curve.yaml")])
     assert result.exit_code == 0, result.output
     assert "6 decoders to train" in result.output
+
+
+def test_a_diagnostic_at_zero_for_every_size_and_encoder_is_left_out_of_the_figure() -> None:
+    from harness.report.sizes import SIZES_FILE, size_panels, sizes_section
+    from harness.results import RunResults
+
+    def point(size: int, bleu: float) -> dict:
+        return {"sentences": size, "metrics": {
+            "id": {"value": 0.0, "ci95": [0.0, 1.2], "support": 300},
+            "bleu": {"value": bleu, "ci95": [bleu - 0.1, bleu + 0.1], "support": 300}}}
+
+    runs = [{"encoder": e, "decoder": "mos-lstm", "metrics": point(600, b)["metrics"],
+             "by_size": [point(300, b / 2), point(600, b)]} for e, b in (("a", 1.0), ("b", 2.0))]
+    results = RunResults.model_validate({"runs": runs})
+    assert list(size_panels(results)) == ["bleu"]
+    assert list(size_panels(results, silent=True)) == ["id"]
+    part = sizes_section(results, {SIZES_FILE: b""})
+    assert part is not None and ("Left out of the figure, being zero or undefined at every size "
+                                 "for every encoder: id (the table has them).") in part.text

@@ -76,3 +76,80 @@ def test_every_optional_contract_is_in_the_plugin_guide() -> None:
     for name in ("VersionedFit", "ResumableFit", "StandardisedInputs", "SignedMetric",
                  "GeneratedTask", "PositionalEncoder", "is_positional"):
         assert hasattr(protocols, name)
+
+
+def test_the_plugin_guides_table_lists_every_first_party_component() -> None:
+    """docs/plugins.md's table of first-party plugins names, in each plugin's row, every
+    component that plugin registers, and no plugin the registry lacks."""
+    import re
+
+    from harness.plugins import FIRST_PARTY_PACKAGE, load_registry
+
+    guide = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(0) for m in re.finditer(
+        rf"^\| `([a-z-]+)` \| `{FIRST_PARTY_PACKAGE}[^\n]*", guide, flags=re.MULTILINE)}
+    registered = [info for info in load_registry() if info.distribution == "v2s-harness"]
+    assert {info.plugin for info in registered} == set(rows)
+    missing = [f"{info.plugin}: {info.name}" for info in registered
+               if f"`{info.name}`" not in rows[info.plugin]]
+    assert not missing, f"add to docs/plugins.md's table of first-party plugins: {missing}"
+
+
+def test_the_plugin_guide_names_every_data_command() -> None:
+    data = main.commands["data"]
+    assert isinstance(data, click.Group)
+    guide = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+    for name in data.commands:
+        assert f"`harness\n  data {name}`" in guide or f"`harness data {name}`" in guide, name
+
+
+def test_device_choices_agree_between_the_spec_the_help_and_the_readme() -> None:
+    from harness.spec.schema import Spec
+
+    with pytest.raises(ValueError, match="expected auto, cpu, cuda, cuda:N or mps"):
+        Spec.model_validate({"name": "x", "device": "tpu"})
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "# auto | cpu | cuda | cuda:N | mps" in readme
+    for path, command in commands():
+        for param in command.params:
+            if isinstance(param, click.Option) and "--device" in param.opts:
+                assert "auto, cpu, cuda, cuda:N or mps" in (param.help or ""), path
+
+
+def test_the_readmes_quickstart_time_is_the_measured_one() -> None:
+    """The README states the quickstart's time as docs/performance.md measured it."""
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    performance = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
+    (line,) = [line for line in readme.splitlines()
+               if line.startswith("harness run benchmarks/quickstart.yaml")]
+    stated = re.search(r"(\d[\d,]*) s measured", line)
+    assert stated, f"the README's quickstart line states no measured time: {line}"
+    quickstart = performance[performance.index("## The quickstart"):]
+    quickstart = quickstart[:quickstart.index("\n## ")]
+    assert f"**{stated.group(1)} s**" in quickstart, (
+        f"docs/performance.md's quickstart section does not record {stated.group(1)} s")
+
+
+def test_list_options_prints_types_defaults_and_descriptions() -> None:
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["list", "--options", "gem"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("encoder 'gem' (harness-encoders ")
+    assert lines[1].split() == ["option", "type", "default", "description"]
+    window = next(line for line in lines if line.strip().startswith("window"))
+    assert window.split()[:5] == ["window", "int", ">=", "1", "7"]
+    sigma = next(line for line in lines if line.strip().startswith("sigma_power"))
+    assert sigma.split()[:5] == ["sigma_power", "float", ">", "0", "3.0"]
+    result = CliRunner().invoke(main, ["list", "--options", "gemm"])
+    assert result.exit_code == 2 and "did you mean 'gem'?" in result.output
+    as_json = CliRunner().invoke(main, ["list", "--options", "mos-lstm", "--json"])
+    import json
+
+    (decoder,) = json.loads(as_json.output)
+    optimizer = next(o for o in decoder["options"] if o["name"] == "optimizer")
+    assert optimizer == {"name": "optimizer", "type": "one of: adam, sgd", "default": "adam",
+                         "required": False, "description": "optimiser"}

@@ -21,6 +21,7 @@ from harness.report.lengths import (
     length_figures,
     length_panels,
     lengths_section,
+    silent_panels,
 )
 from harness.results import LengthBin, RunResults, load_results
 from harness.spec import load_spec
@@ -251,14 +252,37 @@ def test_the_report_shows_the_length_table_and_figure(tmp_path):
 
 def test_the_length_figure_has_a_panel_per_diagnostic_and_a_line_per_encoder():
     results = with_lengths(rich_data())
-    panels = length_panels(results)
-    assert list(panels) == ["id", "id-perm"]
+    panels, diagnostic = length_panels(results)
+    assert list(panels) == ["id", "id-perm"] and diagnostic == {"id": "id", "id-perm": "id-perm"}
     assert list(panels["id"]) == ENCODERS
     assert panels["id"]["laser"][0] == (40.0, 35.0, 45.0)
     figure = length_figure(["a", "b", "c"], panels)
     shown = [axes for axes in figure.axes if axes.get_visible()]
     assert len(shown) == 2
     assert [t.get_text() for t in figure.legends[0].get_texts()] == ENCODERS
+
+
+def test_panels_of_one_diagnostic_share_their_y_axis_and_silent_panels_are_left_out():
+    points = [(1.0, 0.5, 1.5), (2.0, 1.5, 2.5)]
+    panels = {"a: bleu": {"e": points}, "b: bleu": {"e": [(v * 10, lo * 10, hi * 10)
+                                                         for v, lo, hi in points]},
+              "a: cosine": {"e": [(99.0, 98.9, 99.1), (99.5, 99.4, 99.6)]}}
+    figure = length_figure(["x", "y"], panels,
+                           share={"a: bleu": "bleu", "b: bleu": "bleu", "a: cosine": "cosine"})
+    first, second, cosine = figure.axes[:3]
+    assert first.get_ylim() == second.get_ylim() and first.get_ylim()[1] >= 25.0
+    assert cosine.get_ylim()[1] < 100.0  # its own range: not stretched to bleu's
+    data = rich_data()
+    results = with_lengths(data)
+    zero = results.model_dump(mode="json")
+    for run in zero["lengths"]["runs"]:  # id at the floor for every encoder in every bin
+        run["metrics"]["id"] = [{"value": 0.0, "ci95": [0.0, 2.0], "support": 50}] * 3
+    results = RunResults.model_validate(zero)
+    panels, _ = length_panels(results)
+    assert list(panels) == ["id-perm"] and silent_panels(results) == ["id"]
+    part = lengths_section(results, {LENGTHS_FILE: b""})
+    assert part is not None and ("Left out of the figure, being zero or undefined in every bin "
+                                 "for every encoder: id (the table has them).") in part.text
 
 
 def test_no_breakdown_no_section_and_no_figure():

@@ -199,6 +199,22 @@ def test_unknown_name_suggests_close_names() -> None:
         registry.get("decoder", "transformer-xl")
 
 
+def test_unknown_name_names_the_plugins_that_failed_to_load() -> None:
+    # A spec naming a component of a plugin that failed to import learns that it failed, and
+    # why, not only that the name is unknown.
+    registry = load_registry(entry_points=[fake("fake-import", "import_fails"),
+                                           first_party_encoders()])
+    with pytest.raises(UnknownComponentError) as caught:
+        registry.get("encoder", "tfidf-svd")
+    (failure,) = registry.failures
+    message = str(caught.value)
+    assert message.startswith("unknown encoder 'tfidf-svd': known: ")
+    assert (f"; 1 plugin failed to load, and may be where it comes from: plugin 'fake-import' "
+            f"({failure.distribution} {failure.version}): {failure.error} (see `harness list`)"
+            ) in message
+    assert "import failed" in failure.error and "\n" not in message
+
+
 # ---------------------------------------------------------------------- environment variables
 
 ALL_FAKES = [fake("fake-good", "good_encoder"), fake("fake-both", "decoder_and_metric"),
@@ -319,3 +335,51 @@ def test_list_command_imports_nothing_heavy(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     imported = json.loads(done.stdout.strip().splitlines()[-1])
     assert imported == [], f"`harness list` imported {imported}; keep them inside factories"
+
+
+# ----------------------------------------------------- faults only building would otherwise show
+
+
+def test_the_kit_refuses_a_default_of_the_wrong_type_and_an_unimportable_factory() -> None:
+    import tests.fake_plugins.latent_faults as latent
+    from harness.testing import check_registration
+
+    with pytest.raises(AssertionError) as caught:
+        check_registration(latent, "latent")
+    message = str(caught.value)
+    assert ("plugin 'latent': encoder 'bad-default': option `dim` has the default 'big', which "
+            "its own type refuses (Input should be a valid integer, unable to parse string as an "
+            "integer); fix the default in BadDefaultOptions") in message
+    assert ("plugin 'latent': encoder 'missing-module': its factory imports "
+            "tests.fake_plugins.no_such_implementation, which fails here: "
+            "ModuleNotFoundError") in message
+    assert "scale" not in message  # a valid default is not reported
+
+
+def test_validate_names_the_plugin_and_option_before_any_run(tmp_path: Path) -> None:
+    from harness.spec import load_spec, preflight
+
+    registry = load_registry(entry_points=[*first_party(), fake("latent", "latent_faults")])
+    assert registry.failures == []  # it registers cleanly: only the checks find the faults
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: t\ncorpus:\n  train: {generate: quickstart, sentences: 10}\n"
+                    "  test: {generate: quickstart, sentences: 5}\n"
+                    "encoders: [avg, bad-default, missing-module]\n"
+                    "decoders: [mos-lstm]\nmetrics: [id]\n")
+    problems = [str(p) for p in preflight(load_spec(spec, registry=registry))]
+    assert problems[0].startswith(f"{spec}:5: encoders.1.name: plugin 'latent': encoder "
+                                  "'bad-default': option `dim` has the default 'big'")
+    assert problems[1].startswith(f"{spec}:5: encoders.2.name: plugin 'latent': encoder "
+                                  "'missing-module': its factory imports "
+                                  "tests.fake_plugins.no_such_implementation")
+    assert len(problems) == 2
+
+
+def test_every_first_party_component_passes_the_checks() -> None:
+    from harness.component_checks import component_problems, factory_imports
+
+    registry = load_registry(entry_points=first_party())
+    assert [p for info in registry for p in component_problems(info)] == []
+    # the checks do see the modules first-party factories import inside their bodies
+    assert factory_imports(registry.get("encoder", "avg").factory) == [
+        "harness_plugins.encoders.pooling"]

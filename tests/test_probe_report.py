@@ -106,3 +106,21 @@ def test_the_noise_plot_draws_one_line_per_encoder() -> None:
     for index in (0, 1):
         colour = np.asarray(colormaps["tab10"](index))[:3]
         assert (np.abs(rgb - colour).max(axis=-1) < 0.05).sum() > 100
+
+
+def test_a_noise_panel_at_zero_everywhere_is_left_out() -> None:
+    from harness.report.probes import probe_figures
+
+    refs = ["a b c d .", "e f g h ."]
+    wrong = ["a b c x .", "e f g x ."]  # near, never equal: Id 0, BLEU above 0
+    data = hand_made_data()
+    data["probes"] = [pair_probes(e, ["x .", "y .", "z ."], [wrong, wrong, wrong]
+                                  ).model_dump(mode="json") for e in ("avg", "laser")]
+    results = RunResults.model_validate(data)
+    assert all(pt.id.value == 0.0 for p in results.probes or [] for pt in p.noise.points)
+    figure = probe_figures(results)[NOISE_FILE]
+    width_bleu_only, _ = png_size(figure)
+    data["probes"][0] = pair_probes("avg", ["x .", "y .", "z ."], [refs, refs, wrong]
+                                    ).model_dump(mode="json")
+    both = probe_figures(RunResults.model_validate(data))[NOISE_FILE]
+    assert png_size(both)[0] > width_bleu_only  # two panels side by side: wider

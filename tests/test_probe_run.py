@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from harness.cache import Cache
 from harness.cli import main
+from harness.outputs import shown
 from harness.plugins import load_registry
 from harness.probes import analogy_set, decode_expression, generate
 from harness.probes.analogies import write_generated_set
@@ -62,7 +63,11 @@ def test_a_run_probes_every_pair_and_writes_results_report_and_items(probed) -> 
     assert load_results(root / "run").probes == results.probes
     report = (root / "run" / "report.md").read_text(encoding="utf-8")
     assert "## Probes: analogies, interpolation, noise" in report
-    assert (root / "run" / "figures" / "noise-robustness.png").is_file()
+    # the figure leaves out a panel that is 0 at every scale for every encoder; with none left,
+    # there is no figure
+    drawn = any((p.id.value or 0) > 0 or (p.bleu or 0) > 0
+                for probe in results.probes or [] if probe.noise for p in probe.noise.points)
+    assert (root / "run" / "figures" / "noise-robustness.png").is_file() == drawn
     assert "probes" in results.provenance.timings
 
 
@@ -98,7 +103,7 @@ def test_analogy_file_solves_and_scores_every_item(probed) -> None:
     assert lines[0].startswith("1. the german cook greeted julia . : the german cook greets "
                                "julia . :: z : the painter thanks the turkish student .  [tense]")
     assert lines[1] == "   expected: the painter thanked the turkish student ."
-    assert lines[2].startswith(f"   avg -> mos-lstm  {solved.items[0].output}  (")
+    assert lines[2].startswith(f"   avg -> mos-lstm  {shown(solved.items[0].output)}  (")
     assert any(line.startswith("avg -> mos-lstm: accuracy ") and "(n=10)" in line
                for line in lines)
     assert any(line.startswith("  capital: accuracy ") and "(n=2)" in line for line in lines)

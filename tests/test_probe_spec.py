@@ -23,7 +23,7 @@ probes:
 # (id, old text of PROBES, new text, field, text in the message); the line is that of `new`
 BAD = [
     ("unknown-key", "  noise:", "  nois:", "probes.nois",
-     "unknown key; expected one of: analogies, interpolation, noise, beam"),
+     "unknown key; did you mean 'noise'? expected one of: analogies, interpolation, noise, beam"),
     ("both-kinds", "{generate: quickstart, items: 10}",
      "{generate: quickstart, path: x.tsv}", "probes.analogies.0", "give exactly one of"),
     ("unknown-generator", "{generate: quickstart, items: 10}", "{generate: news}",

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from harness.cache import Cache
 from harness.cli import main
+from harness.outputs import shown
 from harness.plugins import load_registry
 from harness.probes import analogy, generate, interpolate
 from harness.runner import run_spec
@@ -68,7 +69,7 @@ def test_the_commands_print_each_pairs_outputs_and_refuse_bad_requests(trained) 
     reference = samples[0]["reference"]
     done = CliRunner().invoke(main, ["generate", spec, reference], env=env)
     assert done.exit_code == 0, done.output
-    assert done.stdout == f"{reference}\n  avg -> mos-lstm  {samples[0]['hypothesis']}\n"
+    assert done.stdout == f"{reference}\n  avg -> mos-lstm  {shown(samples[0]['hypothesis'])}\n"
     as_json = CliRunner().invoke(main, ["analogy", spec, reference, reference, reference,
                                         "--json"], env=env)
     assert json.loads(as_json.stdout)["outputs"] == [

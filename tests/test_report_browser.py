@@ -94,3 +94,32 @@ def test_full_report_shows_heatmap_and_scatter_plots_in_chromium(tmp_path: Path)
     # the heatmap's reds lie above the scatter plots, as the sections are ordered
     red = (rgb[..., 0] - rgb[..., 2] > 0.3) & (rgb[..., 0] - rgb[..., 1] > 0.3)
     assert red[:point_rows.min()].sum() > 3000
+
+
+def test_report_html_opens_with_a_table_of_contents_whose_links_land(tmp_path: Path):
+    """The rendered DOM has the contents list, every link names a section that exists, every
+    figure decoded to an image with a size, and the top of the page shows the links (blue)."""
+    import re
+
+    browser = chromium()
+    write_reports(tmp_path, rich_results(), ["html"])
+    page = (tmp_path / "report.html").resolve().as_uri()
+    dumped = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'dom-profile'}", "--dump-dom", page],
+        capture_output=True, text=True, timeout=120, check=False).stdout
+    nav = dumped[dumped.index("<nav id=\"contents\">"):dumped.index("</nav>")]
+    targets = re.findall(r'href="#([^"]+)"', nav)
+    assert len(targets) > 8
+    for target in targets:
+        assert f'<section id="{target}">' in dumped
+    rgb = screenshot(browser, tmp_path / "report.html", tmp_path / "top.png",
+                     tmp_path / "profile", height=900)
+    links = (rgb[..., 2] - rgb[..., 0] > 0.5) & (rgb[..., 1] < 0.3)  # the default link blue
+    rows = np.nonzero(links.any(axis=1))[0]
+    assert links.sum() > 500 and rows.min() < 400, "no contents links at the top of the page"
+    # every embedded figure decodes: a PNG with a width and height
+    from tests.test_report import embedded_images, png_size
+
+    images = embedded_images((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert images and all(min(png_size(data)) > 50 for data in images.values())

@@ -220,7 +220,8 @@ def test_scatter_plots_one_per_diagnostic_with_rho_in_the_title(written: Path, t
         assert f"(figures/{scatter_file(diagnostic)})" in text
     results = rich_results()
     points = scatter_points(results)["id-perm"]
-    assert set(points) == set(ID_PERM) and points["laser"][0] == 96.5
+    assert set(points) == set(ID_PERM) and points["laser"].x == 96.5
+    assert points["laser"].x_interval == (94.5, 98.5) and not points["laser"].control
     title = scatter_title(results, "id-perm", points)
     # mean z-scores rank sbert 1, laser 2, avg 3, hier 4, gem 5; id-perm ranks laser 1,
     # sbert 2, hier 3, gem 4, avg 5: rho = 1 - 6 * (1 + 1 + 4 + 1 + 1) / (5 * 24) = 0.6
@@ -228,6 +229,7 @@ def test_scatter_plots_one_per_diagnostic_with_rho_in_the_title(written: Path, t
     assert title.endswith("n 5); mean rho over tasks 0.80")
     figure = scatter_figure(points, title=title, xlabel="id-perm", ylabel="z")
     assert {t.get_text() for t in figure.axes[0].texts} == set(ID_PERM)
+    assert len(figure.axes[0].collections) >= 2 * len(ID_PERM)  # a bar and a marker each
     assert "mean of an encoder's z-scores" in section(
         text, "Diagnostics against downstream performance")
     assert scatter_file("id-perm:raw") == "scatter-id-perm_raw.png"
@@ -385,3 +387,36 @@ def test_an_older_results_json_renders_without_the_new_sections():
     assert "method not recorded" in text
     assert "| laser |  | 80.00 | 83.00 | 0.70 |" not in text  # origin column says –
     assert "| laser | – | 80.00 | 83.00 | 0.70 |" in text
+
+
+def test_scatter_draws_controls_apart_and_keeps_them_out_of_rho():
+    data = rich_data()
+    data["runs"].append({"encoder": "random-gaussian", "decoder": "mos-lstm",
+                         "metrics": {"id-perm": {"value": 50.0, "ci95": [40.0, 60.0]}}})
+    data["downstream"]["random-gaussian"] = {"MR": 50.0, "CR": 60.0, "STSB": 0.0}
+    data["correlations"]["controls"] = ["random-gaussian"]
+    results = RunResults.model_validate(data)
+    points = scatter_points(results)["id-perm"]
+    assert points["random-gaussian"].control and points["random-gaussian"].x == 50.0
+    # the control takes no part in rho, nor in the z-scores' scale
+    assert scatter_title(results, "id-perm", points) == scatter_title(
+        rich_results(), "id-perm", scatter_points(rich_results())["id-perm"])
+    assert {e: p.y for e, p in points.items() if e != "random-gaussian"} == pytest.approx(
+        {e: p.y for e, p in scatter_points(rich_results())["id-perm"].items()})
+    figure = scatter_figure(points, title="t", xlabel="x", ylabel="y")
+    labels = {t.get_text(): t for t in figure.axes[0].texts}
+    assert labels["random-gaussian (control)"].get_color() == "#8c8c8c"
+
+
+def test_scatter_labels_do_not_collide():
+    from harness.figures import ScatterPoint
+
+    # five encoders within a label's height of each other: default placement would overlap
+    crowded = {f"encoder-{i}": ScatterPoint(x=50.0 + 0.2 * i, y=0.01 * i) for i in range(5)}
+    crowded["far"] = ScatterPoint(x=10.0, y=1.0)
+    figure = scatter_figure(crowded, title="t", xlabel="x", ylabel="y")
+    renderer = figure.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in figure.axes[0].texts]
+    assert len(boxes) == 6
+    overlaps = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
+    assert overlaps == []

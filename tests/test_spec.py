@@ -349,7 +349,6 @@ def test_spec_file_not_found(tmp_path: Path, registry: Registry) -> None:
     ("name=a=b", ("name",), "a=b"),
     ("device=cuda:1", ("device",), "cuda:1"),
     ("name=", ("name",), ""),
-    ("name=[unclosed", ("name",), "[unclosed"),
 ])
 def test_set_values_are_parsed_as_yaml(override: str, loc: tuple, value: object) -> None:
     data = {"seed": 1, "name": "x", "decoders": [{"name": "mos-lstm"}],
@@ -431,7 +430,7 @@ def test_set_of_a_wrong_type(tmp_path: Path, registry: Registry) -> None:
 def test_set_of_an_unknown_component_option(tmp_path: Path, registry: Registry) -> None:
     error = spec_error(write(tmp_path, BASE), registry, ("decoders.0.hiden=3",))
     assert (error.file, error.line, error.field) == ("--set", None, "decoders.0.hiden")
-    assert error.detail.startswith("unknown key; expected one of: ")
+    assert error.detail.startswith("unknown key; did you mean 'hidden'? expected one of: ")
 
 
 @pytest.mark.parametrize(("override", "field", "detail"), [
@@ -462,7 +461,16 @@ def test_set_of_an_unknown_component_name(tmp_path: Path, registry: Registry) ->
 
 def test_set_of_a_missing_list_item(tmp_path: Path, registry: Registry) -> None:
     error = spec_error(write(tmp_path, BASE), registry, ("decoders.3.hidden=32",))
-    assert (error.file, error.line, error.field) == ("--set", None, "decoders.3.hidden")
+    assert (error.file, error.line, error.field) == ("--set", None, "decoders.3")
+    assert error.detail.endswith("decoders has 1 entry (0 to 0), so 3 names none of them")
+
+
+def test_set_of_unbalanced_yaml_says_where_it_breaks(tmp_path: Path, registry: Registry) -> None:
+    # a value that opens a YAML list or mapping must be one; other unparseable text is text
+    error = spec_error(write(tmp_path, BASE), registry, ("name=[unclosed",))
+    assert (error.file, error.field) == ("--set", "name")
+    assert error.detail == ("'name=[unclosed': the value is not valid YAML at column 10: "
+                            "expected ',' or ']', but got '<stream end>'")
 
 
 # --------------------------------------------------------------------------- spec errors
@@ -473,7 +481,7 @@ def test_malformed_yaml_unclosed_bracket(tmp_path: Path, registry: Registry) -> 
     error = spec_error(path, registry)
     # PyYAML notices at the next line; the message says where the sequence was opened.
     assert (error.file, error.line, error.field) == (str(path), line_of(text, "decoders:"), None)
-    assert error.detail.startswith("malformed YAML: ")
+    assert error.detail.startswith("malformed YAML at column 9: ")
     assert f"flow sequence at line {line_of(text, 'encoders:')}" in error.detail
     assert "expected ',' or ']'" in error.detail
 
@@ -483,7 +491,7 @@ def test_malformed_yaml_bad_indentation(tmp_path: Path, registry: Registry) -> N
     path = write(tmp_path, text)
     error = spec_error(path, registry)
     assert (error.file, error.line, error.field) == (str(path), line_of(text, "max_tokens"), None)
-    assert error.detail.startswith("malformed YAML: ")
+    assert error.detail.startswith("malformed YAML at column 4: ")
     assert "block mapping" in error.detail
 
 
@@ -665,7 +673,8 @@ def test_unknown_component_option_lists_the_valid_keys(tmp_path: Path, registry:
     assert (error.file, error.line, error.field) == (str(path), line_of(text, "hiden"),
                                                       "decoders.0.hiden")
     valid = registry.get("decoder", "mos-lstm").options.model_fields
-    assert error.detail == "unknown key; expected one of: " + ", ".join(valid)
+    assert error.detail == ("unknown key; did you mean 'hidden'? expected one of: "
+                            + ", ".join(valid))
     assert "hidden" in valid and "layers" in valid
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.errors import DataError
+from harness.outputs import is_empty
 from harness.probes.results import AnalogyGroup, AnalogyOutput, AnalogySetResult, Form
 from harness.probes.scoring import mean, rate, same, sentence_bleu
 
@@ -225,7 +226,7 @@ def score_analogies(analogy_set: AnalogySet, outputs: Sequence[str], *, examples
 
 def _scored(item: AnalogyItem, output: str) -> AnalogyOutput:
     # An empty output is no sentence, let alone a new one.
-    novel = bool(output.split()) and not any(same(output, s) for s in (item.a, item.b, item.c))
+    novel = not is_empty(output) and not any(same(output, s) for s in (item.a, item.b, item.c))
     if item.expected is None:
         return AnalogyOutput(a=item.a, b=item.b, c=item.c, relation=item.relation,
                              output=output, novel=novel)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from harness.outputs import is_empty, shown
 from harness.probes.queries import AnalogySetRun
 from harness.probes.results import AnalogyGroup, ProbeRate
 
@@ -38,9 +39,10 @@ def _items(run: AnalogySetRun) -> Iterator[str]:
             if scored.exact is not None:
                 marks.append("exact" if scored.exact else "wrong")
                 marks.append(f"BLEU {scored.bleu:.1f}")
-            marks.append("new" if scored.novel else "copies a, b or c")
+            marks.append("empty" if is_empty(scored.output)
+                         else "new" if scored.novel else "copies a, b or c")
             label = f"{pair.encoder} -> {pair.decoder}"
-            yield f"   {label:<{width}}  {scored.output}  ({', '.join(marks)})"
+            yield f"   {label:<{width}}  {shown(scored.output)}  ({', '.join(marks)})"
 
 
 def _summaries(run: AnalogySetRun) -> Iterator[str]:

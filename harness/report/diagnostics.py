@@ -1,20 +1,25 @@
 """The diagnostics table (Kerscher & Eger 2020, Table 4): each pair's corpus scores with their
 intervals and how they were got, the support beside every rate, the spread over seeds, and
-flags on low support and on decoders still improving when training stopped."""
+flags on low support, on decoders still improving when training stopped and on decoders whose
+outputs are often empty."""
 
 from __future__ import annotations
 
 from harness.report.model import (
+    EMPTY_WARNING,
     FLAG,
     Section,
     Table,
     digits_for,
+    empty_cell,
+    empty_outputs,
     fmt,
     higher_is_better,
     join_names,
     low_support,
     metric_order,
     min_support,
+    mostly_empty,
     pair_name,
     still_improving,
 )
@@ -134,10 +139,12 @@ def diagnostics_section(results: RunResults) -> Section | None:
     threshold = min_support(results)
     seeded = any(run.seeds for run in runs)
     trained = any(run.train.best_epoch is not None or run.seeds for run in runs)
+    counted = any(empty_outputs(run) for run in runs)
     header = ["encoder", "decoder", *(["seeds"] if seeded else []), *metrics,
-              *(["training"] if trained else [])]
+              *(["empty outputs"] if counted else []), *(["training"] if trained else [])]
     rows = [[run.encoder, run.decoder, *([str(len(run.seeds)) if run.seeds else "1"] if seeded else []),
              *[score_cell(run.metrics.get(m), threshold) for m in metrics],
+             *([empty_cell(run)] if counted else []),
              *([training_cell(run)] if trained else [])] for run in runs]
     direction = higher_is_better(results)
     higher = [m for m in metrics if direction[m]]
@@ -162,6 +169,12 @@ def diagnostics_section(results: RunResults) -> Section | None:
         text.append(f"{FLAG} still improving: the validation loss of {join_names(improving)} "
                     "was lowest in the last epoch trained, so training stopped before it "
                     "converged and the scores may be too low.")
+    empty = mostly_empty(runs)
+    if empty:
+        text.append(f"{FLAG} empty outputs: more than {EMPTY_WARNING:.0%} of the outputs of "
+                    f"{join_names(empty)} are empty. Such a decoder has not learned to "
+                    "generate; its scores describe the decoder more than the encoder. Train "
+                    "it longer, on more sentences, or larger.")
     text += _undefined(runs)
     return Section("V2S diagnostics", text, tables=[Table("", header, rows)])
 

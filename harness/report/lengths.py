@@ -3,6 +3,8 @@ panel per diagnostic) and a table of every pair's scores per bin with their inte
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.report.model import (
     Section,
     Table,
@@ -11,6 +13,7 @@ from harness.report.model import (
     fmt_interval,
     join_names,
     plural,
+    shows_something,
 )
 from harness.results import LengthBin, LengthBreakdown, MetricScore, RunResults
 
@@ -31,23 +34,42 @@ def _decoders(lengths: LengthBreakdown) -> list[str]:
     return list(dict.fromkeys(run.decoder for run in lengths.runs))
 
 
-def length_panels(results: RunResults) -> dict[str, dict[str, list[tuple[float | None,
-                                                                         float | None,
-                                                                         float | None]]]]:
-    """Panel title -> encoder -> (value, low, high) per bin: one panel per decoder and
-    diagnostic (titled by the diagnostic alone when the run has one decoder)."""
+Panels = dict[str, dict[str, list[tuple[float | None, float | None, float | None]]]]
+"""Panel title -> encoder -> (value, low, high) per bin."""
+
+
+def length_panels(results: RunResults) -> tuple[Panels, dict[str, str]]:
+    """The figure's panels, one per decoder and diagnostic (titled by the diagnostic alone when
+    the run has one decoder), and each panel's diagnostic (panels of one diagnostic share their
+    y-axis). Panels with nothing to show (zero or undefined in every bin for every encoder) are
+    left out: `silent_panels` names them."""
+    panels, diagnostic = {}, {}
+    for title, metric, series in _all_panels(results):
+        if shows_something(v for points in series.values() for v, _, _ in points):
+            panels[title], diagnostic[title] = series, metric
+    return panels, diagnostic
+
+
+def silent_panels(results: RunResults) -> list[str]:
+    """The panels `length_panels` leaves out."""
+    return [title for title, _, series in _all_panels(results)
+            if not shows_something(v for points in series.values() for v, _, _ in points)]
+
+
+def _all_panels(results: RunResults) -> list[tuple[str, str, dict[str, Any]]]:
     lengths = results.lengths
     if lengths is None:
-        return {}
+        return []
     decoders = _decoders(lengths)
-    panels: dict[str, dict[str, list[tuple[float | None, float | None, float | None]]]] = {}
+    found = []
     for decoder in decoders:
         runs = [run for run in lengths.runs if run.decoder == decoder]
         for metric in dict.fromkeys(m for run in runs for m in run.metrics):
             title = metric if len(decoders) == 1 else f"{decoder}: {metric}"
-            panels[title] = {run.encoder: [(s.value, *s.ci95) for s in run.metrics[metric]]
-                             for run in runs if metric in run.metrics}
-    return panels
+            found.append((title, metric, {run.encoder: [(s.value, *s.ci95)
+                                                        for s in run.metrics[metric]]
+                                          for run in runs if metric in run.metrics}))
+    return found
 
 
 def length_figures(results: RunResults) -> dict[str, bytes]:
@@ -59,7 +81,10 @@ def length_figures(results: RunResults) -> dict[str, bytes]:
 
     floor = results.floor.encoder if results.floor is not None else None  # None: no floor encoder
     bins = [f"{bin_label(b)}\nn={b.n}" for b in lengths.bins]
-    return {LENGTHS_FILE: length_png(bins, length_panels(results), floor=floor)}
+    panels, diagnostic = length_panels(results)
+    if not panels:
+        return {}
+    return {LENGTHS_FILE: length_png(bins, panels, floor=floor, share=diagnostic)}
 
 
 def _cell(score: MetricScore, length_bin: LengthBin) -> str:
@@ -104,7 +129,12 @@ def lengths_section(results: RunResults, figures: dict[str, bytes]) -> Section |
     if LENGTHS_FILE in figures:
         text.append("The figure draws one line per encoder across the bins, with 95% intervals"
                     + (f"; the floor encoder {results.floor.encoder} dashed grey"
-                       if results.floor is not None and results.floor.encoder else "") + ".")
+                       if results.floor is not None and results.floor.encoder else "")
+                    + ". Panels of one diagnostic share their y-axis.")
+        silent = silent_panels(results)
+        if silent:
+            text.append(f"Left out of the figure, being zero or undefined in every bin for "
+                        f"every encoder: {join_names(silent)} (the table has them).")
     header = ["decoder", "diagnostic", "encoder",
               *[f"{bin_label(b)} (n={b.n})" for b in lengths.bins]]
     rows = []

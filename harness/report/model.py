@@ -4,6 +4,7 @@ sections look up in the results (the spec's correlation settings, metric directi
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -142,6 +143,47 @@ def still_improving(run: PairResult) -> tuple[int, int]:
     """(decoders still improving, decoders trained) for a pair: each seed's, or the one's."""
     trains = [seed.train for seed in run.seeds] if run.seeds else [run.train]
     return sum(t.still_improving for t in trains), len(trains)
+
+
+def shows_something(values: Iterable[float | None]) -> bool:
+    """True when some value is defined and not 0: a figure panel of only zeros and undefined
+    values (Id at the floor for every encoder) is a tangle of flat lines, left out."""
+    return any(v is not None and v == v and v != 0 for v in values)
+
+
+EMPTY_WARNING = 0.05
+"""A pair whose outputs are empty more often than this (one in twenty) is flagged: a decoder
+that regenerates nothing from many vectors has not learned to generate, and its diagnostics say
+little about the encoder."""
+
+
+def empty_outputs(run: PairResult) -> tuple[int, int] | None:
+    """(empty outputs, outputs) over every seed's decoder of a pair; None for results.json
+    written before the count was kept."""
+    summaries = [seed.generate for seed in run.seeds] if run.seeds else [run.generate]
+    if any(s.empty is None or s.sentences is None for s in summaries):
+        return None
+    return sum(s.empty or 0 for s in summaries), sum(s.sentences or 0 for s in summaries)
+
+
+def empty_cell(run: PairResult) -> str:
+    """"12 of 500 (2.4%)", flagged above `EMPTY_WARNING`; "–" when not counted."""
+    counts = empty_outputs(run)
+    if counts is None or not counts[1]:
+        return "–"
+    empty, total = counts
+    text = f"{empty} of {total} ({100 * empty / total:.1f}%)"
+    return f"{text} {FLAG}" if empty > EMPTY_WARNING * total else text
+
+
+def mostly_empty(runs: list[PairResult]) -> list[str]:
+    """"encoder / decoder (60 of 500 empty)" for each pair over `EMPTY_WARNING`."""
+    flagged = []
+    for run in runs:
+        counts = empty_outputs(run)
+        if counts and counts[0] > EMPTY_WARNING * counts[1]:
+            flagged.append(f"{pair_name(run)} ({counts[0]} of {counts[1]} empty)")
+    return flagged
 
 
 def pair_name(run: PairResult) -> str:

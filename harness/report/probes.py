@@ -4,8 +4,11 @@ robustness as a table and a figure (one line per encoder)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from harness.outputs import shown
 from harness.probes.results import AnalogyGroup, AnalogySetResult, PairProbes, ProbeRate
-from harness.report.model import Section, Table, fmt, fmt_interval
+from harness.report.model import Section, Table, fmt, fmt_interval, shows_something
 from harness.results import RunResults
 
 NOISE_FILE = "noise-robustness.png"
@@ -25,6 +28,15 @@ def _primary(results: RunResults, probes: list[PairProbes]) -> str:
     return primary if primary in decoders else decoders[0]
 
 
+def _noise_panels(probed: list[PairProbes]) -> dict[str, dict[str, Any]]:
+    """The noise figure's panels: Id (with its exact intervals) and BLEU over the scales."""
+    return {
+        "Id (%)": {p.encoder: [(pt.scale, pt.id.value, *pt.id.ci95) for pt in p.noise.points]
+                   for p in probed if p.noise is not None},
+        "BLEU": {p.encoder: [(pt.scale, pt.bleu, None, None) for pt in p.noise.points]
+                 for p in probed if p.noise is not None}}
+
+
 def probe_figures(results: RunResults) -> dict[str, bytes]:
     """The noise-robustness figure, when some pair was probed with noise: Id (with its exact
     intervals) and BLEU against the noise scale, one line per encoder (the primary decoder)."""
@@ -34,12 +46,11 @@ def probe_figures(results: RunResults) -> dict[str, bytes]:
     from harness.figures import curves_png
 
     decoder = _primary(results, probes)
-    shown = [p for p in probes if p.decoder == decoder and p.noise is not None]
-    panels = {
-        "Id (%)": {p.encoder: [(pt.scale, pt.id.value, *pt.id.ci95) for pt in p.noise.points]
-                   for p in shown if p.noise is not None},
-        "BLEU": {p.encoder: [(pt.scale, pt.bleu, None, None) for pt in p.noise.points]
-                 for p in shown if p.noise is not None}}
+    probed = [p for p in probes if p.decoder == decoder and p.noise is not None]
+    panels = {name: curves for name, curves in _noise_panels(probed).items()
+              if shows_something(point[1] for curve in curves.values() for point in curve)}
+    if not panels:
+        return {}
     return {NOISE_FILE: curves_png(
         panels, xlabel="noise scale (x per-dimension std of the test vectors)",
         title=f"Noise robustness (decoder {decoder}): what each encoder's vectors still give "
@@ -68,7 +79,8 @@ def probes_section(results: RunResults, figures: dict[str, bytes]) -> Section | 
     if any(p.noise for p in probes):
         text.append("- Noise: Gaussian noise of s times each dimension's standard deviation "
                     "added to the test vectors (one seeded draw), Id and BLEU at each s; "
-                    "scale 0 is the vectors as they are.")
+                    "scale 0 is the vectors as they are. A figure panel that is 0 at every "
+                    "scale for every encoder is left out (the table has it).")
     return Section("Probes: analogies, interpolation, noise", text,
                    figures=[NOISE_FILE] if NOISE_FILE in figures else [], tables=tables)
 
@@ -131,7 +143,7 @@ def _analogy_examples(solved: list[tuple[PairProbes, AnalogySetResult]]) -> list
         rows = [["expected", "", example.expected]] if example.expected else []
         for pair, result in solved:
             if index < len(result.examples):
-                rows.append([pair.encoder, pair.decoder, result.examples[index].output])
+                rows.append([pair.encoder, pair.decoder, shown(result.examples[index].output)])
         label = f" [{example.relation}]" if example.relation else ""
         tables.append(Table(f"{query}{label}", ["encoder", "decoder", "sentence"], rows))
     return tables
@@ -158,7 +170,7 @@ def _path_example(probes: list[PairProbes]) -> list[Table]:
     if not probed:
         return []
     path = probed[0].paths[0]
-    rows = [[pair.encoder, pair.decoder, f"{alpha:.2f}", output]
+    rows = [[pair.encoder, pair.decoder, f"{alpha:.2f}", shown(output)]
             for pair in probes if pair.interpolation and pair.interpolation.paths
             for alpha, output in zip(pair.interpolation.paths[0].alphas,
                                      pair.interpolation.paths[0].outputs)]

@@ -14,6 +14,15 @@ from harness.results import RunResults
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
+CONTENTS = "Contents"
+
+
+def anchor(title: str) -> str:
+    """A section's anchor as GitHub and the HTML report make it: lower case, punctuation
+    dropped, spaces as hyphens ("Gain over the floor" -> "gain-over-the-floor")."""
+    kept = "".join(c for c in title.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
 
 def _blocks(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
     """("p", [line]) per paragraph and ("ul", items) per run of "- " lines."""
@@ -37,6 +46,9 @@ def _md_cell(text: str) -> str:
 def markdown(results: RunResults, sections: list[Section]) -> str:
     """The Markdown report of `sections`."""
     lines = [f"# V2S report: {results.name}", "", provenance_line(results), ""]
+    if len(sections) > 1:
+        lines += [f"**{CONTENTS}**", ""]
+        lines += [f"- [{s.title}](#{anchor(s.title)})" for s in sections] + [""]
     for section in sections:
         lines += [f"## {section.title}", ""]
         for kind, block in _blocks(section.text):
@@ -78,8 +90,12 @@ def page(results: RunResults, sections: list[Section], figures: dict[str, bytes]
     esc = html.escape
     parts = [f"<h1>V2S report: {esc(results.name)}</h1>",
              f"<p>{esc(provenance_line(results))}</p>"]
+    if len(sections) > 1:
+        parts.append(f"<nav id='contents'><h2>{CONTENTS}</h2><ol>"
+                     + "".join(f"<li><a href='#{anchor(s.title)}'>{esc(s.title)}</a></li>"
+                               for s in sections) + "</ol></nav>")
     for section in sections:
-        parts.append(f"<section><h2>{esc(section.title)}</h2>")
+        parts.append(f"<section id='{anchor(section.title)}'><h2>{esc(section.title)}</h2>")
         for kind, block in _blocks(section.text):
             if kind == "ul":
                 parts.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in block) + "</ul>")

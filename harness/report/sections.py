@@ -3,6 +3,7 @@ they show; the samples and training sections live here too."""
 
 from __future__ import annotations
 
+from harness.outputs import shown
 from harness.report.correlation import correlation_section
 from harness.report.diagnostics import diagnostics_section, training_cell
 from harness.report.downstream import downstream_section
@@ -45,7 +46,7 @@ def samples_section(results: RunResults) -> Section | None:
     tables = []
     for number, example in enumerate(results.examples, start=1):
         rows = [["input", "", example.reference]]
-        rows += [[o.encoder, o.decoder, o.hypothesis] for o in example.outputs]
+        rows += [[o.encoder, o.decoder, shown(o.hypothesis)] for o in example.outputs]
         tables.append(Table(f"Sample {number}", ["encoder", "decoder", "sentence"], rows))
     return Section("Samples", ["One test input and what the decoder regenerated from each "
                                "encoder's vector (Kerscher & Eger 2020, Table 2, left)."],

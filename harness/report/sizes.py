@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.report.model import FLAG, Section, Table, digits_for, fmt, fmt_interval, plural
+from harness.report.model import (
+    FLAG,
+    Section,
+    Table,
+    digits_for,
+    fmt,
+    fmt_interval,
+    join_names,
+    plural,
+    shows_something,
+)
 from harness.results import PairResult, RunResults
 
 if TYPE_CHECKING:
@@ -25,15 +35,18 @@ def size_runs(results: RunResults) -> list[PairResult]:
     return [run for run in curved if run.decoder == decoder]
 
 
-def size_panels(results: RunResults) -> dict[str, dict[str, Curve]]:
-    """Diagnostic -> encoder -> (training sentences, value, low, high) per point."""
+def size_panels(results: RunResults, *, silent: bool = False) -> dict[str, dict[str, Curve]]:
+    """Diagnostic -> encoder -> (training sentences, value, low, high) per point; panels with
+    nothing to show (zero or undefined at every size for every encoder) left out, or with
+    `silent`, only those."""
     panels: dict[str, dict[str, Curve]] = {}
     for run in size_runs(results):
         for point in run.by_size or []:
             for metric, score in point.metrics.items():
                 panels.setdefault(metric, {}).setdefault(run.encoder, []).append(
                     (float(point.sentences), score.value, *score.ci95))
-    return panels
+    return {name: curves for name, curves in panels.items()
+            if shows_something(p[1] for curve in curves.values() for p in curve) != silent}
 
 
 def size_figures(results: RunResults) -> dict[str, bytes]:
@@ -65,6 +78,10 @@ def sizes_section(results: RunResults, figures: dict[str, bytes]) -> Section | N
     if results.correlations.controls:
         text.append(f"Controls ({', '.join(results.correlations.controls)}) are drawn grey and "
                     "dashed.")
+    silent = list(size_panels(results, silent=True))
+    if silent and SIZES_FILE in figures:
+        text.append(f"Left out of the figure, being zero or undefined at every size for every "
+                    f"encoder: {join_names(silent)} (the table has them).")
     rows = []
     for run in runs:
         points = {p.sentences: p for p in run.by_size or []}

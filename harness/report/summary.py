@@ -12,6 +12,7 @@ from harness.report.correlation import INTERVALS
 from harness.report.downstream import missing_downstream
 from harness.report.model import (
     ALPHA,
+    EMPTY_WARNING,
     Section,
     fmt,
     fmt_interval,
@@ -21,6 +22,7 @@ from harness.report.model import (
     low_support,
     metric_order,
     min_support,
+    mostly_empty,
     pair_name,
     plural,
     rank_by,
@@ -137,6 +139,11 @@ def caveats(results: RunResults) -> list[str]:
     if low:
         notes.append(f"{join_names(low)} {'rests' if len(low) == 1 else 'rest'} on fewer than "
                      f"{threshold} sentences (low support).")
+    empty = mostly_empty(results.runs)
+    if empty:
+        notes.append(f"more than {EMPTY_WARNING:.0%} of the outputs of {join_names(empty)} "
+                     "are empty: those decoders have not learned to generate, and their scores "
+                     "say little about the encoders.")
     improving = [pair_name(run) for run in results.runs if still_improving(run)[0]]
     if improving:
         one = len(improving) == 1

@@ -6,6 +6,7 @@ override wrote it (or wrote something under it), so the user knows what to edit.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,8 @@ def read_yaml(path: Path) -> tuple[Any, dict[Loc, int]]:
             start = exc.context_mark
             problem = (exc.context + (f" at line {start.line + 1}" if start else "")
                        + f": {exc.problem}")
-        raise SpecError(f"malformed YAML: {problem}", file=file, line=line) from None
+        column = f" at column {mark.column + 1}" if mark else ""
+        raise SpecError(f"malformed YAML{column}: {problem}", file=file, line=line) from None
     except yaml.YAMLError as exc:
         raise SpecError(f"malformed YAML: {exc}", file=file) from None
     if node is None or not isinstance(data, dict):
@@ -146,9 +148,14 @@ def _describe(error: Any, model: type[BaseModel] | None = None) -> str:
             return "unknown key"
         if not model.model_fields:
             return "unknown key; this takes no options"
-        return f"unknown key; expected one of: {', '.join(model.model_fields)}"
+        key = str(error["loc"][-1]) if error["loc"] else ""
+        close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return f"unknown key; {hint}expected one of: {', '.join(model.model_fields)}"
     if kind == "missing":
         return "required field is missing"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a mapping of settings (got {error.get('input')!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
     value = error.get("input")
     if kind not in ("value_error",) and not isinstance(value, (dict, list)):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from harness.component_checks import component_problems
 from harness.errors import HarnessError, SpecError
 from harness.identity import (
     PreviewVocabulary,
@@ -89,14 +90,19 @@ def _reference_tables(spec: Spec | TableSpec) -> list[SpecError]:
 
 
 def _unavailable_components(spec: Spec) -> list[SpecError]:
-    """Components whose availability check, given their options, says they cannot run here."""
+    """Components whose availability check, given their options, says they cannot run here,
+    and components whose plugin is broken in a way only building them would otherwise show
+    (an option default its own type refuses, a factory module that fails to import)."""
     problems = []
     for kind, section in SECTION_FOR_KIND.items():
         for index, component in enumerate(spec.components(kind)):
+            where = (*section, index, "name")
             status = component.info.status(component.settings)
             if status != "ok":
                 problems.append(spec.positions.error(f"{kind} {component.name!r} is {status}",
-                                                     (*section, index, "name")))
+                                                     where))
+            problems += [spec.positions.error(problem, where) for problem in
+                         component_problems(component.info, component.settings)]
     return problems
 
 

@@ -19,7 +19,9 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from harness.protocols import Settings
 
 ANALOGY_GENERATORS = ("quickstart",)
 """Analogy sets the harness generates (`harness.synthetic.analogies`)."""
@@ -27,10 +29,9 @@ ANALOGY_GENERATORS = ("quickstart",)
 MAX_SCALES = 10
 
 
-class _Strict(BaseModel):
-    """As the spec's other sections: unknown keys are errors, values frozen once validated."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Settings):
+    """As the spec's other sections: unknown keys are errors, no boolean for a number, values
+    frozen once validated."""
 
 
 class AnalogySource(_Strict):

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -23,16 +21,15 @@ from pydantic import (
 from typing_extensions import Self
 
 from harness.generation.ranking import LengthPenalty
-from harness.protocols import BuildContext, ComponentInfo, Options
+from harness.protocols import BuildContext, ComponentInfo, Options, Settings
 from harness.registry import build
 from harness.spec.positions import Positions
 from harness.spec.probes import ProbesSection
 
 
-class Strict(BaseModel):
-    """Spec sections reject unknown keys and are not changed once validated."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Strict(Settings):
+    """Spec sections reject unknown keys, take no boolean for a number, and are not changed
+    once validated."""
 
 
 class Source(Strict):
@@ -160,7 +157,7 @@ class ExecutorSection(Strict):
 
 
 class ReportSection(Strict):
-    formats: list[Literal["md", "html"]] = ["md"]
+    formats: list[Literal["md", "html", "csv"]] = ["md"]  # csv: tables/*.csv
     # Published tables (reference-table YAML) shown beside the run's numbers, never used as
     # input: e.g. the paper's Table 4 (diagnostics) and Table 5 (downstream).
     compare: list[Path] = []
@@ -371,7 +368,8 @@ class Spec(SpecDocument):
     @classmethod
     def _all_or_list(cls, value: Any) -> Any:
         if isinstance(value, str) and value != "all":
-            raise ValueError(f"expected `all` or a list of encoder names, e.g. [{value}]")
+            example = f", e.g. [{value}]" if re.fullmatch(r"[a-z0-9][a-z0-9:-]*", value) else ""
+            raise ValueError(f"expected `all` or a list of encoder names{example}")
         return value
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import read_meta
+from harness.outputs import count_empty
+from harness.results import GenerateSummary
 from harness.spec import Component, GenerationSection
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -40,6 +42,13 @@ class Samples:
     def hypotheses(self) -> list[str]:
         """The generated sentences."""
         return [r["hypothesis"] for r in self.records]
+
+    @property
+    def summary(self) -> GenerateSummary:
+        """Speed, and the count of empty outputs, for results.json."""
+        return GenerateSummary(sentences_per_s=self.sentences_per_s,
+                               sentences=len(self.records),
+                               empty=count_empty(self.hypotheses))
 
 
 def load_trained_decoder(ctx: RunContext, component: Component, trained: TrainedDecoder,

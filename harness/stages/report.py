@@ -20,6 +20,7 @@ from pathlib import Path
 from harness.report.model import CURVES_FILE, FIGURES_DIR, HEATMAP_FILE, scatter_file
 from harness.report.render import markdown, page
 from harness.report.sections import report_figures, report_sections
+from harness.report.tables import TABLES_DIR, csv_tables
 from harness.results import RunResults
 
 __all__ = ["CURVES_FILE", "FIGURES_DIR", "HEATMAP_FILE", "render_html", "render_markdown",
@@ -62,7 +63,14 @@ def write_run(out: Path, results: RunResults, samples: dict[tuple[str, str], Pat
 
 
 def write_reports(out: Path, results: RunResults, formats: list[str]) -> None:
-    """Write figures/*.png and report.md and/or report.html from a run's results."""
+    """Write figures/*.png and report.md and/or report.html, and with "csv" the main tables
+    as tables/*.csv (`harness.report.tables`), from a run's results."""
+    if "csv" in formats:
+        tables = csv_tables(results)
+        (out / TABLES_DIR).mkdir(parents=True, exist_ok=True)
+        for name, text in tables.items():
+            _write_text(out / TABLES_DIR / name, text)
+        _remove_stale(out / TABLES_DIR, "*.csv", set(tables))
     if not {"md", "html"} & set(formats):
         return
     figures = report_figures(results)

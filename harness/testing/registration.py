@@ -7,6 +7,7 @@ import inspect
 import warnings
 from typing import Any
 
+from harness.component_checks import component_problems
 from harness.protocols import ComponentInfo, Options
 from harness.testing.failures import fail
 
@@ -55,6 +56,11 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
                       UserWarning, stacklevel=2)
     for info in infos:
         _check_info(info)
+    problems = [problem for info in infos for problem in component_problems(info)]
+    if problems:
+        raise fail("; ".join(problems), "a run would fail when it builds the component; give "
+                   "every option a default of its own type, and make the modules the factory "
+                   "imports importable (or report them missing from availability())")
     return infos
 
 

@@ -1,0 +1,25 @@
+"""Generated text as a user sees it. A decoder that has not learned to generate often ends a
+sentence at once: its output is the empty string, which a table cell or a terminal shows as
+nothing at all. Every place that shows an output shows `EMPTY` instead, and runs count them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+EMPTY = "(empty)"
+"""How an empty output is shown."""
+
+
+def is_empty(text: str) -> bool:
+    """True for an output with no token: the empty string or only whitespace."""
+    return not text.strip()
+
+
+def shown(text: str) -> str:
+    """`text`, or `EMPTY` where it is empty."""
+    return EMPTY if is_empty(text) else text
+
+
+def count_empty(texts: Iterable[str]) -> int:
+    """How many of `texts` are empty."""
+    return sum(is_empty(text) for text in texts)
