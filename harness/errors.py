@@ -6,9 +6,10 @@ Anything else escaping the library is an internal error (exit 1).
 
 from __future__ import annotations
 
+import difflib
 import errno
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 
@@ -50,6 +51,11 @@ def plugin_call(plugin: str, what: str) -> Iterator[None]:
             raise  # a full disk is not the plugin's fault: the cache reports it
         first = (str(exc).strip().splitlines() or [""])[0]
         raise PluginError(plugin, f"{what}: {type(exc).__name__}: {first}") from exc
+
+
+def close_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """The names of `known` close enough to `name` to suggest ("did you mean ..."), best first."""
+    return difflib.get_close_matches(name, list(known), n=n, cutoff=0.6)
 
 
 class UnknownComponentError(HarnessError):

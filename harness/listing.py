@@ -10,7 +10,6 @@ registration, so listing builds nothing.
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from typing import Any
@@ -102,14 +101,13 @@ def component_options(registry: Registry, name: str) -> list[dict[str, Any]]:
     """Each component registered as `name` (one per kind) with its options: name, type (with
     constraints), default ("required" when there is none) and description. Raises
     `UnknownComponentError` with close names when no kind has `name`."""
-    from harness.errors import UnknownComponentError
+    from harness.errors import UnknownComponentError, close_names
 
     found = [registry.components[kind][name] for kind in KINDS
              if name in registry.components[kind]]
     if not found:
         known = sorted({n for kind in KINDS for n in registry.components[kind]})
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-        raise UnknownComponentError("component", name, close, [])
+        raise UnknownComponentError("component", name, close_names(name, known), known)
     return [{"kind": info.kind, "name": info.name, "plugin": info.plugin,
              "version": info.version, "description": info.description,
              "options": [{"name": option,

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import UnavailableComponentError, UnknownComponentError, plugin_call
+from harness.errors import (
+    UnavailableComponentError,
+    UnknownComponentError,
+    close_names,
+    plugin_call,
+)
 from harness.metric_protocols import checked_needs
 from harness.protocols import KINDS, BuildContext, ComponentInfo, Options, PluginFailure
 
@@ -52,7 +56,7 @@ class Registry:
             return self.components[kind][name]
         except KeyError:
             known = self.names(kind)
-            close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+            close = close_names(name, known)
             failed = [f"plugin {f.name!r} ({f.distribution} {f.version}): {f.error}"
                       for f in self.failures]
             raise UnknownComponentError(kind, name, close, known, failed) from None

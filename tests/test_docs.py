@@ -146,6 +146,8 @@ def test_list_options_prints_types_defaults_and_descriptions() -> None:
     assert sigma.split()[:5] == ["sigma_power", "float", ">", "0", "3.0"]
     result = CliRunner().invoke(main, ["list", "--options", "gemm"])
     assert result.exit_code == 2 and "did you mean 'gem'?" in result.output
+    far = CliRunner().invoke(main, ["list", "--options", "zzzq"])
+    assert far.exit_code == 2 and "unknown component 'zzzq': known: avg," in far.output
     as_json = CliRunner().invoke(main, ["list", "--options", "mos-lstm", "--json"])
     import json
 

@@ -13,7 +13,7 @@ from harness.report.model import (
     fmt_interval,
     join_names,
     plural,
-    shows_something,
+    split_silent,
 )
 from harness.results import LengthBin, LengthBreakdown, MetricScore, RunResults
 
@@ -43,17 +43,14 @@ def length_panels(results: RunResults) -> tuple[Panels, dict[str, str]]:
     the run has one decoder), and each panel's diagnostic (panels of one diagnostic share their
     y-axis). Panels with nothing to show (zero or undefined in every bin for every encoder) are
     left out: `silent_panels` names them."""
-    panels, diagnostic = {}, {}
-    for title, metric, series in _all_panels(results):
-        if shows_something(v for points in series.values() for v, _, _ in points):
-            panels[title], diagnostic[title] = series, metric
-    return panels, diagnostic
+    found = _all_panels(results)
+    panels, _ = split_silent({title: series for title, _, series in found}, value=0)
+    return panels, {title: metric for title, metric, _ in found if title in panels}
 
 
 def silent_panels(results: RunResults) -> list[str]:
     """The panels `length_panels` leaves out."""
-    return [title for title, _, series in _all_panels(results)
-            if not shows_something(v for points in series.values() for v, _, _ in points)]
+    return split_silent({title: series for title, _, series in _all_panels(results)}, 0)[1]
 
 
 def _all_panels(results: RunResults) -> list[tuple[str, str, dict[str, Any]]]:

@@ -4,7 +4,7 @@ sections look up in the results (the spec's correlation settings, metric directi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -149,6 +149,15 @@ def shows_something(values: Iterable[float | None]) -> bool:
     """True when some value is defined and not 0: a figure panel of only zeros and undefined
     values (Id at the floor for every encoder) is a tangle of flat lines, left out."""
     return any(v is not None and v == v and v != 0 for v in values)
+
+
+def split_silent(panels: Mapping[str, Mapping[str, Sequence[tuple[Any, ...]]]], value: int
+                 ) -> tuple[dict[str, Any], list[str]]:
+    """(the panels that show something, the titles of those left out): a panel is title ->
+    line -> points, `value` the index of a point's value in its tuple."""
+    kept = {title: lines for title, lines in panels.items()
+            if shows_something(p[value] for points in lines.values() for p in points)}
+    return kept, [title for title in panels if title not in kept]
 
 
 EMPTY_WARNING = 0.05

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.outputs import shown
 from harness.probes.results import AnalogyGroup, AnalogySetResult, PairProbes, ProbeRate
-from harness.report.model import Section, Table, fmt, fmt_interval, shows_something
+from harness.report.model import Section, Table, fmt, fmt_interval, split_silent
 from harness.results import RunResults
 
 NOISE_FILE = "noise-robustness.png"
@@ -47,8 +47,7 @@ def probe_figures(results: RunResults) -> dict[str, bytes]:
 
     decoder = _primary(results, probes)
     probed = [p for p in probes if p.decoder == decoder and p.noise is not None]
-    panels = {name: curves for name, curves in _noise_panels(probed).items()
-              if shows_something(point[1] for curve in curves.values() for point in curve)}
+    panels, _ = split_silent(_noise_panels(probed), value=1)
     if not panels:
         return {}
     return {NOISE_FILE: curves_png(

@@ -16,7 +16,7 @@ from harness.report.model import (
     fmt_interval,
     join_names,
     plural,
-    shows_something,
+    split_silent,
 )
 from harness.results import PairResult, RunResults
 
@@ -45,8 +45,8 @@ def size_panels(results: RunResults, *, silent: bool = False) -> dict[str, dict[
             for metric, score in point.metrics.items():
                 panels.setdefault(metric, {}).setdefault(run.encoder, []).append(
                     (float(point.sentences), score.value, *score.ci95))
-    return {name: curves for name, curves in panels.items()
-            if shows_something(p[1] for curve in curves.values() for p in curve) != silent}
+    shown, left_out = split_silent(panels, value=1)
+    return {name: panels[name] for name in left_out} if silent else shown
 
 
 def size_figures(results: RunResults) -> dict[str, bytes]:

@@ -8,14 +8,13 @@ name becomes a mapping with `name:` when an override sets something under it
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
-from harness.errors import SpecError
+from harness.errors import SpecError, close_names
 from harness.spec.positions import Loc, dotted
 
 
@@ -98,5 +97,5 @@ def _check_index(text: str, where: Loc, items: list[Any], index: Any) -> None:
 
 
 def _did_you_mean(key: Any, mapping: dict[str, Any]) -> str:
-    close = difflib.get_close_matches(str(key), [str(k) for k in mapping], n=1, cutoff=0.6)
+    close = close_names(str(key), map(str, mapping), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""

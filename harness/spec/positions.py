@@ -6,7 +6,6 @@ override wrote it (or wrote something under it), so the user knows what to edit.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any, NoReturn
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from harness.errors import SpecError
+from harness.errors import SpecError, close_names
 
 Loc = tuple[Any, ...]
 """A field's path in the spec: keys and list indexes, e.g. ("decoders", 0, "hidden")."""
@@ -149,7 +148,7 @@ def _describe(error: Any, model: type[BaseModel] | None = None) -> str:
         if not model.model_fields:
             return "unknown key; this takes no options"
         key = str(error["loc"][-1]) if error["loc"] else ""
-        close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+        close = close_names(key, model.model_fields, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         return f"unknown key; {hint}expected one of: {', '.join(model.model_fields)}"
     if kind == "missing":
