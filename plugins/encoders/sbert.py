@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError
 
 from .adapters.common import file_identity
+from .batching import encode_by_length
 
 if TYPE_CHECKING:
     import numpy as np
@@ -214,15 +215,19 @@ class SentenceBertEncoder:
         return f"sbert/{VERSION}/normalise={int(self.normalise)}/{identity}"
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Return the (n, dim) sentence embeddings the model computes."""
+        """Return the (n, dim) sentence embeddings the model computes, in batches of similar
+        length (`batching.length_batches`, at most `batch_size` rows)."""
         import numpy as np
 
         if not sentences:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._load().encode(list(sentences), batch_size=batch_size,
-                                      show_progress_bar=False, convert_to_numpy=True,
-                                      normalize_embeddings=self.normalise)
-        return np.asarray(vectors, dtype=np.float32)
+        model = self._load()
+
+        def encode_batch(batch: list[str]) -> np.ndarray:
+            return model.encode(batch, batch_size=len(batch), show_progress_bar=False,
+                                convert_to_numpy=True, normalize_embeddings=self.normalise)
+
+        return encode_by_length(sentences, encode_batch, self.dim, batch_size)
 
     @cached_property
     def _directory_model(self) -> str:

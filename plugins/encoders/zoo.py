@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
 
+from .batching import encode_by_length
 from .options import ZOO_HINT, missing_modules
 from .sbert import SentenceBertEncoder
 
@@ -232,18 +233,19 @@ class OnnxMiniLmEncoder:
         return {"model": MINILM_ONNX, "dim": self.dim, "normalise": False}
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Return the (n, 384) float32 sentence vectors."""
+        """Return the (n, 384) float32 sentence vectors, in batches of similar length
+        (`batching.length_batches`, at most `batch_size` rows)."""
         import numpy as np
 
-        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
-        for begin in range(0, len(sentences), max(1, batch_size)):
-            encodings = self._tokenizer.encode_batch(list(sentences[begin:begin + batch_size]))
+        def encode_batch(batch: list[str]) -> np.ndarray:
+            encodings = self._tokenizer.encode_batch(batch)
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
             (pooled,) = self._session.run([MINILM_POOLED_OUTPUT],
                                           {"input_ids": ids, "attention_mask": mask})
-            out[begin:begin + len(encodings)] = pooled
-        return out
+            return pooled
+
+        return encode_by_length(sentences, encode_batch, self.dim, batch_size)
 
 
 # ------------------------------------------------------------------- multilingual-e5-small, 4-bit
