@@ -26,7 +26,8 @@ FIT_TEXT = ["The cat sat on the mat.", "A dog sat by the door.", "",
 def test_registration() -> None:
     infos = check_registration(plugin, name="example")
     assert {(info.kind, info.name) for info in infos} == {
-        ("encoder", "example-bow"), ("encoder", "example-idf"), ("metric", "example-length")}
+        ("encoder", "example-bow"), ("encoder", "example-idf"), ("metric", "example-length"),
+        ("executor", "example-processes")}
     idf = {info.name: info for info in infos}["example-idf"]
     assert idf.trainable and idf.options is plugin.IdfOptions
     assert idf.status() == "ok"  # as `harness list` calls it, with options=None
