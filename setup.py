@@ -141,6 +141,7 @@ setup(
             "harness-model-encoders = harness_plugins.encoders.models",
             "harness-tasks = harness_plugins.tasks",
             "harness-multiview = harness_plugins.encoders.multiview",
+            "harness-executors = harness_plugins.executors",
         ],
     },
     classifiers=[

@@ -172,16 +172,18 @@ def _count(n: int, noun: str) -> str:
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
               help="Artifact cache (default: $HARNESS_CACHE or the user cache directory); "
                    "with --executor ray, a path every node sees.")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
-              help="Run the encoder jobs here one after another (local, the default) or as Ray "
-                   "tasks (ray; pip install \"v2s-harness[ray]\"); overrides the spec's "
-                   "`executor:`.")
-@click.option("--ray-address", default=None, metavar="ADDR",
-              help="With --executor ray: the cluster to use (\"auto\" finds a running one; "
-                   "default: start a local Ray instance).")
+@click.option("--executor", default=None, metavar="NAME",
+              help="A registered executor to run the encoder jobs (harness list shows them: "
+                   "local, the default, one after another in this process; ray, one Ray task "
+                   "each, pip install \"v2s-harness[ray]\"); overrides the spec's `executor:`.")
+@click.option("--executor-option", "executor_options", multiple=True, metavar="KEY=VALUE",
+              help="An option of the executor (YAML syntax; harness list --options NAME lists "
+                   "them), e.g. address=auto for ray; repeatable. The same as --set "
+                   "executor.KEY=VALUE.")
 @command
 def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | None,
-        cache_dir: Path | None, executor: str | None, ray_address: str | None) -> None:
+        cache_dir: Path | None, executor: str | None,
+        executor_options: tuple[str, ...]) -> None:
     """Run a benchmark spec; finished stages are reused from the cache, killed ones resume."""
     from harness.cache import Cache, default_root
     from harness.plugins import load_registry
@@ -189,10 +191,14 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
     from harness.spec import TableSpec, load_spec
 
     extra = list(overrides)
-    for key, value in (("device", device), ("executor.name", executor),
-                       ("executor.address", ray_address)):
-        if value is not None:  # a quoted YAML string: an address such as 10:20 stays text
+    for key, value in (("device", device), ("executor.name", executor)):
+        if value is not None:  # a quoted YAML string: a name is never read as a number
             extra.append(f"{key}={json.dumps(value)}")
+    for option in executor_options:
+        if "=" not in option:
+            raise HarnessError(f"--executor-option {option}: expected KEY=VALUE, e.g. "
+                               "address=auto")
+        extra.append(f"executor.{option}")
     parsed = load_spec(spec, extra, load_registry())
     out = out or Path("runs") / parsed.name
     if out.exists() and not out.is_dir():

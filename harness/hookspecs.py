@@ -61,9 +61,15 @@ def register_tasks(register: Register) -> None:
     """Register downstream tasks (`harness.protocols.DownstreamTask`)."""
 
 
+@hookspec
+def register_executors(register: Register) -> None:
+    """Register executors, which carry out a run's jobs (`harness.executors.Executor`)."""
+
+
 HOOK_FOR_KIND: dict[str, str] = {
     "encoder": "register_encoders",
     "decoder": "register_decoders",
     "metric": "register_metrics",
     "task": "register_tasks",
+    "executor": "register_executors",
 }

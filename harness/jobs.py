@@ -1,6 +1,11 @@
 """One encoder's pipeline, the unit of work an executor runs: fit, encode, then for each decoder
 trained for the encoder train, generate and score, then the downstream tasks.
 
+The one assembly of a job, in two halves every executor calls: `start_job` (fit, encode, and
+what the encoder is) and `finish_job` (the decoders and the downstream tasks). The local
+executor starts every encoder's job before it finishes any, so a broken encoder fails a run
+before hours of training; `run_encoder_job` runs both halves in a process of its own.
+
 A job reads the run's corpus and vocabulary from the artifact cache (the runner prepares them
 first), writes every artifact there, and returns an `EncoderOutcome`: small JSON, so an executor
 can run jobs in other processes or on other machines that see the same cache.
@@ -112,10 +117,38 @@ def learning_curve(ctx: RunContext, decoder: Component, encoded: Encoded, corpus
     return points
 
 
+@dataclass(frozen=True)
+class StartedJob:
+    """An encoder's job after its first half: the encoder entry, its encoded corpus and what
+    it is."""
+
+    encoder: Component
+    encoded: Encoded
+    identity: EncoderIdentity
+
+
+def start_job(ctx: RunContext, encoder: Component, corpus: Corpus, vocab: Vocab) -> StartedJob:
+    """Fit and encode (`harness.stages.encode`), and identify the encoder: the job's half that
+    fails fast on a broken encoder."""
+    encoded = encode_corpus(ctx, encoder, corpus, vocab)
+    return StartedJob(encoder, encoded, identify_encoder(encoder, encoded, vocab))
+
+
+def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -> EncoderOutcome:
+    """The job's second half: every decoder trained for the encoder (`decode_and_score`), then
+    the downstream tasks; the outcome the runner collects."""
+    decoded = decode_and_score(ctx, job.encoder, job.encoded, corpus, vocab)
+    tasks = (evaluate_tasks(ctx, [job.encoded]).get(job.encoder.name, [])
+             if ctx.spec.downstream.tasks else [])
+    return EncoderOutcome(encoder=job.encoder.name, dim=job.encoded.dim, runs=decoded.runs,
+                          samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
+                          device=ctx.device, identity=job.identity)
+
+
 def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderOutcome:
-    """One encoder's whole pipeline in this process, against the cache at `cache_root`, on the
+    """One encoder's whole job in this process, against the cache at `cache_root`, on the
     device the spec names as this process sees it (an executor's worker may own a GPU the
-    driver does not)."""
+    driver does not); the outcome carries the job's time per stage and cache counts."""
     from harness.devices import resolve_device
 
     started = time.perf_counter()
@@ -131,16 +164,10 @@ def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderO
                            "find the corpus the run prepared; give every node the same cache "
                            "(a shared filesystem path, `--cache DIR`)")
     ctx = RunContext(spec=spec, cache=Cache(cache_root), device=device)
-    encoded = encode_corpus(ctx, encoder, corpus, vocab)
-    identity = identify_encoder(encoder, encoded, vocab)  # before hours of training
-    decoded = decode_and_score(ctx, encoder, encoded, corpus, vocab)
-    tasks = evaluate_tasks(ctx, [encoded]).get(encoder.name, []) if spec.downstream.tasks else []
+    outcome = finish_job(ctx, start_job(ctx, encoder, corpus, vocab), corpus, vocab)
     ctx.add_time("job", time.perf_counter() - started)
-    return EncoderOutcome(encoder=encoder.name, dim=encoded.dim, runs=decoded.runs,
-                          samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
-                          device=ctx.device, timings=dict(ctx.timings), hits=ctx.cache.hits,
-                          builds=ctx.cache.builds,
-                          identity=identity)
+    return outcome.model_copy(update={"timings": dict(ctx.timings), "hits": ctx.cache.hits,
+                                      "builds": ctx.cache.builds})
 
 
 def check_curve(spec: Spec, corpus: Corpus) -> None:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task")
+KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task", "executor")
 """Component kinds, in listing order. A new kind needs a hookspec and an entry here."""
 
 

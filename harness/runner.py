@@ -1,9 +1,9 @@
 """Runs a spec end to end: every stage, in data-flow order, through the artifact cache.
 
 One job is one encoder's pipeline (`harness.jobs`), run by the spec's executor
-(`harness.executors`: local, or Ray at scale). The runner prepares the corpus and vocabulary
-first, then correlates the jobs' results, builds the typed `RunResults` and writes the run
-directory.
+(`harness.executors`, registered by name: local, or Ray at scale), which also decides the
+device. The runner prepares the corpus and vocabulary first, then correlates the jobs'
+results, builds the typed `RunResults` and writes the run directory.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import Cache
-from harness.devices import resolve_device
 from harness.errors import HarnessError
-from harness.executors import executor_for
+from harness.executors import Executor
 from harness.identity import published_tables
 from harness.jobs import EncoderOutcome, check_curve
+from harness.protocols import BuildContext
 from harness.provenance import provenance as _provenance
 from harness.results import (
     CacheCounts,
@@ -57,16 +57,16 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     """
     refuse(preflight(spec))
     started = time.perf_counter()
-    local = spec.executor.name == "local"
-    # With a cluster, each job resolves `device` where it runs; the driver only prepares data.
-    ctx = RunContext(spec=spec, cache=cache or Cache(),
-                     device=resolve_device(spec.device) if local else "cpu")
+    executor: Executor = spec.executor.build(BuildContext(seed=spec.seed))
+    # The executor decides the device: the jobs' own where they run here; with a cluster, each
+    # job resolves `device` where it runs and the driver only prepares data.
+    ctx = RunContext(spec=spec, cache=cache or Cache(), device=executor.device(spec.device))
     ctx.cache.check_writable()
     log.info("run %s: %s executor, cache %s", spec.name, spec.executor.name, ctx.cache.root)
     corpus = prepare_corpus(ctx)
     check_curve(spec, corpus)  # before any training
     vocab = prepare_vocab(ctx, corpus)
-    execution = executor_for(spec.executor).run(ctx, corpus, vocab)
+    execution = executor.run(ctx, corpus, vocab)
     runs = [run for outcome in execution.outcomes for run in outcome.runs]
     names = [e.name for e in spec.components("encoder")]
     computed = ({o.encoder: o.tasks for o in execution.outcomes} if spec.components("task")

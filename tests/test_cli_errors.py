@@ -465,6 +465,6 @@ def test_ray_without_ray_installed_is_one_line(tmp_path: Path, cache: Path,
 
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     assert_one_error_line(invoke("run", str(write_spec(tmp_path, GOOD)), "--executor", "ray"),
-                          "--set: executor.name: Ray is not installed here",
+                          "--set: executor.name: executor 'ray' is unavailable: needs Ray",
                           'pip install "v2s-harness[ray]"')
     assert not cache.exists()

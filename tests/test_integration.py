@@ -85,6 +85,8 @@ def test_list_shows_installed_and_failed_plugins(installed: None, clean_env: dic
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "example-bow" in out and "example-length" in out
+    executors = out[out.index("Executors ("):out.index("Failed plugins")]
+    assert "example-processes" in executors and "local" in executors
     failed = out[out.index("Failed plugins"):]
     for name in BROKEN_ENTRY_POINTS:
         assert name in failed
@@ -109,6 +111,7 @@ def test_list_json_records_failures(installed: None, clean_env: dict[str, str]) 
     idf = {e["name"]: e for e in data["encoders"]}["example-idf"]
     assert (idf["plugin"], idf["version"], idf["status"]) == ("example", "0.1.0", "ok")
     assert {e["name"] for e in data["metrics"]} >= {"example-length", "id", "bleu"}
+    assert {e["name"] for e in data["executors"]} >= {"example-processes", "local", "ray"}
     failures = {f["name"]: f for f in data["failed_plugins"]
                 if f["distribution"] == "v2s-broken-plugin"}
     assert set(failures) == set(BROKEN_ENTRY_POINTS)
@@ -144,6 +147,27 @@ def test_run_with_third_party_encoder_and_metric(installed: None, clean_env: dic
         length = run["metrics"]["example-length"]
         assert 0.0 <= length["value"] <= 100.0
         assert length["ci95"][0] <= length["ci95"][1]
+
+
+def test_a_third_party_executor_gives_the_local_executors_results(
+        installed: None, clean_env: dict[str, str], tmp_path: Path) -> None:
+    """`example-processes` runs each job in a worker process through the one job assembly:
+    the results equal the local executor's (each run on a cache of its own)."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(TINY_SPEC, encoding="utf-8")
+    values = {}
+    choices = {"local": (), "example-processes": ("--executor", "example-processes",
+                                                  "--executor-option", "workers=2")}
+    for executor, options in choices.items():
+        env = {**clean_env, "HARNESS_CACHE": str(tmp_path / f"cache-{executor}")}
+        done = harness("run", str(spec), "--out", str(tmp_path / executor), *options, env=env)
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        results = json.loads((tmp_path / executor / "results.json").read_text(encoding="utf-8"))
+        assert results["spec"]["executor"]["name"] == executor
+        values[executor] = {(r["encoder"], name): (m["value"], m["ci95"])
+                            for r in results["runs"] for name, m in r["metrics"].items()}
+    assert values["example-processes"] == values["local"]
+    assert len(values["local"]) == 15  # 3 encoders x 5 metrics
 
 
 def test_example_plugin_suite_passes_when_installed(installed: None,

@@ -109,6 +109,26 @@ def test_hook_register_tasks() -> None:
     assert registry.failures == []
 
 
+def test_hook_register_executors(tmp_path: Path) -> None:
+    from harness.executors import Executor
+    from harness.spec import load_spec
+
+    registry = load_registry(entry_points=[fake("fake-executor", "executor"), *first_party()])
+    assert registry.failures == []
+    info = registry.get("executor", "fake-inline")
+    assert (info.kind, info.plugin, info.status()) == ("executor", "fake-executor", "ok")
+    executor = registry.create("executor", "fake-inline", info.options(label="x"), BuildContext())
+    assert isinstance(executor, Executor) and executor.label == "x"
+    assert {"local", "ray"} <= set(registry.names("executor"))
+    # a spec names it like any component, with its own options, validated by its own class
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: t\ncorpus: {train: {generate: quickstart, sentences: 50}, "
+                    "test: {generate: quickstart, sentences: 10}}\nencoders: [avg]\n"
+                    "executor: {name: fake-inline, label: nightly}\n", encoding="utf-8")
+    loaded = load_spec(spec, registry=registry)
+    assert (loaded.executor.name, loaded.executor.settings.label) == ("fake-inline", "nightly")
+
+
 def hookspec_names() -> list[str]:
     """Every hook declared in harness.hookspecs."""
     return sorted(name for name, value in vars(hookspecs).items()
@@ -278,7 +298,9 @@ def test_list_command_json_schema() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     # the DESIGN keys, plus "tasks" (downstream tasks) as an extension
-    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "failed_plugins"}
+    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "executors",
+                         "failed_plugins"}
+    assert {e["name"] for e in data["executors"]} == {"local", "ray"}
     for kind in ("encoders", "decoders", "metrics"):
         assert data[kind], f"no {kind} listed"
         for entry in data[kind]:

@@ -121,6 +121,13 @@ def kill_at_first_checkpoint(cache: Path, killed: list[int], stop: threading.Eve
         time.sleep(0.05)
 
 
+def test_the_ray_executor_conforms(cluster: Any, tmp_path: Path) -> None:
+    from harness.executors.ray import RayExecutor
+    from harness.testing import check_executor
+
+    check_executor(RayExecutor(), tmp_path)
+
+
 def test_a_killed_worker_is_retried_and_resumes_from_its_checkpoint(
         cluster: Any, local_results: dict[str, Any], tmp_path: Path) -> None:
     spec = load_spec(write_spec(tmp_path), ("executor={name: ray, retries: 2}",

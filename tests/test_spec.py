@@ -212,8 +212,10 @@ ALL_ENCODERS = BASE.replace("encoders: [avg]", "encoders: all").replace(
 
 
 def fake_registry(encoders: dict[str, str | None]) -> Registry:
-    """A registry with the named encoders (value: unavailability reason), a decoder, metrics."""
+    """A registry with the named encoders (value: unavailability reason), a decoder, metrics
+    and the default executor."""
     fake = Registry()
+    fake.add(make_info("executor", "local", lambda options, context: None))
     for name, reason in encoders.items():
         fake.add(make_info("encoder", name, lambda options, context: None,
                            availability=lambda reason=reason: reason))
@@ -787,11 +789,15 @@ def test_a_published_table_is_not_mistaken_for_a_broken_spec(registry: Registry)
 def test_executor_is_a_bare_name_or_a_mapping(tmp_path: Path, registry: Registry) -> None:
     assert load_spec(write(tmp_path, BASE), (), registry).executor.name == "local"
     spec = load_spec(write(tmp_path, BASE + "executor: ray\n"), ("executor.cpus=2",), registry)
-    assert (spec.executor.name, spec.executor.cpus, spec.executor.gpus) == ("ray", 2.0, None)
-    assert spec.executor.retries == 3
+    settings = spec.executor.settings
+    assert (spec.executor.name, settings.cpus, settings.gpus) == ("ray", 2.0, None)
+    assert settings.retries == 3 and spec.executor.info.kind == "executor"
     text = BASE + "executor: {name: local, gpus: 1}\n"
     error = spec_error(write(tmp_path, text), registry)
-    assert (error.field, error.line) == ("executor", line_of(text, "executor:"))
-    assert error.detail == "gpus applies to `name: ray` only"
-    error = spec_error(write(tmp_path, BASE), registry, ("executor=dask",))
+    assert (error.field, error.line) == ("executor.gpus", line_of(text, "executor:"))
+    assert error.detail.startswith("unknown key")
+    error = spec_error(write(tmp_path, BASE), registry, ("executor=rey",))
     assert (error.file, error.field) == ("--set", "executor.name")
+    assert "did you mean 'ray'?" in error.detail
+    error = spec_error(write(tmp_path, BASE), registry, ("executor=ray", "executor.retries=true"))
+    assert (error.field, error.detail) == ("executor.retries", "expected a number, got true")

@@ -2,9 +2,9 @@
 
 `pip install "v2s-harness[ray]"`. Each task runs `harness.jobs.run_encoder_job` for one encoder
 (fit, encode, train, generate, score, downstream tasks) with one GPU when the cluster has GPUs
-(`executor.gpus`), else `executor.cpus` CPUs, against the run's cache, which every node must see
-at the same path; it returns only small JSON. A task whose worker dies (killed, out of memory,
-node lost) is retried up to `executor.retries` times and resumes from what the cache holds
+(option `gpus`), else `cpus` CPUs, against the run's cache, which every node must see at the
+same path; it returns only small JSON. A task whose worker dies (killed, out of memory, node
+lost) is retried up to `retries` times and resumes from what the cache holds
 (decoder training from its last checkpoint). A task whose plugin or data fails is not retried:
 its encoder is reported by name, and the other encoders' results are kept.
 
@@ -23,9 +23,9 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
-from harness.executors.base import Execution
+from harness.executors.base import Execution, account
 from harness.jobs import EncoderOutcome, run_encoder_job
-from harness.spec import ExecutorSection, Spec
+from harness.spec import Spec
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
@@ -46,25 +46,32 @@ def encoder_job(spec: Spec, encoder: str, cache_root: str) -> dict[str, Any]:
 
 
 class RayExecutor:
-    """Runs one Ray task per encoder; the driver (this process) waits for them."""
+    """Runs one Ray task per encoder; the driver (this process) waits for them. Options as
+    registered (`harness_plugins.executors.RayOptions`)."""
 
-    def __init__(self, section: ExecutorSection) -> None:
-        self.section = section
+    def __init__(self, *, address: str | None = None, gpus: float | None = None,
+                 cpus: float = 1.0, retries: int = 3) -> None:
+        self.address, self.gpus, self.cpus, self.retries = address, gpus, cpus, retries
+
+    def device(self, requested: str) -> str:
+        """Always "cpu": the driver only prepares data; each job resolves `requested` where it
+        runs."""
+        return "cpu"
 
     def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:
         """Every encoder's job as a Ray task; the tasks' timings and cache counts are added to
         `ctx`."""
         ray = _import_ray()
-        with _connected(ray, self.section):
-            gpus = self.section.gpus
+        with _connected(ray, self.address):
+            gpus = self.gpus
             if gpus is None:  # a GPU each when the cluster has GPUs
                 gpus = 1.0 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
             task = ray.remote(encoder_job).options(
-                num_cpus=self.section.cpus, num_gpus=gpus, max_retries=self.section.retries,
+                num_cpus=self.cpus, num_gpus=gpus, max_retries=self.retries,
                 retry_exceptions=False, name="harness-encoder-job")
             names = [e.name for e in ctx.spec.components("encoder")]
             log.info("ray: %d jobs, %g CPU and %g GPU each, cache %s", len(names),
-                     self.section.cpus, gpus, ctx.cache.root)
+                     self.cpus, gpus, ctx.cache.root)
             refs = {task.remote(ctx.spec, name, str(ctx.cache.root)): name for name in names}
             outcomes, failures = {}, {}
             pending = list(refs)
@@ -72,10 +79,10 @@ class RayExecutor:
                 while pending:  # in the order they finish
                     (ref,), pending = ray.wait(pending, num_returns=1)
                     name = refs[ref]
-                    result = _result(ray, ref, name, self.section.retries)
+                    result = _result(ray, ref, name, self.retries)
                     if "outcome" in result:
                         outcomes[name] = EncoderOutcome.model_validate(result["outcome"])
-                        _account(ctx, outcomes[name])
+                        account(ctx, outcomes[name])
                         log.info("job %s: done on %s", name, outcomes[name].device)
                     else:
                         failures[name] = result["error"]
@@ -94,17 +101,17 @@ def _import_ray() -> Any:
 
 
 @contextmanager
-def _connected(ray: Any, section: ExecutorSection) -> Iterator[None]:
-    """Connected to the cluster at `section.address` (a local one started for the run when
-    none is given), disconnected afterwards if this run connected."""
+def _connected(ray: Any, address: str | None) -> Iterator[None]:
+    """Connected to the cluster at `address` (a local one started for the run when none is
+    given), disconnected afterwards if this run connected."""
     if ray.is_initialized():
         yield
         return
     try:
-        ray.init(address=section.address, include_dashboard=False, log_to_driver=False,
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
                  runtime_env={"env_vars": _forwarded_environment()})
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        where = section.address or "a local Ray instance"
+        where = address or "a local Ray instance"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise HarnessError(f"executor ray: cannot connect to {where}: {first}") from None
     try:
@@ -139,11 +146,3 @@ def _result(ray: Any, ref: Any, encoder: str, retries: int) -> dict[str, Any]:
         return {"error": f"encoder {encoder!r}: the worker running its job died "
                          f"{retries + 1} times ({type(exc).__name__}); the cache keeps its "
                          "progress: rerun to resume"}
-
-
-def _account(ctx: RunContext, outcome: EncoderOutcome) -> None:
-    """Add a job's time per stage and cache counts to the run's."""
-    for stage, seconds in outcome.timings.items():
-        ctx.add_time(stage, seconds)
-    ctx.cache.hits += outcome.hits
-    ctx.cache.builds += outcome.builds

@@ -17,7 +17,7 @@ from harness.spec.schema import (
     DiagnosticsSection,
     DownstreamSection,
     EncodeSection,
-    ExecutorSection,
+    ExecutorEntry,
     GenerationSection,
     Normalise,
     ReportSection,
@@ -30,7 +30,7 @@ from harness.spec.schema import (
 
 __all__ = [
     "Component", "CorpusSection", "CorrelationSection", "DiagnosticsSection",
-    "DownstreamSection", "EncodeSection", "ExecutorSection", "GenerationSection", "Normalise",
+    "DownstreamSection", "EncodeSection", "ExecutorEntry", "GenerationSection", "Normalise",
     "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
     "apply_overrides", "load_spec", "preflight", "refuse",
 ]

@@ -30,8 +30,8 @@ from harness.protocols import BuildContext, GeneratedTask, declared_model
 from harness.spec.probe_checks import probe_problems
 from harness.spec.resolve import (
     PATH_FIELDS,
-    SECTION_FOR_KIND,
     exists,
+    located_entries,
     missing_path_message,
     path_values,
     prepare_hint,
@@ -48,7 +48,6 @@ def preflight(spec: Spec | TableSpec) -> list[SpecError]:
         problems += _unavailable_components(spec)
         problems += _task_data(spec)
         problems += _device(spec)
-        problems += _executor(spec)
         problems += probe_problems(spec)
     return problems
 
@@ -94,15 +93,14 @@ def _unavailable_components(spec: Spec) -> list[SpecError]:
     and components whose plugin is broken in a way only building them would otherwise show
     (an option default its own type refuses, a factory module that fails to import)."""
     problems = []
-    for kind, section in SECTION_FOR_KIND.items():
-        for index, component in enumerate(spec.components(kind)):
-            where = (*section, index, "name")
-            status = component.info.status(component.settings)
-            if status != "ok":
-                problems.append(spec.positions.error(f"{kind} {component.name!r} is {status}",
-                                                     where))
-            problems += [spec.positions.error(problem, where) for problem in
-                         component_problems(component.info, component.settings)]
+    for kind, loc, component in located_entries(spec):
+        where = (*loc, "name")
+        status = component.info.status(component.settings)
+        if status != "ok":
+            problems.append(spec.positions.error(f"{kind} {component.name!r} is {status}",
+                                                 where))
+        problems += [spec.positions.error(problem, where) for problem in
+                     component_problems(component.info, component.settings)]
     return problems
 
 
@@ -131,31 +129,14 @@ def _task_data(spec: Spec) -> list[SpecError]:
     return problems
 
 
-def _executor(spec: Spec) -> list[SpecError]:
-    """The Ray executor, when Ray is not installed (looked for, not imported)."""
-    if spec.executor.name != "ray":
-        return []
-    import importlib.util
-
-    try:
-        found = importlib.util.find_spec("ray") is not None
-    except (ImportError, ValueError):  # a module set to None, or a broken install
-        found = False
-    if found:
-        return []
-    return [spec.positions.error('Ray is not installed here; pip install "v2s-harness[ray]"',
-                                 ("executor", "name"))]
-
-
 def _device(spec: Spec) -> list[SpecError]:
-    """The spec's device, when this machine lacks it (torch is imported only for a GPU). With
-    a cluster executor the jobs run elsewhere: each resolves the device where it runs."""
-    if spec.device in ("auto", "cpu") or spec.executor.name != "local":
+    """The spec's device, when the executor would need it here and this machine lacks it (the
+    executor decides: with a cluster the jobs run elsewhere and each resolves the device where
+    it runs; torch is imported only for a GPU)."""
+    if spec.device in ("auto", "cpu") or spec.executor.info.status(spec.executor.settings) != "ok":
         return []
-    from harness.devices import resolve_device
-
     try:
-        resolve_device(spec.device)
+        spec.executor.build(BuildContext(seed=spec.seed)).device(spec.device)
     except HarnessError as exc:
         reason = str(exc).split(": ", 1)[-1]  # without resolve_device's "device 'x'" prefix
         return [spec.positions.error(f"{spec.device!r}: {reason}", ("device",))]

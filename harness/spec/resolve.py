@@ -6,6 +6,7 @@ Each step returns a new spec; a validated spec is never changed in place.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,9 +16,10 @@ from harness.errors import HarnessError, SpecError
 from harness.protocols import Options
 from harness.registry import Registry
 from harness.spec.positions import Loc, Positions, raise_validation_error
-from harness.spec.schema import Component, Spec, TableSpec
+from harness.spec.schema import Component, Entry, Spec, TableSpec
 
 Model = TypeVar("Model", bound=BaseModel)
+EntryT = TypeVar("EntryT", bound=Entry)
 
 SECTION_FOR_KIND: dict[str, Loc] = {"encoder": ("encoders",), "decoder": ("decoders",),
                                     "metric": ("metrics",), "task": ("downstream", "tasks")}
@@ -30,6 +32,15 @@ PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", 
                                 ("downstream", "data_dir"), ("report", "compare"))
 """The spec's path fields; `data_dir` is a directory, the others are files, and
 `report.compare` is a list of files (`path_values`)."""
+
+
+def located_entries(spec: Spec) -> Iterator[tuple[str, Loc, Entry]]:
+    """Every component entry of `spec` with its kind and where it sits: each kind's section in
+    order, then the executor."""
+    for kind, section in SECTION_FOR_KIND.items():
+        for index, component in enumerate(spec.components(kind)):
+            yield kind, (*section, index), component
+    yield "executor", ("executor",), spec.executor
 
 
 def path_values(spec: BaseModel, loc: Loc) -> list[tuple[Loc, Path]]:
@@ -96,9 +107,9 @@ def resolve_paths(spec: Model, positions: Positions, spec_folder: Path) -> Model
 
 def resolve_components(spec: Spec, registry: Registry, positions: Positions,
                        spec_folder: Path) -> Spec:
-    """The spec with `encoders: all` expanded and every component entry resolved: looked up in
-    the registry (tasks are spelled MR or mr alike) and its options validated, relative paths in
-    them made absolute."""
+    """The spec with `encoders: all` expanded and every component entry (the executor's too)
+    resolved: looked up in the registry (tasks are spelled MR or mr alike) and its options
+    validated, relative paths in them made absolute."""
     if spec.encoders == "all":
         every = [Component(name=info.name) for info in registry
                  if info.kind == "encoder" and info.status() == "ok"]
@@ -112,13 +123,16 @@ def resolve_components(spec: Spec, registry: Registry, positions: Positions,
             resolved.append(_resolve(component, kind, loc, registry, positions, spec_folder))
             _check_trained_for(component, kind, loc, spec, positions)
         spec = replace_at(spec, section, resolved)
+    executor = _resolve(spec.executor, "executor", ("executor",), registry, positions,
+                        spec_folder)
+    spec = spec.model_copy(update={"executor": executor})
     _check_unique_names(spec, positions)
     _check_rank_by(spec, positions)
     return spec
 
 
-def _resolve(component: Component, kind: str, loc: Loc, registry: Registry,
-             positions: Positions, spec_folder: Path) -> Component:
+def _resolve(component: EntryT, kind: str, loc: Loc, registry: Registry,
+             positions: Positions, spec_folder: Path) -> EntryT:
     name = component.name.lower() if kind == "task" else component.name
     try:
         info = registry.get(kind, name)

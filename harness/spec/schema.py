@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -131,31 +131,6 @@ class CorrelationSection(Strict):
     controls: Literal["exclude", "include"] = "exclude"
 
 
-class ExecutorSection(Strict):
-    """How the encoder jobs run: `local` (this process, one after another) or `ray` (one Ray
-    core task each, on a cluster sharing the artifact cache; `pip install "v2s-harness[ray]"`).
-    A bare name is the same as `{name: NAME}`."""
-
-    name: Literal["local", "ray"] = "local"
-    address: str | None = None  # ray: a cluster's address ("auto" finds a running one)
-    gpus: float | None = Field(default=None, ge=0)  # ray: per job; default 1 when the cluster has GPUs
-    cpus: float = Field(default=1.0, gt=0)  # ray: per job
-    retries: int = Field(default=3, ge=0)  # ray: times a job whose worker died is run again
-
-    @model_validator(mode="before")
-    @classmethod
-    def _bare_name(cls, value: Any) -> Any:
-        return {"name": value} if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _ray_options_need_ray(self) -> ExecutorSection:
-        given = sorted(self.model_fields_set - {"name"})
-        if self.name == "local" and given:
-            verb = "apply" if len(given) > 1 else "applies"
-            raise ValueError(f"{', '.join(given)} {verb} to `name: ray` only")
-        return self
-
-
 class ReportSection(Strict):
     formats: list[Literal["md", "html", "csv"]] = ["md"]  # csv: tables/*.csv
     # Published tables (reference-table YAML) shown beside the run's numbers, never used as
@@ -205,20 +180,19 @@ class BreakdownSection(Strict):
         return value
 
 
-class Component(Strict):
-    """A component entry: a bare name in YAML, or a mapping with `name:` plus its options.
+class Entry(Strict):
+    """A registered component named in a spec: a bare name in YAML, or a mapping with `name:`
+    plus its options.
 
     Loading a spec with a registry resolves the entry once (`resolved`): `info` is its registry
     entry and `settings` its options validated by the component's own options class.
     """
 
+    CORE_KEYS: ClassVar[tuple[str, ...]] = ("name",)
+    """The keys of a YAML mapping that belong to the entry; the others are the options."""
+
     name: str
     options: dict[str, Any] = {}
-    # Decoders only: the encoders this decoder is trained for (default: every encoder).
-    encoders: list[str] | None = None
-    # Decoders only: how many decoders to train per encoder, with seeds seed, seed+1, ...; the
-    # diagnostics are then means over them, with their spread (training variance).
-    seeds: int = Field(default=1, ge=1)
     _info: ComponentInfo | None = PrivateAttr(default=None)
     _settings: Options | None = PrivateAttr(default=None)
 
@@ -227,14 +201,14 @@ class Component(Strict):
     def _from_yaml(cls, value: Any) -> Any:
         if isinstance(value, str):
             return {"name": value}
-        if isinstance(value, dict) and "name" in value and "options" not in value:
-            core = {k: value[k] for k in ("name", "encoders", "seeds") if k in value}
+        if isinstance(value, dict) and "options" not in value:
+            core = {k: value[k] for k in cls.CORE_KEYS if k in value}
             return {**core, "options": {k: v for k, v in value.items() if k not in core}}
-        if not isinstance(value, (dict, Component)):
+        if not isinstance(value, (dict, Entry)):
             raise ValueError("expected a component name or a mapping with `name:` and options")
         return value
 
-    def resolved(self, info: ComponentInfo, settings: Options) -> Component:
+    def resolved(self, info: ComponentInfo, settings: Options) -> Self:
         """This entry resolved: registered as `info` (whose name it takes), options `settings`."""
         copy = self.model_copy(update={"name": info.name})
         copy._info, copy._settings = info, settings
@@ -264,14 +238,34 @@ class Component(Strict):
         return {"name": self.name, "options": self.settings.model_dump(mode="json"),
                 "plugin": self.info.plugin, "version": self.info.version}
 
+    def build(self, context: BuildContext, purpose: str = "") -> Any:
+        """A new instance of the component (`harness.registry.build`)."""
+        return build(self.info, self.settings, context, purpose)
+
+
+class Component(Entry):
+    """An entry of a spec's encoders, decoders, metrics or downstream tasks."""
+
+    CORE_KEYS: ClassVar[tuple[str, ...]] = ("name", "encoders", "seeds")
+
+    # Decoders only: the encoders this decoder is trained for (default: every encoder).
+    encoders: list[str] | None = None
+    # Decoders only: how many decoders to train per encoder, with seeds seed, seed+1, ...; the
+    # diagnostics are then means over them, with their spread (training variance).
+    seeds: int = Field(default=1, ge=1)
+
     def trains_for(self, encoder: str) -> bool:
         """True when this decoder is trained for `encoder` (every encoder unless `encoders:`
         names some)."""
         return self.encoders is None or encoder in self.encoders
 
-    def build(self, context: BuildContext, purpose: str = "") -> Any:
-        """A new instance of the component (`harness.registry.build`)."""
-        return build(self.info, self.settings, context, purpose)
+
+class ExecutorEntry(Entry):
+    """The spec's `executor:`: how the encoder jobs run, a registered executor by name with its
+    options (`harness list` shows them; `local`, the default, runs them in this process one
+    after another)."""
+
+    name: str = "local"
 
 
 class DownstreamSection(Strict):
@@ -332,7 +326,7 @@ class Spec(SpecDocument):
     downstream: DownstreamSection = DownstreamSection()
     correlation: CorrelationSection = CorrelationSection()
     report: ReportSection = ReportSection()
-    executor: ExecutorSection = ExecutorSection()
+    executor: ExecutorEntry = ExecutorEntry()
     breakdown: BreakdownSection = BreakdownSection()
     curve: CurveSection = CurveSection()
     probes: ProbesSection = ProbesSection()  # analogies, interpolation, noise (spec/probes.py)

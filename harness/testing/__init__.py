@@ -18,7 +18,7 @@ additive statistics the core bootstraps, for decoders what training and search c
 what the downstream stage calls. They are explicit `raise`s, not `assert` statements, so they
 also run under `python -O`.
 
-One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `registration`. Importing the
+One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `executors`, `registration`. Importing the
 kit imports numpy; torch only when `check_decoder` runs.
 """
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from harness.testing.decoders import check_decoder
 from harness.testing.encoders import check_encoder
+from harness.testing.executors import check_executor
 from harness.testing.failures import DEFAULT_SENTENCES
 from harness.testing.metrics import check_metric
 from harness.testing.registration import check_registration
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_SENTENCES",
     "check_decoder",
     "check_encoder",
+    "check_executor",
     "check_metric",
     "check_registration",
     "check_task",

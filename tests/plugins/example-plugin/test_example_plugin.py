@@ -16,7 +16,7 @@ import pytest
 import v2s_example_plugin as plugin
 
 from harness.protocols import BuildContext, Options
-from harness.testing import check_encoder, check_metric, check_registration
+from harness.testing import check_encoder, check_executor, check_metric, check_registration
 
 FIT_TEXT = ["The cat sat on the mat.", "A dog sat by the door.", "",
             "The dog barked at the cat.", "Birds sang in the morning.", "", "", "it rained"]
@@ -26,7 +26,8 @@ FIT_TEXT = ["The cat sat on the mat.", "A dog sat by the door.", "",
 def test_registration() -> None:
     infos = check_registration(plugin, name="example")
     assert {(info.kind, info.name) for info in infos} == {
-        ("encoder", "example-bow"), ("encoder", "example-idf"), ("metric", "example-length")}
+        ("encoder", "example-bow"), ("encoder", "example-idf"), ("metric", "example-length"),
+        ("executor", "example-processes")}
     idf = {info.name: info for info in infos}["example-idf"]
     assert idf.trainable and idf.options is plugin.IdfOptions
     assert idf.status() == "ok"  # as `harness list` calls it, with options=None
@@ -155,3 +156,9 @@ def test_entry_point_when_installed() -> None:
     (entry_point,) = [ep for ep in distribution.entry_points if ep.group == "harness"]
     assert entry_point.name == "example"
     assert entry_point.load() is plugin
+
+
+def test_processes_executor_conforms(tmp_path: Path) -> None:
+    """Its jobs run in worker processes and give the local executor's results."""
+    check_executor(plugin.build_processes(plugin.ProcessesOptions(workers=2), BuildContext()),
+                   tmp_path)

@@ -2,7 +2,8 @@
 
 It registers a hashed bag-of-words encoder (`example-bow`), a trainable one weighting it by
 inverse document frequency fitted on the run's text (`example-idf`, with an availability check
-of its `stopwords:` file) and a length metric (`example-length`).
+of its `stopwords:` file), a length metric (`example-length`) and an executor running each
+encoder's job in a pool of worker processes (`example-processes`).
 
 This module is what the entry point `example` (group "harness") names. It is imported by every
 `harness` command, so it stays cheap: only the hooks, the options, availability checks and lazy
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .bow import HashedBagOfWordsEncoder
     from .idf import HashedTfIdfEncoder
     from .length import LengthMetric
+    from .processes import ProcessesExecutor
 
 __version__ = "0.1.0"
 
@@ -87,3 +89,26 @@ def register_metrics(register: Register) -> None:
     """Register the length-agreement metric."""
     register("example-length", build_length, options=Options,
              description="example plugin: 100 * mean(1 - |len(hyp) - len(ref)| / max length)")
+
+
+class ProcessesOptions(Options):
+    """Options of the process-pool executor (spec: `executor: {name: example-processes,
+    workers: 2}`)."""
+
+    workers: int = Field(2, ge=1, description="worker processes, each running one encoder's "
+                                              "job at a time")
+
+
+def build_processes(options: ProcessesOptions, context: BuildContext) -> ProcessesExecutor:
+    """A new process-pool executor."""
+    from .processes import ProcessesExecutor
+
+    return ProcessesExecutor(workers=options.workers)
+
+
+@hookimpl
+def register_executors(register: Register) -> None:
+    """Register the process-pool executor."""
+    register("example-processes", build_processes, options=ProcessesOptions,
+             description="example plugin: each encoder's job in a pool of worker processes "
+                         "on this machine")

@@ -1,0 +1,82 @@
+"""`check_executor`: what the runner relies on from an executor, checked on a tiny real run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.testing.failures import fail, name_of
+
+TINY_SPEC = """\
+name: executor-check
+seed: 1
+device: cpu
+corpus:
+  train: {generate: quickstart, sentences: 300}
+  test: {generate: quickstart, sentences: 30, seed: 2}
+vocab: {bpe_size: 150, dim: 8, epochs: 1}
+encoders: [avg, {name: random-gaussian, dim: 8}]
+decoders: [{name: mos-lstm, layers: 1, hidden: 16, epochs: 1}]
+generation: {beam: 1, max_len: 15}
+metrics: [id, bleu]
+"""
+"""Two encoders, one tiny decoder each: seconds on a CPU."""
+
+
+def check_executor(executor: Any, workdir: Path) -> None:
+    """Check `executor` as the runner uses it, on a tiny run of the first-party components
+    (`TINY_SPEC`) in `workdir`:
+
+    - `device("cpu")` answers "cpu";
+    - `run(ctx, corpus, vocab)` returns an `Execution` with one outcome per encoder, in the
+      spec's order, and no failures;
+    - its results (each pair's metric values and intervals) equal the local executor's on the
+      same spec, each run against a cache of its own (so both compute everything).
+    """
+    from harness.cache import Cache
+    from harness.executors import Execution
+    from harness.executors.local import LocalExecutor
+    from harness.plugins import load_registry
+    from harness.spec import load_spec
+    from harness.stages.base import RunContext
+    from harness.stages.corpus import prepare_corpus
+    from harness.stages.vocab import prepare_vocab
+
+    name = name_of(executor)
+    for method in ("device", "run"):
+        if not callable(getattr(executor, method, None)):
+            raise fail(f"{name} has no {method}() method",
+                       "implement harness.executors.Executor: device(requested) and "
+                       "run(ctx, corpus, vocab)")
+    if executor.device("cpu") != "cpu":
+        raise fail(f"{name}.device('cpu') returned {executor.device('cpu')!r}",
+                   "return the device the runner's process works on: 'cpu' here")
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "spec.yaml"
+    path.write_text(TINY_SPEC, encoding="utf-8")
+    spec = load_spec(path, registry=load_registry())
+    values = {}
+    for label, runner in (("local", LocalExecutor()), (name, executor)):
+        ctx = RunContext(spec=spec, cache=Cache(workdir / f"cache-{label}"), device="cpu")
+        corpus = prepare_corpus(ctx)
+        execution = runner.run(ctx, corpus, prepare_vocab(ctx, corpus))
+        if not isinstance(execution, Execution):
+            raise fail(f"{label}.run returned {type(execution).__name__}",
+                       "return harness.executors.Execution(outcomes, failures)")
+        if execution.failures:
+            raise fail(f"{label}.run reported failures: {execution.failures}",
+                       "run every encoder's job with harness.jobs.run_encoder_job (or "
+                       "start_job and finish_job)")
+        order = [outcome.encoder for outcome in execution.outcomes]
+        if order != ["avg", "random-gaussian"]:
+            raise fail(f"{label}.run returned outcomes for {order}",
+                       "return one outcome per encoder, in the spec's encoder order")
+        values[label] = {(run.encoder, run.decoder, metric): (score.value, score.ci95)
+                         for outcome in execution.outcomes for run in outcome.runs
+                         for metric, score in run.metrics.items()}
+    if values[name] != values["local"]:
+        differ = sorted(key for key in values["local"] if values[name].get(key)
+                        != values["local"][key])
+        raise fail(f"{name}'s results differ from the local executor's at {differ[:3]}",
+                   "assemble every job with harness.jobs (run_encoder_job), against the run's "
+                   "cache, with the spec the runner passes")

@@ -1,0 +1,27 @@
+"""A fake plugin registering an executor with an option (its factory is called here)."""
+
+from pydantic import Field
+
+from harness.hookspecs import hookimpl
+from harness.protocols import Options
+
+
+class InlineOptions(Options):
+    label: str = Field("inline", description="a name for the log")
+
+
+class InlineExecutor:
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def device(self, requested: str) -> str:
+        return "cpu"
+
+    def run(self, ctx, corpus, vocab):
+        raise NotImplementedError  # never run here
+
+
+@hookimpl
+def register_executors(register):
+    register("fake-inline", lambda options, context: InlineExecutor(options.label),
+             options=InlineOptions, description="a fake executor")
