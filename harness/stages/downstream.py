@@ -165,7 +165,16 @@ def _task_normalisation(ctx: RunContext, encoded: Encoded) -> dict[str, Any] | N
 
 
 def _task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:
-    """The task's data directory and what identifies its content, generating synthetic data."""
+    """The task's data directory and what identifies its content, read once per run (every
+    encoder's job asks for it)."""
+    key = f"task-data:{task.name}"
+    if key not in ctx.built:
+        ctx.built[key] = _read_task_data(ctx, task)
+    return ctx.built[key]
+
+
+def _read_task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:
+    """The task's data directory and the digests of its files, generating synthetic data."""
     if isinstance(task, GeneratedTask):
         key = task.data_key()
         directory = ctx.cache.produce("task-data", {"task": task.name, "data": key},

@@ -48,8 +48,9 @@ def check_executor(executor: Any, workdir: Path) -> None:
             raise fail(f"{name} has no {method}() method",
                        "implement harness.executors.Executor: device(requested) and "
                        "run(ctx, corpus, vocab)")
-    if executor.device("cpu") != "cpu":
-        raise fail(f"{name}.device('cpu') returned {executor.device('cpu')!r}",
+    device = executor.device("cpu")
+    if device != "cpu":
+        raise fail(f"{name}.device('cpu') returned {device!r}",
                    "return the device the runner's process works on: 'cpu' here")
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / "spec.yaml"

@@ -235,17 +235,18 @@ class OnnxMiniLmEncoder:
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return the (n, 384) float32 sentence vectors, in batches of similar length
         (`batching.length_batches`, at most `batch_size` rows)."""
+        return encode_by_length(sentences, self.encode_batch, self.dim, batch_size)
+
+    def encode_batch(self, batch: list[str]) -> np.ndarray:
+        """The graph run on one batch, padded to its longest sentence."""
         import numpy as np
 
-        def encode_batch(batch: list[str]) -> np.ndarray:
-            encodings = self._tokenizer.encode_batch(batch)
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            (pooled,) = self._session.run([MINILM_POOLED_OUTPUT],
-                                          {"input_ids": ids, "attention_mask": mask})
-            return pooled
-
-        return encode_by_length(sentences, encode_batch, self.dim, batch_size)
+        encodings = self._tokenizer.encode_batch(batch)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (pooled,) = self._session.run([MINILM_POOLED_OUTPUT],
+                                      {"input_ids": ids, "attention_mask": mask})
+        return pooled
 
 
 # ------------------------------------------------------------------- multilingual-e5-small, 4-bit
