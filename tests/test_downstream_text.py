@@ -60,7 +60,7 @@ def run_task(tmp_path: Path, pretrained: bool) -> tuple[list[str], dict[str, Any
         corpus=SimpleNamespace(normalise=Normalise(lowercase=True, digits="zero")))
     cache = Cache(root=tmp_path / "cache")
     ctx = SimpleNamespace(spec=spec, cache=cache, build_once=lambda c: OneTask(),
-                          add_time=lambda stage, seconds: None, device="cpu")
+                          add_time=lambda stage, seconds: None, device="cpu", built={})
     evaluate_tasks(ctx, [encoded])  # type: ignore[arg-type]
     (meta,) = (tmp_path / "cache").rglob("meta.json")
     return encoder.seen, meta.read_text()
