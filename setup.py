@@ -140,6 +140,7 @@ setup(
             "harness-metrics = harness_plugins.metrics",
             "harness-model-encoders = harness_plugins.encoders.models",
             "harness-tasks = harness_plugins.tasks",
+            "harness-analyses = harness.analyses",
             "harness-multiview = harness_plugins.encoders.multiview",
             "harness-executors = harness_plugins.executors",
         ],

@@ -98,7 +98,7 @@ def list_command(as_json: bool, strict: bool, options_of: str | None) -> None:
     """List registered encoders, decoders, metrics and downstream tasks, and plugins that
     failed to load; with --options NAME, the options one component takes."""
     from harness.listing import component_options, listing, render_listing, render_options
-    from harness.plugins import load_registry
+    from harness.loader import load_registry
 
     registry = load_registry()
     if options_of is not None:
@@ -131,7 +131,7 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     Warnings (an encoder whose row in the downstream reference table measured another model)
     are printed either way and change neither the exit code nor what `harness run` does.
     """
-    from harness.plugins import load_registry
+    from harness.loader import load_registry
     from harness.spec import TableSpec, load_spec, preflight
     from harness.spec.preflight import preflight_warnings
 
@@ -186,7 +186,7 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
         executor_options: tuple[str, ...]) -> None:
     """Run a benchmark spec; finished stages are reused from the cache, killed ones resume."""
     from harness.cache import Cache, default_root
-    from harness.plugins import load_registry
+    from harness.loader import load_registry
     from harness.runner import run_spec, run_tables
     from harness.spec import TableSpec, load_spec
 
@@ -231,7 +231,7 @@ def probe_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _probed_spec(spec: Path, overrides: tuple[str, ...], device: str | None) -> Any:
-    from harness.plugins import load_registry
+    from harness.loader import load_registry
     from harness.spec import TableSpec, load_spec
 
     parsed = load_spec(spec, [*overrides, f"device={device}"] if device else list(overrides),
@@ -274,10 +274,10 @@ def generate(spec: Path, sentences: tuple[str, ...], sentence_file: Path | None,
     whatever the cache lacks is built first, as `harness run` would. Sentences are normalised
     like the spec's corpus and decoded with its `generation` settings.
     """
+    from harness.analyses.probes import generate as generate_probe
+    from harness.analyses.probes import interpolate
     from harness.cache import Cache, default_root
     from harness.errors import DataError
-    from harness.probes import generate as generate_probe
-    from harness.probes import interpolate
 
     texts = list(sentences)
     if sentence_file is not None:
@@ -325,11 +325,11 @@ def analogy(spec: Path, sentences: tuple[str, ...], set_file: Path | None, form:
 
     Decoders come from the cache as for `harness generate`.
     """
+    from harness.analyses.probes import analogy as analogy_probe
+    from harness.analyses.probes import analogy_set, decode_expression
+    from harness.analyses.probes.expression import parse_lets
+    from harness.analyses.probes.text import render_analogy_run
     from harness.cache import Cache, default_root
-    from harness.probes import analogy as analogy_probe
-    from harness.probes import analogy_set, decode_expression
-    from harness.probes.expression import parse_lets
-    from harness.probes.text import render_analogy_run
 
     if sum((bool(sentences), set_file is not None, expr is not None)) != 1:
         raise HarnessError("give three sentences A B C, or --file SET.tsv, or --expr EXPR "
@@ -368,8 +368,8 @@ def analogy(spec: Path, sentences: tuple[str, ...], set_file: Path | None, form:
 def report(run_dir: Path, formats: tuple[str, ...]) -> None:
     """Rebuild report.md / report.html (and with --format csv, tables/*.csv) of a run
     directory from its results.json."""
+    from harness.report.write import write_reports
     from harness.results import load_results
-    from harness.stages.report import write_reports
 
     write_reports(run_dir, load_results(run_dir), list(formats))
     click.echo(f"reports written in {run_dir}")

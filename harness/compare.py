@@ -105,7 +105,8 @@ def differences(results_a: RunResults, results_b: RunResults) -> list[Difference
     """Each spec setting and compared provenance field whose value differs, in spec order."""
     def settings(results: RunResults) -> dict[str, Any]:
         provenance = results.provenance.model_dump(mode="json", include=set(PROVENANCE_COMPARED))
-        return {**flattened(results.spec, "spec"), **flattened(provenance, "provenance")}
+        spec = results.spec.model_dump(mode="json")
+        return {**flattened(spec, "spec"), **flattened(provenance, "provenance")}
 
     a, b = settings(results_a), settings(results_b)
     keys = sorted(dict.fromkeys([*a, *b]), key=lambda key: not key.startswith("spec."))

@@ -30,8 +30,9 @@ class Register(Protocol):
         `factory(options, context)` builds it when a run needs it; `options` validates what a
         spec gives it; `availability` says whether it can run here
         (`harness.protocols.Availability`); `trainable` marks an encoder that fits on the run's
-        text (`harness.protocols.TrainableEncoder`); `needs` names what a metric needs beyond
-        the samples, e.g. `("encoder",)` (`harness.metric_protocols.EncoderAwareMetric`);
+        text (`harness.protocols.TrainableEncoder`); `needs`, its one declaration, names what a metric
+        needs beyond the samples, e.g. `("encoder",)` (`harness.protocols.EncoderAwareMetric`),
+        or the analyses whose results an analysis reads;
         `control` marks an encoder that is a reference point rather than a model under study
         (a random or untrained baseline): it is kept out of the correlations across encoders
         and the rankings unless a spec asks otherwise (`correlation.controls: include`);
@@ -62,6 +63,11 @@ def register_tasks(register: Register) -> None:
 
 
 @hookspec
+def register_analyses(register: Register) -> None:
+    """Register analyses over a run's results (`harness.protocols.Analysis`)."""
+
+
+@hookspec
 def register_executors(register: Register) -> None:
     """Register executors, which carry out a run's jobs (`harness.executors.Executor`)."""
 
@@ -71,5 +77,6 @@ HOOK_FOR_KIND: dict[str, str] = {
     "decoder": "register_decoders",
     "metric": "register_metrics",
     "task": "register_tasks",
+    "analysis": "register_analyses",
     "executor": "register_executors",
 }

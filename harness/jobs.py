@@ -22,14 +22,14 @@ from pydantic import BaseModel, ConfigDict
 from harness.cache import Cache
 from harness.errors import HarnessError
 from harness.protocols import TaskResult
-from harness.results import EncoderIdentity, PairResult, SeedRun, SizePoint
+from harness.results import EncoderDescription, PairResult, SeedRun, SizePoint
 from harness.spec import Component, Spec
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus, prepare_corpus
-from harness.stages.downstream import evaluate_tasks
+from harness.stages.describe import describe_encoder
 from harness.stages.encode import Encoded, encode_corpus
+from harness.stages.evaluate import evaluate_tasks
 from harness.stages.generate import generate_samples
-from harness.stages.identity import identify_encoder
 from harness.stages.score import scored, seeds_score
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab, prepare_vocab
@@ -53,7 +53,7 @@ class EncoderOutcome(BaseModel):
     timings: dict[str, float] = {}
     hits: int = 0
     builds: int = 0
-    identity: EncoderIdentity | None = None  # what the encoder is (results.json `encoders`)
+    description: EncoderDescription | None = None  # what the encoder is (results.json `encoders`)
 
 
 @dataclass(frozen=True)
@@ -124,14 +124,14 @@ class StartedJob:
 
     encoder: Component
     encoded: Encoded
-    identity: EncoderIdentity
+    description: EncoderDescription
 
 
 def start_job(ctx: RunContext, encoder: Component, corpus: Corpus, vocab: Vocab) -> StartedJob:
     """Fit and encode (`harness.stages.encode`), and identify the encoder: the job's half that
     fails fast on a broken encoder."""
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
-    return StartedJob(encoder, encoded, identify_encoder(encoder, encoded, vocab))
+    return StartedJob(encoder, encoded, describe_encoder(encoder, encoded, vocab))
 
 
 def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -> EncoderOutcome:
@@ -142,7 +142,7 @@ def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -
              if ctx.spec.downstream.tasks else [])
     return EncoderOutcome(encoder=job.encoder.name, dim=job.encoded.dim, runs=decoded.runs,
                           samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
-                          device=ctx.device, identity=job.identity)
+                          device=ctx.device, description=job.description)
 
 
 def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderOutcome:

@@ -1,7 +1,7 @@
 """What `harness list` shows: the registry as the documented JSON schema and as a text table.
 
 Metric entries extend the schema with `needs`: what the metric is handed beyond the samples,
-e.g. `["encoder"]` for one that re-encodes its outputs (`harness.metric_protocols.
+e.g. `["encoder"]` for one that re-encodes its outputs (`harness.protocols.
 EncoderAwareMetric`); encoder entries with `control`: true for a control encoder (a reference
 point kept out of correlations and rankings by default) and `pretrained`: true for one whose
 model was trained elsewhere (it reads task text unnormalised). All are read from the
@@ -22,7 +22,7 @@ def _entry(info: ComponentInfo) -> dict[str, Any]:
     """One component as `harness list --json` shows it."""
     entry = {"name": info.name, "plugin": info.plugin, "version": info.version,
              "description": info.description, "status": info.status()}
-    if info.kind == "metric":
+    if info.kind in ("metric", "analysis"):
         entry["needs"] = list(info.needs)
     if info.kind == "encoder":
         entry["control"] = info.control
@@ -30,11 +30,17 @@ def _entry(info: ComponentInfo) -> dict[str, Any]:
     return entry
 
 
+def plural(kind: str) -> str:
+    """A kind's key in the listing: "encoders", ..., "analyses", "executors"."""
+    return "analyses" if kind == "analysis" else f"{kind}s"
+
+
 def listing(registry: Registry) -> dict[str, Any]:
-    """Return {"encoders": [...], "decoders": [...], "metrics": [...], "failed_plugins": [...]}."""
+    """Return {"encoders": [...], "decoders": [...], "metrics": [...], "tasks": [...],
+    "analyses": [...], "executors": [...], "failed_plugins": [...]}."""
     data: dict[str, Any] = {}
     for kind in KINDS:
-        data[kind + "s"] = [_entry(registry.components[kind][n]) for n in registry.names(kind)]
+        data[plural(kind)] = [_entry(registry.components[kind][n]) for n in registry.names(kind)]
     data["failed_plugins"] = [{"name": f.name, "distribution": f.distribution,
                                "version": f.version, "error": f.error}
                               for f in registry.failures]
@@ -50,11 +56,12 @@ def render_listing(data: dict[str, Any]) -> str:
     """Return the listing as text tables grouped by kind."""
     lines: list[str] = []
     for kind in KINDS:
-        entries = data[kind + "s"]
-        lines.append(f"{kind.capitalize()}s ({len(entries)})")
+        entries = data[plural(kind)]
+        lines.append(f"{plural(kind).capitalize()} ({len(entries)})")
         if entries:
-            # Only metrics can need something beyond the samples (the encoder, say).
-            needs = kind == "metric"
+            # Metrics can need something beyond the samples (the encoder, say); analyses the
+            # results of other analyses.
+            needs = kind in ("metric", "analysis")
             header = ["name", "plugin", "version", "status", *(["needs"] if needs else []),
                       "description"]
             # Reasons are long: the table says "unavailable" and the reasons follow it.

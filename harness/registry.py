@@ -13,8 +13,7 @@ from harness.errors import (
     close_names,
     plugin_call,
 )
-from harness.metric_protocols import checked_needs
-from harness.protocols import KINDS, BuildContext, ComponentInfo, Options, PluginFailure
+from harness.protocols import KINDS, BuildContext, ComponentInfo, Options, PluginFailure, checked_needs
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(:[a-z0-9-]+)?$")
 """Component names: lower case, hyphenated; a view of a component may add a `:suffix`."""
@@ -45,6 +44,11 @@ class Registry:
     def names(self, kind: str) -> list[str]:
         """Return the registered names of a kind, sorted."""
         return sorted(self.components[kind])
+
+    def in_order(self, kind: str) -> list[ComponentInfo]:
+        """The components of a kind in the order they were registered (first-party plugins
+        first, then the others by distribution and entry-point name)."""
+        return list(self.components[kind].values())
 
     def __iter__(self) -> Iterator[ComponentInfo]:
         for kind in KINDS:
@@ -98,17 +102,30 @@ def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
         raise RegistrationError(f"{kind} {name!r}: description must be a string")
     if availability is not None and not callable(availability):
         raise RegistrationError(f"{kind} {name!r}: availability must be callable or None")
-    if needs and kind != "metric":
-        raise RegistrationError(f"{kind} {name!r}: only metrics declare `needs`")
+    if needs and kind not in ("metric", "analysis"):
+        raise RegistrationError(f"{kind} {name!r}: only metrics and analyses declare `needs`")
     for flag, value in (("control", control), ("pretrained", pretrained)):
         if value and kind != "encoder":
             raise RegistrationError(f"{kind} {name!r}: only encoders are declared `{flag}`")
-    try:
-        needs = checked_needs(needs)
-    except ValueError as exc:
-        raise RegistrationError(f"{kind} {name!r}: {exc}") from None
+    needs = _checked_needs(kind, name, needs)
     return ComponentInfo(kind=kind, name=name, factory=factory, description=description,
                          options=options, availability=availability, trainable=bool(trainable),
                          needs=needs, control=bool(control), pretrained=bool(pretrained),
                          plugin=plugin,
                          distribution=distribution, version=version)
+
+
+def _checked_needs(kind: str, name: str, needs: Any) -> tuple[str, ...]:
+    """A registration's `needs`: for a metric, what the core hands it beyond the samples
+    (`harness.protocols.checked_needs`); for an analysis, the analyses whose results it reads
+    (names checked when a spec resolves them)."""
+    if kind != "analysis":
+        try:
+            return checked_needs(needs)
+        except ValueError as exc:
+            raise RegistrationError(f"{kind} {name!r}: {exc}") from None
+    if isinstance(needs, str) or not isinstance(needs, (tuple, list)) or not all(
+            isinstance(need, str) for need in needs):
+        raise RegistrationError(f"{kind} {name!r}: `needs` must be a tuple of analysis names, "
+                                f"got {needs!r}")
+    return tuple(needs)

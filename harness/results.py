@@ -3,7 +3,8 @@
 The runner builds a `RunResults`; the report, `harness compare`, the probes and the CLI read it.
 This module owns the schema tag and reading and writing results.json; the records it is made of
 live in `harness.records` (the base, JSON safety: undefined scores written as null, and each
-metric's score) and `harness.analysis_results` (the analyses' records), re-exported here.
+metric's score) and in each analysis's folder (`harness.analyses.<name>.results`), re-exported
+here.
 docs/results.md documents every field; the schema `v2s-harness/results/1` is only ever extended.
 
 Models ignore keys they do not know, so a results.json written by a later version that extends
@@ -17,30 +18,32 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, computed_field
+from pydantic import (
+    ConfigDict,
+    Field,
+    ValidationError,
+    computed_field,
+    field_serializer,
+    field_validator,
+)
 
-from harness.analysis_results import (
+from harness.analyses.correlation.results import (
     CorrelationCell,
     Correlations,
     CorrelationSummary,
-    DiagnosticRanking,
-    FloorGain,
-    FloorGains,
-    LengthBin,
-    LengthBreakdown,
-    PairedDifference,
-    PairLengths,
-    PublishedTable,
-    RankInterval,
 )
+from harness.analyses.correlation.spec import CorrelationSection
+from harness.analyses.floor.results import FloorGain, FloorGains
+from harness.analyses.lengths.results import LengthBin, LengthBreakdown, PairLengths
+from harness.analyses.probes.results import PairProbes
+from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
 from harness.errors import DataError
-from harness.probes.results import PairProbes
 from harness.protocols import TaskResult
 from harness.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
 
 __all__ = [
     "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CorrelationCell", "Correlations",
-    "CorrelationSummary", "CurvePoint", "DiagnosticRanking", "EncoderIdentity", "Example",
+    "CorrelationSummary", "CurvePoint", "DiagnosticRanking", "EncoderDescription", "Example",
     "ExampleOutput", "FloorGain", "FloorGains", "GenerateSummary", "LengthBin",
     "LengthBreakdown", "MetricScore", "PairLengths", "PairResult", "PairedDifference",
     "Provenance", "PublishedTable", "RankInterval", "Record", "RunResults", "SeedRun",
@@ -130,7 +133,20 @@ class PairResult(Record):
     by_size: list[SizePoint] | None = Field(None, exclude_if=is_none)
 
 
-class EncoderIdentity(Record):
+class PublishedTable(Record):
+    """A published table shown beside the run's own numbers (`report.compare`), never used as
+    input: its citation, columns, rows, and per row whether the row's declared model is the
+    run's encoder (`matches`)."""
+
+    source: str
+    kind: str  # "diagnostics" or "downstream"
+    columns: list[str] = []
+    scores: dict[str, dict[str, float]] = {}
+    models: dict[str, dict[str, Any]] = {}
+    matches: dict[str, bool] = {}
+
+
+class EncoderDescription(Record):
     """What one encoder of a run is: its registered name and plugin, validated options, the
     digests of the files it reads, the vocabulary it pools over, its vector dimension, and the
     model it declares it is (`declares`: e.g. {"model": ..., "dim": ...}). A reference table's
@@ -211,6 +227,57 @@ class Example(Record):
     outputs: list[ExampleOutput] = []
 
 
+class DecoderEntry(Record):
+    """A decoder of the spec, as results.json keeps it."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    options: dict[str, Any] = {}
+    encoders: list[str] | None = None
+    seeds: int = 1
+
+
+class AnalysisRecord(Record):
+    """An analysis the run ran (the spec's `analyses:`), with its options."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    options: dict[str, Any] = {}
+
+
+class RunSpec(Record):
+    """The spec a run ran, as results.json keeps it: the resolved spec (`harness.spec.Spec`, or
+    `TableSpec` for published tables) in its JSON form, every key kept. What the report and
+    `harness compare` read is typed: the name and seed, the decoders, the `correlation:`
+    section (`CorrelationSection`, keys a later version added dropped), the analyses; the
+    corpus, vocabulary and generation sections stay the spec's JSON."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str = ""
+    seed: int | None = Field(None, exclude_if=is_none)
+    corpus: dict[str, Any] | None = Field(None, exclude_if=is_none)
+    vocab: dict[str, Any] | None = Field(None, exclude_if=is_none)
+    decoders: list[DecoderEntry] | None = Field(None, exclude_if=is_none)
+    generation: dict[str, Any] | None = Field(None, exclude_if=is_none)
+    correlation: CorrelationSection | None = Field(None, exclude_if=is_none)
+    analyses: list[AnalysisRecord] | None = Field(None, exclude_if=is_none)
+
+    @field_validator("correlation", mode="before")
+    @classmethod
+    def _known_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: v for k, v in value.items() if k in CorrelationSection.model_fields}
+        return value
+
+    @field_serializer("correlation")
+    def _as_given(self, section: CorrelationSection | None) -> dict[str, Any] | None:
+        """The keys the spec gave (a run's spec gives them all), no default added."""
+        return None if section is None else section.model_dump(mode="json", exclude_unset=True)
+
+
 class RunResults(Record):
     """Everything a run found: results.json, typed (docs/results.md).
 
@@ -221,7 +288,7 @@ class RunResults(Record):
     """
 
     schema_tag: str = Field(SCHEMA, alias="schema")
-    spec: dict[str, Any] = {}
+    spec: RunSpec = RunSpec()
     provenance: Provenance = Provenance()
     runs: list[PairResult] = []
     diagnostics: dict[str, dict[str, float | None]] | None = Field(None, exclude_if=is_none)
@@ -232,26 +299,28 @@ class RunResults(Record):
     downstream_details: dict[str, dict[str, TaskResult]] | None = Field(None,
                                                                        exclude_if=is_none)
     downstream_missing: dict[str, str] | None = Field(None, exclude_if=is_none)
-    encoders: dict[str, EncoderIdentity] | None = Field(None, exclude_if=is_none)
+    encoders: dict[str, EncoderDescription] | None = Field(None, exclude_if=is_none)
     rankings: dict[str, dict[str, DiagnosticRanking]] | None = Field(None, exclude_if=is_none)
     lengths: LengthBreakdown | None = Field(None, exclude_if=is_none)
     floor: FloorGains | None = Field(None, exclude_if=is_none)
     published: list[PublishedTable] | None = Field(None, exclude_if=is_none)
     correlations: Correlations = Correlations()
     examples: list[Example] = []
-    probes: list[PairProbes] | None = Field(None, exclude_if=is_none)  # harness.probes
+    probes: list[PairProbes] | None = Field(None, exclude_if=is_none)  # harness.analyses.probes
+    # Analyses of other packages: analysis name -> the fields it filled (`harness.protocols
+    # .Analysis`), as JSON.
+    analyses: dict[str, dict[str, Any]] | None = Field(None, exclude_if=is_none)
     failures: dict[str, str] | None = Field(None, exclude_if=is_none)
 
     @property
     def name(self) -> str:
         """The spec's name."""
-        return str(self.spec.get("name", ""))
+        return self.spec.name
 
     @property
     def seed(self) -> int | None:
         """The spec's seed."""
-        seed = self.spec.get("seed")
-        return None if seed is None else int(seed)
+        return self.spec.seed
 
     def decoders(self) -> list[str]:
         """The decoders of the runs, in order of first appearance."""

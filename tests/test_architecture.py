@@ -120,15 +120,96 @@ def test_no_module_is_over_500_lines(name: str) -> None:
 def test_protocols_import_nothing_from_the_rest_of_the_harness() -> None:
     """The contracts stand on the ground floor: importing them loads no other harness module,
     and outside `if TYPE_CHECKING:` the file names none."""
-    path = ROOT / "harness" / "protocols.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    runtime = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    names = [alias.name for node in runtime if isinstance(node, ast.Import)
-             for alias in node.names]
-    names += [node.module or "" for node in runtime if isinstance(node, ast.ImportFrom)]
-    assert [n for n in names if n.split(".")[0] in ("harness", "harness_plugins")] == []
+    for path in sorted((ROOT / "harness" / "protocols").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        runtime = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        names = [alias.name for node in runtime if isinstance(node, ast.Import)
+                 for alias in node.names]
+        names += [node.module or "" for node in runtime if isinstance(node, ast.ImportFrom)]
+        outside = [n for n in names if n.split(".")[0] in ("harness", "harness_plugins")
+                   and not n.startswith("harness.protocols")]
+        assert outside == [], f"{path.name} imports {outside}"
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys, harness.protocols; "
                                "print(sorted(m for m in sys.modules if m.startswith('harness')))"],
         capture_output=True, text=True, check=True, cwd=ROOT).stdout
-    assert loaded.strip() == "['harness', 'harness.protocols']"
+    assert [m for m in ast.literal_eval(loaded) if not m.startswith("harness.protocols")] == ["harness"]
+
+
+FLOORS: tuple[tuple[str, ...], ...] = (
+    # 0: the contracts and what every module may use
+    ("harness.protocols", "harness.protocols.*", "harness.errors", "harness.lazy"),
+    # 1: the parts with no notion of a run
+    ("harness", "harness.records", "harness.cache", "harness.devices", "harness.vectors",
+     "harness.skipgram", "harness.vocab", "harness.outputs", "harness.registry",
+     "harness.hookspecs", "harness.component_checks", "harness.data", "harness.data.*",
+     "harness.synthetic", "harness.synthetic.*", "harness.training", "harness.training.*",
+     "harness.generation", "harness.generation.*"),
+    # 2: the analyses' records and spec sections
+    ("harness.analyses.*.results", "harness.analyses.*.spec"),
+    # 3: what results.json holds, the statistics over it, the registry's loader
+    ("harness.results", "harness.declarations", "harness.stats", "harness.stats.*",
+     "harness.loader", "harness.listing", "harness.analyses",
+     # the probes' scoring and analogy files, which the spec's checks read
+     "harness.analyses.probes.scoring", "harness.analyses.probes.analogies"),
+    # 4: specs
+    ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.provenance",
+     "harness.compare"),
+    # 5: the per-encoder pipeline
+    ("harness.corpus", "harness.stages", "harness.stages.*"),
+    # 6: one encoder's job and the executors that run it
+    ("harness.jobs", "harness.executors", "harness.executors.*"),
+    # 7: the report's building blocks, which the analyses draw with
+    ("harness.report.elements", "harness.report.plots"),
+    # 8: the analyses over the jobs' results
+    ("harness.analyses.*",),
+    # 9: the report that assembles them, the conformance kit
+    ("harness.report", "harness.report.*", "harness.testing", "harness.testing.*"),
+    # 10: a run, and the command line
+    ("harness.runner",),
+    ("harness.cli",),
+)
+"""The core's floors, lowest first: a module imports only from its own floor or below."""
+
+
+def floor_of(module: str) -> int:
+    """The floor of `module`: that of the most specific pattern matching it."""
+    from fnmatch import fnmatchcase
+
+    matches = [(len(pattern), floor) for floor, patterns in enumerate(FLOORS)
+               for pattern in patterns if fnmatchcase(module, pattern)]
+    assert matches, f"{module} is on no floor: add it to FLOORS in {__file__}"
+    return max(matches)[1]
+
+
+def test_imports_only_run_down() -> None:
+    """No module of the core imports from a floor above its own (`FLOORS`)."""
+    graph = import_graph()
+    upward = sorted(f"{module} (floor {floor_of(module)}) -> {target} (floor {floor_of(target)})"
+                    for module, targets in graph.items() if module.startswith("harness")
+                    and not module.startswith("harness_plugins")
+                    for target in targets if target.startswith("harness.")
+                    and floor_of(target) > floor_of(module))
+    assert upward == [], "imports running up:\n" + "\n".join(upward)
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_is_over_80_lines() -> None:
+    long = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{name}.{node.name}: {lines} lines")
+    assert long == [], "split these functions: " + "; ".join(long)
+
+
+def test_every_folder_of_code_is_a_package() -> None:
+    """`setup.py` installs the packages `find_packages` finds: a folder of modules without an
+    `__init__.py` would be left out of every installed copy."""
+    folders = sorted({path.parent for folder in PACKAGES.values() for path in folder.rglob("*.py")
+                      if "__pycache__" not in path.parts})
+    assert [str(f) for f in folders if not (f / "__init__.py").is_file()] == []

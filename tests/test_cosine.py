@@ -1,4 +1,4 @@
-"""The `cosine` metric and the contract behind it: a metric that declares `needs = ("encoder",)`
+"""The `cosine` metric and the contract behind it: a metric registered with `needs=("encoder",)`
 is handed the encoder under test by the score stage (and no other metric is), `harness list`
 says so, and a run scores it the same whichever executor's job path computes it."""
 
@@ -14,16 +14,14 @@ import numpy as np
 import pytest
 
 from harness.cache import Cache
-from harness.errors import DataError, HarnessError, PluginError
-from harness.metric_protocols import (
+from harness.errors import DataError, HarnessError
+from harness.protocols import (
     EncoderAwareMetric,
     InputEncoding,
     Metric,
-    declared_needs,
-    needs_encoder,
+    Options,
     unrelated_pairing,
 )
-from harness.protocols import Options
 from harness.registry import RegistrationError, make_info
 from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
@@ -32,7 +30,6 @@ from harness.stages.score import scored
 from harness.vectors import row_cosines
 from harness_plugins.encoders.pooling import AverageEncoder
 from harness_plugins.metrics.cosine import CosineMetric
-from harness_plugins.metrics.tokens import TokenF1Metric
 
 
 class WordVocab:
@@ -131,22 +128,6 @@ def test_it_needs_the_encoder_and_the_right_number_of_vectors():
 def test_it_declares_the_encoder_contract():
     metric = CosineMetric()
     assert isinstance(metric, Metric) and isinstance(metric, EncoderAwareMetric)
-    assert declared_needs(metric) == ("encoder",) and needs_encoder(metric)
-    assert declared_needs(TokenF1Metric()) == () and not needs_encoder(TokenF1Metric())
-    with pytest.raises(ValueError, match="cannot supply"):
-        declared_needs(SimpleNamespace(needs=("gpu",)))
-    with pytest.raises(ValueError, match="tuple of names"):
-        declared_needs(SimpleNamespace(needs="encoder"))
-
-
-def test_the_old_contract_address_still_serves_the_metric_contracts():
-    import harness.metric_protocols as metric_protocols
-    import harness.protocols as protocols
-
-    for name in protocols.METRIC_CONTRACTS:
-        assert getattr(protocols, name) is getattr(metric_protocols, name)
-    with pytest.raises(AttributeError):
-        protocols.NoSuchContract  # noqa: B018
 
 
 # --- registration and `harness list` -------------------------------------------------------------
@@ -190,9 +171,7 @@ HYPS = ["a c", "b", "c d", ""]
 class SpyMetric:
     """Records the keywords the score stage calls it with."""
 
-    def __init__(self, needs: tuple[str, ...] = ()) -> None:
-        if needs:
-            self.needs = needs
+    def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
     def sentence_statistics(self, references, hypotheses, **keywords):
@@ -234,7 +213,7 @@ def test_the_score_stage_hands_the_encoder_only_to_metrics_that_declare_it(tmp_p
     ctx, model = context(tmp_path), CountingEncoder()
     vectors = encoded(tmp_path, model)
     model.seen.clear()
-    plain, aware = SpyMetric(), SpyMetric(needs=("encoder",))
+    plain, aware = SpyMetric(), SpyMetric()
     scored(ctx, component("plain", plain), samples(tmp_path), vectors)  # type: ignore[arg-type]
     assert plain.calls == [{}] and model.seen == []
     scored(ctx, component("aware", aware, ("encoder",)), samples(tmp_path), vectors)  # type: ignore[arg-type]
@@ -283,13 +262,8 @@ def test_the_cosine_cache_key_follows_the_encoded_vectors(tmp_path):
     assert ctx.cache.builds == builds + 1
 
 
-def test_the_score_stage_refuses_undeclared_or_unsuppliable_needs(tmp_path):
-    ctx, model = context(tmp_path), CountingEncoder()
-    vectors = encoded(tmp_path, model)
-    with pytest.raises(PluginError, match="registered without"):
-        scored(ctx, component("unlisted", CosineMetric()), samples(tmp_path), vectors)  # type: ignore[arg-type]
-    with pytest.raises(PluginError, match="cannot supply"):
-        scored(ctx, component("odd", SpyMetric(needs=("gpu",))), samples(tmp_path), vectors)  # type: ignore[arg-type]
+def test_the_score_stage_refuses_a_metric_needing_the_encoder_without_it(tmp_path):
+    ctx = context(tmp_path)
     with pytest.raises(HarnessError, match="needs the encoder"):
         scored(ctx, component("cosine", CosineMetric(), ("encoder",)), samples(tmp_path))  # type: ignore[arg-type]
 
@@ -320,7 +294,7 @@ def test_a_run_scores_cosine_alike_in_the_local_and_the_ray_job_path(tmp_path):
     worker, against a cache where the driver prepared only the corpus and vocabulary. Both hand
     the job's own encoder to cosine, and agree."""
     from harness.jobs import run_encoder_job
-    from harness.plugins import load_registry
+    from harness.loader import load_registry
     from harness.runner import run_spec
     from harness.spec import load_spec
     from harness.stages.corpus import prepare_corpus

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from harness.cache import Cache
 from harness.errors import HarnessError
-from harness.plugins import load_registry
+from harness.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
 

@@ -62,19 +62,20 @@ def test_every_command_is_in_the_readme() -> None:
 
 
 OPTIONAL_PARTS = ("VersionedFit", "ResumableFit", "StandardisedInputs", "SignedMetric",
-                  "GeneratedTask", "Availability", "requires", "higher_is_better", "fit_version",
-                  "set_vector_statistics", "workdir", "signature", "PositionalEncoder",
-                  "is_positional")
+                  "GeneratedTask", "CombinedColumns", "Availability", "requires",
+                  "higher_is_better", "fit_version", "set_vector_statistics", "workdir",
+                  "signature", "PositionalEncoder", "is_positional")
 
 
 def test_every_optional_contract_is_in_the_plugin_guide() -> None:
     guide = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
-    source = (REPO / "harness" / "protocols.py").read_text(encoding="utf-8")
+    source = "".join(path.read_text(encoding="utf-8")
+                     for path in sorted((REPO / "harness" / "protocols").glob("*.py")))
     for part in OPTIONAL_PARTS:
-        assert part in source, f"{part} is not declared in harness/protocols.py"
+        assert part in source, f"{part} is not declared in harness/protocols/"
         assert f"`{part}" in guide or f"{part}`" in guide, f"docs/plugins.md omits {part}"
     for name in ("VersionedFit", "ResumableFit", "StandardisedInputs", "SignedMetric",
-                 "GeneratedTask", "PositionalEncoder", "is_positional"):
+                 "GeneratedTask", "CombinedColumns", "PositionalEncoder", "is_positional"):
         assert hasattr(protocols, name)
 
 
@@ -83,11 +84,12 @@ def test_the_plugin_guides_table_lists_every_first_party_component() -> None:
     component that plugin registers, and no plugin the registry lacks."""
     import re
 
-    from harness.plugins import FIRST_PARTY_PACKAGE, load_registry
+    from harness.loader import FIRST_PARTY_PACKAGE, load_registry
 
     guide = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
     rows = {m.group(1): m.group(0) for m in re.finditer(
-        rf"^\| `([a-z-]+)` \| `{FIRST_PARTY_PACKAGE}[^\n]*", guide, flags=re.MULTILINE)}
+        rf"^\| `([a-z-]+)` \| `(?:{FIRST_PARTY_PACKAGE}|harness\.analyses)[^\n]*", guide,
+        flags=re.MULTILINE)}
     registered = [info for info in load_registry() if info.distribution == "v2s-harness"]
     assert {info.plugin for info in registered} == set(rows)
     missing = [f"{info.plugin}: {info.name}" for info in registered
@@ -155,3 +157,40 @@ def test_list_options_prints_types_defaults_and_descriptions() -> None:
     optimizer = next(o for o in decoder["options"] if o["name"] == "optimizer")
     assert optimizer == {"name": "optimizer", "type": "one of: adam, sgd", "default": "adam",
                          "required": False, "description": "optimiser"}
+
+
+def _architecture_tree() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Architecture"):]
+    return section[section.index("```") + 3:section.index("```", section.index("```") + 3)]
+
+
+def test_the_readmes_architecture_matches_the_tree() -> None:
+    """Every folder and module the README's architecture section names exists where it says,
+    and it names every package of the core and every analysis folder."""
+    import re
+
+    tree = _architecture_tree()
+    named: set[str] = set()
+    parents: list[tuple[int, str]] = []
+    for line in tree.splitlines():
+        if not line.strip() or line.startswith(" " * 25):
+            continue  # a continued description
+        indent = len(line) - len(line.lstrip())
+        first = line.strip().split("  ")[0]
+        parents = [(i, p) for i, p in parents if i < indent]
+        base = parents[-1][1] if parents else ""
+        for name in re.findall(r"[\w.<>/-]+(?:/|\.py)", first):
+            path = base + name
+            if "<name>" not in path:
+                assert (REPO / path).exists(), f"README architecture names {path}, not in the tree"
+            named.add(path.rstrip("/"))
+        if first.endswith("/") and " " not in first:
+            parents.append((indent, base + first))
+    packages = {f"harness/{p.name}" for p in (REPO / "harness").iterdir()
+                if (p / "__init__.py").is_file()}
+    missing = sorted(p for p in packages if p not in named and p.split("/")[-1] not in tree)
+    assert missing == [], f"README architecture omits {missing}"
+    analyses = sorted(p.name for p in (REPO / "harness" / "analyses").iterdir() if p.is_dir()
+                      and (p / "analysis.py").is_file())
+    assert [a for a in analyses if a not in tree] == []

@@ -1,5 +1,5 @@
 """A reference table's rows count for the model that earned them, not for a name
-(`harness.stages.downstream.downstream_scores`), and the correlations say why an encoder has no
+(`harness.analyses.downstream.scores.downstream_scores`), and the correlations say why an encoder has no
 downstream scores."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.analyses.correlation.correlate import correlations_from_tables
+from harness.analyses.downstream.scores import downstream_scores
 from harness.protocols import TaskResult
-from harness.stages.correlate import correlations_from_tables
-from harness.stages.downstream import downstream_scores
 
 TABLE = """source: T
 tasks: [MR, CR]
@@ -37,9 +37,9 @@ def table(tmp_path: Path) -> Path:
 
 
 def test_a_row_counts_for_the_encoder_declaring_its_model_and_no_other(table: Path) -> None:
-    identities = {"a": {"model": "m-a", "dim": 3}, "b": {"model": "other", "dim": 3},
+    declared = {"a": {"model": "m-a", "dim": 3}, "b": {"model": "other", "dim": 3},
                   "c": {"model": "m-c"}, "d": {}}
-    result = downstream_scores(table, ["a", "b", "c", "d"], identities=identities)
+    result = downstream_scores(table, ["a", "b", "c", "d"], declared=declared)
     assert result.scores == {"a": {"MR": 70.0, "CR": 71.0}}
     assert result.origin == {"a": "reference"} and result.missing == ["b", "c", "d"]
     assert result.reasons["b"] == ("T: its row measured model: m-b, dim: 3; this encoder "
@@ -51,20 +51,20 @@ def test_a_row_counts_for_the_encoder_declaring_its_model_and_no_other(table: Pa
 
 
 def test_encoders_no_row_applies_to_get_computed_scores_or_none(table: Path) -> None:
-    identities = {"a": {"model": "m-a", "dim": 3}, "b": {"model": "other"}}
+    declared = {"a": {"model": "m-a", "dim": 3}, "b": {"model": "other"}}
     result = downstream_scores(table, ["a", "b", "e"], {"a": computed(1.0), "b": computed(2.0)},
-                               identities=identities)
+                               declared=declared)
     assert result.origin == {"a": "reference", "b": "computed"}
     assert result.scores["b"] == {"MR": 2.0} and result.scores["a"]["MR"] == 70.0
     assert result.reasons == {"e": "not in T; no task results"}
     assert result.source == "T + computed by the harness"
-    # an encoder whose job recorded no identity (it failed) matches no row
-    failed = downstream_scores(table, ["a"], identities={})
-    assert failed.reasons == {"a": "T: its job recorded no identity"}
+    # an encoder whose job recorded no description (it failed) matches no row
+    failed = downstream_scores(table, ["a"], declared={})
+    assert failed.reasons == {"a": "T: its job recorded no description"}
 
 
 def test_without_a_table_or_tasks_an_encoder_is_missing_with_the_reason() -> None:
-    result = downstream_scores(None, ["a"], identities={"a": {}})
+    result = downstream_scores(None, ["a"], declared={"a": {}})
     assert result.scores == {} and result.reasons == {"a": "the spec names no downstream scores"}
 
 

@@ -12,9 +12,9 @@ from scipy.stats import pearsonr
 from test_downstream_fixtures import write_senteval_fixture
 
 import harness_plugins.tasks as task_plugin
+from harness.analyses.downstream.scores import table_row
 from harness.errors import HarnessError
 from harness.protocols import BuildContext, DownstreamTask, Examples, GeneratedTask, Options, TaskResult
-from harness.stages.downstream import table_row
 from harness.testing import check_registration, check_task, hashed_bag_of_words
 from harness.vectors import row_cosines as cosine
 from harness_plugins.tasks.senteval.loaders import load_task
@@ -135,9 +135,11 @@ def test_result_json_round_trip_and_table_row(root: Path) -> None:
                         n_dev=0, n_test=1, config="prototyping", seed=1, columns={y: s})
              for y, s in zip(("STS12", "STS13", "STS14", "STS15", "STS16"),
                              (0.1, 0.2, 0.3, 0.4, 0.5))]
-    row = table_row(years)
+    sts = [senteval_task(year) for year in ("STS12", "STS16")]  # either year combines them
+    row = table_row(years, sts)
     assert row["STS"] == pytest.approx(0.3) and row["STS14"] == 0.3
-    assert "STS" not in table_row(years[:4])
+    assert "STS" not in table_row(years[:4], sts)
+    assert "STS" not in table_row(years)  # no task of the spec combines columns
 
 
 def test_unknown_task_and_config() -> None:

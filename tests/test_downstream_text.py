@@ -13,8 +13,8 @@ import pytest
 from harness.cache import Cache
 from harness.protocols import TaskResult
 from harness.spec.schema import Normalise
-from harness.stages.downstream import evaluate_tasks
 from harness.stages.encode import Encoded
+from harness.stages.evaluate import evaluate_tasks
 
 TASK_TEXT = ["The Cat sat in 1999 .", "A DOG barked twice"]
 

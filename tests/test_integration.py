@@ -87,6 +87,8 @@ def test_list_shows_installed_and_failed_plugins(installed: None, clean_env: dic
     assert "example-bow" in out and "example-length" in out
     executors = out[out.index("Executors ("):out.index("Failed plugins")]
     assert "example-processes" in executors and "local" in executors
+    analyses = out[out.index("Analyses ("):out.index("Executors (")]
+    assert "example-length-gap" in analyses and "correlation" in analyses
     failed = out[out.index("Failed plugins"):]
     for name in BROKEN_ENTRY_POINTS:
         assert name in failed
@@ -112,6 +114,9 @@ def test_list_json_records_failures(installed: None, clean_env: dict[str, str]) 
     assert (idf["plugin"], idf["version"], idf["status"]) == ("example", "0.1.0", "ok")
     assert {e["name"] for e in data["metrics"]} >= {"example-length", "id", "bleu"}
     assert {e["name"] for e in data["executors"]} >= {"example-processes", "local", "ray"}
+    gap = {e["name"]: e for e in data["analyses"]}["example-length-gap"]
+    assert (gap["plugin"], gap["status"], gap["needs"]) == ("example", "ok", [])
+    assert {e["name"] for e in data["analyses"]} >= {"downstream", "correlation", "probes"}
     failures = {f["name"]: f for f in data["failed_plugins"]
                 if f["distribution"] == "v2s-broken-plugin"}
     assert set(failures) == set(BROKEN_ENTRY_POINTS)
@@ -147,6 +152,11 @@ def test_run_with_third_party_encoder_and_metric(installed: None, clean_env: dic
         length = run["metrics"]["example-length"]
         assert 0.0 <= length["value"] <= 100.0
         assert length["ci95"][0] <= length["ci95"][1]
+    # `analyses: all` ran the plugin's analysis too, and the report shows its section
+    gaps = results["analyses"]["example-length-gap"]["pairs"]
+    assert set(gaps) == {"avg", "example-bow", "example-idf"}
+    assert "## Length gap (example plugin)" in (tmp_path / "run" / "report.md").read_text(
+        encoding="utf-8")
 
 
 def test_a_third_party_executor_gives_the_local_executors_results(

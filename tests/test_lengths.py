@@ -12,22 +12,7 @@ import pytest
 from sacrebleu import corpus_bleu
 from scipy.stats import binomtest
 
-from harness.cache import Cache
-from harness.errors import SpecError
-from harness.figures import length_figure
-from harness.report.lengths import (
-    LENGTHS_FILE,
-    bin_label,
-    length_figures,
-    length_panels,
-    lengths_section,
-    silent_panels,
-)
-from harness.results import LengthBin, RunResults, load_results
-from harness.spec import load_spec
-from harness.spec.schema import BreakdownSection
-from harness.stages.base import RunContext
-from harness.stages.lengths import (
+from harness.analyses.lengths.breakdown import (
     MAX_BINS,
     auto_edges,
     bin_index,
@@ -36,7 +21,22 @@ from harness.stages.lengths import (
     length_breakdown,
     reference_lengths,
 )
-from harness.stages.report import write_reports
+from harness.analyses.lengths.report import (
+    LENGTHS_FILE,
+    bin_label,
+    length_figures,
+    length_panels,
+    lengths_section,
+    silent_panels,
+)
+from harness.cache import Cache
+from harness.errors import SpecError
+from harness.report.plots import length_figure
+from harness.report.write import write_reports
+from harness.results import LengthBin, RunResults, load_results
+from harness.spec import load_spec
+from harness.spec.schema import BreakdownSection
+from harness.stages.base import RunContext
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityMetric
 from tests.report_fixtures import ENCODERS, rich_data, section
@@ -109,7 +109,7 @@ HYPS = ["a b", "c d", "e f", "x y",
 
 def component(name: str, metric: object) -> SimpleNamespace:
     """What the stage reads of a spec's metric component."""
-    return SimpleNamespace(name=name, plugin="test-plugin", info=SimpleNamespace(kind="metric"),
+    return SimpleNamespace(name=name, plugin="test-plugin", info=SimpleNamespace(kind="metric", needs=()),
                            identity=lambda: {"name": name},
                            build=lambda context, purpose="": metric)
 

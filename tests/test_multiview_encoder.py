@@ -334,7 +334,7 @@ report: {formats: [md]}
 @pytest.mark.slow
 def test_runs_through_the_harness_and_is_fitted_once(tmp_path: Path) -> None:
     from harness.cache import Cache
-    from harness.plugins import load_registry
+    from harness.loader import load_registry
     from harness.runner import run_spec
     from harness.spec import load_spec
 

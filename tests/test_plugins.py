@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from harness import hookspecs
 from harness.errors import UnavailableComponentError, UnknownComponentError
-from harness.plugins import ALLOW_ENV, DISABLE_ENV, ENTRY_POINT_GROUP, load_registry
+from harness.loader import ALLOW_ENV, DISABLE_ENV, ENTRY_POINT_GROUP, load_registry
 from harness.protocols import BuildContext, PluginFailure
 from harness.registry import Registry
 from harness.testing import check_encoder, check_metric
@@ -127,6 +127,40 @@ def test_hook_register_executors(tmp_path: Path) -> None:
                     "executor: {name: fake-inline, label: nightly}\n", encoding="utf-8")
     loaded = load_spec(spec, registry=registry)
     assert (loaded.executor.name, loaded.executor.settings.label) == ("fake-inline", "nightly")
+
+
+def test_hook_register_analyses(tmp_path: Path) -> None:
+    from harness.errors import SpecError
+    from harness.protocols import Analysis
+    from harness.spec import load_spec
+
+    registry = load_registry(entry_points=[fake("fake-analysis", "analysis"), *first_party()])
+    assert registry.failures == []
+    info = registry.get("analysis", "fake-count")
+    assert (info.kind, info.plugin, info.status(), info.needs) == (
+        "analysis", "fake-analysis", "ok", ("downstream",))
+    analysis = registry.create("analysis", "fake-count", info.options(label="n"), BuildContext())
+    assert isinstance(analysis, Analysis) and analysis.label == "n"
+    first = ["rankings", "floor", "lengths", "downstream", "correlation", "probes"]
+    assert set(registry.names("analysis")) == {*first, "fake-count"}
+    head = ("name: t\ncorpus: {train: {generate: quickstart, sentences: 50}, "
+            "test: {generate: quickstart, sentences: 10}}\nencoders: [avg]\n")
+    spec = tmp_path / "spec.yaml"
+    # `all` (the default): the first-party analyses in order, then the plugin's
+    spec.write_text(head, encoding="utf-8")
+    assert [a.name for a in load_spec(spec, registry=registry).analyses] == [*first, "fake-count"]
+    # a list: each after those it needs, options validated by its own class
+    spec.write_text(head + "analyses: [{name: fake-count, label: tally}, downstream]\n",
+                    encoding="utf-8")
+    loaded = load_spec(spec, registry=registry).analyses
+    assert [a.name for a in loaded] == ["downstream", "fake-count"]
+    assert loaded[1].settings.label == "tally"
+    spec.write_text(head + "analyses: [fake-count]\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"spec.yaml:4.*needs the analysis 'downstream'"):
+        load_spec(spec, registry=registry)
+    spec.write_text(head + "analyses: [fake-cuont]\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="did you mean 'fake-count'"):
+        load_spec(spec, registry=registry)
 
 
 def hookspec_names() -> list[str]:
@@ -265,7 +299,7 @@ def test_disable_wins_over_allow(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_misspelt_plugin_name_in_the_variables_is_reported(monkeypatch: pytest.MonkeyPatch,
                                                              caplog) -> None:
     monkeypatch.setenv(ALLOW_ENV, "fake-good,fake-godo")
-    with caplog.at_level("WARNING", logger="harness.plugins"):
+    with caplog.at_level("WARNING", logger="harness.loader"):
         registry = load_registry(entry_points=ALL_FAKES)
     assert registered(registry) == {("encoder", "fake-length")}
     assert "HARNESS_PLUGINS names 'fake-godo', which is no installed plugin" in caplog.text
@@ -298,8 +332,9 @@ def test_list_command_json_schema() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     # the DESIGN keys, plus "tasks" (downstream tasks) as an extension
-    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "executors",
+    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "analyses", "executors",
                          "failed_plugins"}
+    assert {e["name"]: e["needs"] for e in data["analyses"]}["correlation"] == ["downstream"]
     assert {e["name"] for e in data["executors"]} == {"local", "ray"}
     for kind in ("encoders", "decoders", "metrics"):
         assert data[kind], f"no {kind} listed"
@@ -326,13 +361,13 @@ def test_list_command_json_schema() -> None:
 def test_list_strict_fails_when_a_plugin_failed(monkeypatch: pytest.MonkeyPatch) -> None:
     """For plugin authors' CI: the listing is printed either way; --strict exits with 2 and one
     error line naming the failed plugins when any failed, 0 when none did."""
-    import harness.plugins
+    import harness.loader
     from harness.cli import main
 
     broken = load_registry(entry_points=[fake("fake-good", "good_encoder"),
                                          fake("fake-raises", "raises")])
     assert [f.name for f in broken.failures] == ["fake-raises"]
-    monkeypatch.setattr(harness.plugins, "load_registry", lambda: broken)
+    monkeypatch.setattr(harness.loader, "load_registry", lambda: broken)
     lenient = CliRunner().invoke(main, ["list"])
     assert lenient.exit_code == 0 and "fake-raises" in lenient.stdout
     strict = CliRunner().invoke(main, ["list", "--strict"])
@@ -340,7 +375,7 @@ def test_list_strict_fails_when_a_plugin_failed(monkeypatch: pytest.MonkeyPatch)
     assert strict.stderr == ("error: --strict: 1 plugin failed to load (fake-raises); see failed "
                              "plugins above\n")
     healthy = load_registry(entry_points=[fake("fake-good", "good_encoder")])
-    monkeypatch.setattr(harness.plugins, "load_registry", lambda: healthy)
+    monkeypatch.setattr(harness.loader, "load_registry", lambda: healthy)
     assert CliRunner().invoke(main, ["list", "--strict", "--json"]).exit_code == 0
 
 

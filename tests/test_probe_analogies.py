@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
-from harness.errors import DataError
-from harness.probes.analogies import (
+from harness.analyses.probes.analogies import (
     AnalogyItem,
     AnalogySet,
     generated_analogy_set,
@@ -22,6 +20,8 @@ from harness.probes.analogies import (
     solve_analogies,
     write_generated_set,
 )
+from harness.cli import main
+from harness.errors import DataError
 from harness.synthetic.analogies import RELATIONS, analogy_quads
 from harness.synthetic.lexicon import COUNTRIES
 from tests.test_cli_errors import GOOD, assert_one_error_line

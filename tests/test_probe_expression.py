@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.errors import HarnessError
-from harness.probes.expression import (
+from harness.analyses.probes.expression import (
     MAX_DEPTH,
     Binary,
     ExpressionError,
@@ -19,6 +18,7 @@ from harness.probes.expression import (
     parse,
     parse_lets,
 )
+from harness.errors import HarnessError
 
 VECTORS = {"a": np.array([1.0, 2.0, 3.0]), "b": np.array([0.5, 0.5, 0.5]),
            "c": np.array([-1.0, 0.0, 4.0])}

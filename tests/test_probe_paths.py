@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.probes.interpolation import (
+from harness.analyses.probes.interpolation import (
     alphas,
     interpolate_paths,
     path_vectors,
     summarise_path,
     summarise_paths,
 )
-from harness.probes.noise import noise_robustness, noise_scales, noisy_vectors, score_noise
+from harness.analyses.probes.noise import noise_robustness, noise_scales, noisy_vectors, score_noise
 
 
 def test_alphas_run_from_x_to_y_evenly() -> None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.figures import curves_png
-from harness.probes.analogies import AnalogyItem, AnalogySet, score_analogies
-from harness.probes.interpolation import summarise_path, summarise_paths
-from harness.probes.noise import score_noise
-from harness.probes.results import PairProbes
-from harness.report.probes import NOISE_FILE
+from harness.analyses.probes.analogies import AnalogyItem, AnalogySet, score_analogies
+from harness.analyses.probes.interpolation import summarise_path, summarise_paths
+from harness.analyses.probes.noise import score_noise
+from harness.analyses.probes.report import NOISE_FILE
+from harness.analyses.probes.results import PairProbes
+from harness.report.plots import curves_png
+from harness.report.write import render_markdown, write_reports
 from harness.results import RunResults, load_results
-from harness.stages.report import render_markdown, write_reports
 from tests.test_report import embedded_images, hand_made_data, png_size
 
 ITEMS = (AnalogyItem("he saw it .", "he sees it .", "she sees me .", "she saw me .", "tense"),
@@ -109,7 +109,7 @@ def test_the_noise_plot_draws_one_line_per_encoder() -> None:
 
 
 def test_a_noise_panel_at_zero_everywhere_is_left_out() -> None:
-    from harness.report.probes import probe_figures
+    from harness.analyses.probes.report import probe_figures
 
     refs = ["a b c d .", "e f g h ."]
     wrong = ["a b c x .", "e f g x ."]  # near, never equal: Id 0, BLEU above 0

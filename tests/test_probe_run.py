@@ -8,12 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.analyses.probes import analogy_set, decode_expression, generate
+from harness.analyses.probes.analogies import write_generated_set
 from harness.cache import Cache
 from harness.cli import main
+from harness.loader import load_registry
 from harness.outputs import shown
-from harness.plugins import load_registry
-from harness.probes import analogy_set, decode_expression, generate
-from harness.probes.analogies import write_generated_set
 from harness.results import load_results
 from harness.runner import run_spec
 from harness.spec import load_spec

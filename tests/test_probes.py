@@ -8,11 +8,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.analyses.probes import analogy, generate, interpolate
 from harness.cache import Cache
 from harness.cli import main
+from harness.loader import load_registry
 from harness.outputs import shown
-from harness.plugins import load_registry
-from harness.probes import analogy, generate, interpolate
 from harness.runner import run_spec
 from harness.spec import load_spec, preflight
 from tests.test_runner import _write_spec

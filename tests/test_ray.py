@@ -19,7 +19,7 @@ import pytest
 
 from harness.cache import Cache
 from harness.errors import HarnessError
-from harness.plugins import load_registry
+from harness.loader import load_registry
 from harness.protocols import Options
 from harness.registry import make_info
 from harness.runner import run_spec

@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from harness.metric_protocols import InputEncoding, has_chance_level, unrelated_pairing
-from harness.plugins import load_registry
-from harness.protocols import Options
+from harness.analyses.correlation.correlate import correlate_diagnostics
+from harness.analyses.downstream.scores import Downstream
+from harness.loader import load_registry
+from harness.protocols import InputEncoding, Options, has_chance_level, unrelated_pairing
 from harness.registry import RegistrationError, make_info
 from harness.spec import load_spec
-from harness.stages.correlate import correlate_diagnostics
-from harness.stages.downstream import Downstream
 from harness.stats.correlation import fisher_interval
 from harness.vectors import row_cosines
 from harness_plugins.metrics.cosine import CosineMetric

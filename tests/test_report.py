@@ -13,17 +13,18 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from harness.analyses.correlation.heatmap import HEATMAP_COLORMAP, heatmap_png
 from harness.cli import main
 from harness.errors import DataError
-from harness.figures import HEATMAP_COLORMAP, heatmap_png, training_curves_png
-from harness.results import SCHEMA, Correlations, PairResult, RunResults, load_results
-from harness.stages.report import (
+from harness.report.plots import training_curves_png
+from harness.report.write import (
     CURVES_FILE,
     HEATMAP_FILE,
     render_markdown,
     write_reports,
     write_run,
 )
+from harness.results import SCHEMA, Correlations, PairResult, RunResults, load_results
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.figures import SCATTER_COLOUR
+from harness.analyses.correlation.correlate import correlations_from_tables
+from harness.report.plots import SCATTER_COLOUR
+from harness.report.write import write_reports
 from harness.results import RunResults
-from harness.stages.correlate import correlations_from_tables
-from harness.stages.report import write_reports
 from tests.report_fixtures import rich_results
 
 PAPER = Path(__file__).resolve().parents[1] / "benchmarks" / "paper"

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.figures import heatmap_figure, scatter_figure, training_curves_figure
-from harness.report.model import scatter_file
-from harness.report.multiplicity import benjamini_hochberg, holm, multiplicity
-from harness.report.scatter import mean_z_scores, scatter_points, scatter_title
+from harness.analyses.correlation.heatmap import heatmap_figure
+from harness.analyses.correlation.multiplicity import benjamini_hochberg, holm, multiplicity
+from harness.analyses.correlation.scatter import mean_z_scores, scatter_points, scatter_title
+from harness.report.elements import scatter_file
+from harness.report.plots import scatter_figure, training_curves_figure
 from harness.report.summary import caveats, ranking_claims, summary_section, tracking_claims
+from harness.report.write import render_markdown, write_reports
 from harness.results import RunResults, load_results
-from harness.stages.report import render_markdown, write_reports
 from tests.report_fixtures import ID_PERM, P_VALUES, rich_data, rich_results, section
 
 REPO = Path(__file__).resolve().parents[1]
@@ -409,7 +410,7 @@ def test_scatter_draws_controls_apart_and_keeps_them_out_of_rho():
 
 
 def test_scatter_labels_do_not_collide():
-    from harness.figures import ScatterPoint
+    from harness.report.plots import ScatterPoint
 
     # five encoders within a label's height of each other: default placement would overlap
     crowded = {f"encoder-{i}": ScatterPoint(x=50.0 + 0.2 * i, y=0.01 * i) for i in range(5)}

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.report.render import anchor
-from harness.stages.report import render_html, render_markdown, write_reports
+from harness.report.write import render_html, render_markdown, write_reports
 from tests.report_fixtures import (
     BLEU,
     DOWNSTREAM,

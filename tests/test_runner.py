@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cache import Cache
-from harness.plugins import load_registry
+from harness.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
 

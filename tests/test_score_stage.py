@@ -25,7 +25,7 @@ HYPS = ["the cat sat", "c b a", "x", "two", "world hello", "red blue"] * 5
 
 def component(name: str, metric: object) -> SimpleNamespace:
     """What the stage reads of a spec's metric component."""
-    return SimpleNamespace(name=name, plugin="test-plugin", info=SimpleNamespace(kind="metric"),
+    return SimpleNamespace(name=name, plugin="test-plugin", info=SimpleNamespace(kind="metric", needs=()),
                            identity=lambda: {"name": name},
                            build=lambda context, purpose="": metric)
 

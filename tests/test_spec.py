@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SpecError
-from harness.plugins import load_registry
+from harness.loader import load_registry
 from harness.protocols import Options
 from harness.registry import Registry, make_info
 from harness.spec import (

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from scipy import stats as scipy_stats
 
-from harness.stages.correlate import correlations_from_tables
-from harness.stages.downstream import read_reference_table
+from harness.analyses.correlation.correlate import correlations_from_tables
+from harness.analyses.downstream.scores import read_reference_table
 from harness.stats import (
     BootstrapInterval,
     Correlation,
@@ -356,8 +356,8 @@ def test_the_shipped_tables_are_read_by_the_reference_reader():
 def test_a_lower_is_better_diagnostic_ranks_its_lowest_first() -> None:
     """Perplexity: the encoder with the lowest value is ranked 1; an undefined value (Id/PERM
     without permutations) is not ranked."""
-    from harness.stages.correlate import correlate_diagnostics
-    from harness.stages.downstream import Downstream
+    from harness.analyses.correlation.correlate import correlate_diagnostics
+    from harness.analyses.downstream.scores import Downstream
 
     scores = {e: {"MR": s} for e, s in zip("abcd", (80.0, 70.0, 60.0, 50.0))}
     downstream = Downstream(source="", tasks=["MR"], scores=scores)

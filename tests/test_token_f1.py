@@ -12,8 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.cache import Cache
-from harness.metric_protocols import Metric, metric_signature
-from harness.protocols import BuildContext, Options
+from harness.protocols import BuildContext, Metric, Options, metric_signature
 from harness.stages.base import RunContext
 from harness.stages.generate import Samples
 from harness.stages.score import scored

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.plugins import load_registry
+from harness.loader import load_registry
 from harness.protocols import BuildContext
 from harness.synthetic import generate_sentences
 

@@ -25,7 +25,7 @@ import yaml
 
 from harness.cache import Cache, default_root
 from harness.corpus import normalise
-from harness.plugins import load_registry
+from harness.loader import load_registry
 from harness.protocols import BuildContext
 from harness.spec import Normalise
 from harness.stages.base import file_digest

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.plugins import load_registry
+from harness.loader import load_registry
 from harness.protocols import BuildContext
 
 

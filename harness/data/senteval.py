@@ -7,7 +7,7 @@ preprocessing). SNLI and COCO, which the script also
 fetches, are not tasks of this harness and are skipped.
 
 What the script lacks, and users lose hours to: every prepared file is checked to be non-empty
-and to have its expected number of lines (`harness.data.senteval_tasks`); downloads resume
+and to have its expected number of lines (`harness.data.senteval_layout`); downloads resume
 (`NAME.part`, continued with an HTTP Range request when the server supports it, restarted
 otherwise); a group whose files already check out is skipped, so a rerun finishes what a broken
 or interrupted run left. Downloads live in `DIR/.downloads/<source>/` until their group is
@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from harness.data.senteval_layout import LAYOUT, LINES, TASKS, TOTALS, count_lines
 from harness.data.senteval_prepare import (
     SOURCES,
     STS_ARCHIVES,
@@ -37,7 +38,6 @@ from harness.data.senteval_prepare import (
     prepare_stsb,
     prepare_trec,
 )
-from harness.data.senteval_tasks import LAYOUT, LINES, TASKS, TOTALS, count_lines
 from harness.errors import DataError, HarnessError
 
 

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from harness.data.fetch import fetch
 from harness.data.preprocess import moses_lowercase, moses_tokenize, ptb_file, strip_quotes
-from harness.data.senteval_tasks import STS_SUBSETS, STS_YEARS
+from harness.data.senteval_layout import STS_SUBSETS, STS_YEARS
 from harness.errors import DataError
 
 STS_BASE = "http://ixa2.si.ehu.es/stswiki/images"

@@ -12,6 +12,7 @@ from which it correlates and reports once.
 
 from __future__ import annotations
 
-from harness.executors.base import Execution, Executor, account
+from harness.executors.base import Execution, account
+from harness.protocols import Executor
 
 __all__ = ["Execution", "Executor", "account"]

@@ -1,14 +1,12 @@
-"""What every executor shares: the `Executor` protocol and the `Execution` it returns."""
+"""What every executor shares: the `Execution` it returns and the accounting of a job run
+elsewhere. The contract itself is `harness.protocols.Executor`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
 from harness.jobs import EncoderOutcome
 from harness.stages.base import RunContext
-from harness.stages.corpus import Corpus
-from harness.stages.vocab import Vocab
 
 
 @dataclass(frozen=True)
@@ -27,20 +25,3 @@ def account(ctx: RunContext, outcome: EncoderOutcome) -> None:
         ctx.add_time(stage, seconds)
     ctx.cache.hits += outcome.hits
     ctx.cache.builds += outcome.builds
-
-
-@runtime_checkable
-class Executor(Protocol):
-    """Carries out a run's jobs, one per encoder (`harness.jobs`), after the runner prepared
-    the corpus and the vocabulary. Registered by name (`register_executors`), built from its
-    own options; the spec's `executor:` chooses one."""
-
-    def device(self, requested: str) -> str:
-        """The device the runner's own process works on for a spec asking for `requested`
-        (auto, cpu, cuda, cuda:N, mps): the jobs' device when they run in this process;
-        "cpu" when they run elsewhere and each resolves `requested` where it runs. Raises
-        `HarnessError` when this machine lacks a device the jobs would need here."""
-
-    def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:
-        """Every encoder's job of `ctx.spec`, against `ctx.cache`; the jobs' timings and cache
-        counts are added to `ctx`."""

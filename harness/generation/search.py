@@ -148,16 +148,8 @@ def _beam_batch(model: nn.Module, vectors: torch.Tensor, beam: int, bos_id: int,
             best_len[better] = step - 1
             best_seq[better, :step - 1] = seqs[parents]
 
-        # Live hypotheses: the first `beam` non-ending candidates, in rank order, into slots.
-        slot = torch.where(keep_live, live_count - 1, torch.full_like(live_count, beam))
-        scores = torch.full((m, beam + 1), neg_inf, device=device).scatter_(
-            1, slot, torch.where(keep_live, candidates, neg_inf))[:, :beam].contiguous()
-        new_tokens = torch.full((m, beam + 1), eos_id, dtype=torch.long, device=device).scatter_(
-            1, slot, cand_tokens)[:, :beam]
-        parent_slot = torch.zeros((m, beam + 1), dtype=torch.long, device=device).scatter_(
-            1, slot, cand_slot)[:, :beam]
-        rows = (torch.arange(m, device=device).unsqueeze(1) * width + parent_slot).view(-1)
-        tokens = new_tokens.reshape(-1)
+        scores, tokens, rows = _live(keep_live, live_count, candidates, cand_tokens, cand_slot,
+                                     width, beam, eos_id)
         seqs = torch.cat([seqs.index_select(0, rows), tokens.unsqueeze(1)], dim=1)
         state = model.reorder_state(state, rows)
         if width < beam:
@@ -185,6 +177,24 @@ def _beam_batch(model: nn.Module, vectors: torch.Tensor, beam: int, bos_id: int,
         tokens, seqs, rows_vectors = tokens[keep_rows], seqs[keep_rows], rows_vectors[keep_rows]
         state = model.reorder_state(state, keep_rows)
     return [h if h is not None else Hypothesis((), float("-inf")) for h in out]
+
+
+def _live(keep_live: torch.Tensor, live_count: torch.Tensor, candidates: torch.Tensor,
+          cand_tokens: torch.Tensor, cand_slot: torch.Tensor, width: int, beam: int,
+          eos_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The live hypotheses after a step: the first `beam` non-ending candidates of each group,
+    in rank order, into slots; their (groups, beam) scores, their tokens (one per row) and the
+    row each continues (its parent's group * `width` + beam slot)."""
+    m, device = candidates.size(0), candidates.device
+    slot = torch.where(keep_live, live_count - 1, torch.full_like(live_count, beam))
+    scores = torch.full((m, beam + 1), float("-inf"), device=device).scatter_(
+        1, slot, torch.where(keep_live, candidates, float("-inf")))[:, :beam].contiguous()
+    new_tokens = torch.full((m, beam + 1), eos_id, dtype=torch.long, device=device).scatter_(
+        1, slot, cand_tokens)[:, :beam]
+    parent_slot = torch.zeros((m, beam + 1), dtype=torch.long, device=device).scatter_(
+        1, slot, cand_slot)[:, :beam]
+    rows = (torch.arange(m, device=device).unsqueeze(1) * width + parent_slot).view(-1)
+    return scores, new_tokens.reshape(-1), rows
 
 
 def _collect(out: list[Hypothesis | None], finished: torch.Tensor, groups: torch.Tensor,

@@ -5,7 +5,7 @@ outputs are often empty."""
 
 from __future__ import annotations
 
-from harness.report.model import (
+from harness.report.elements import (
     EMPTY_WARNING,
     FLAG,
     Section,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from harness.report.model import (
+from harness.report.elements import (
     Section,
     Table,
     correlation_setting,
@@ -40,7 +40,7 @@ def _source(source: Any) -> str:
 
 
 def _corpus(results: RunResults) -> str:
-    spec = results.spec.get("corpus") or {}
+    spec = results.spec.corpus or {}
     counts = results.provenance.corpus
     parts = []
     for split in ("train", "test"):
@@ -62,7 +62,7 @@ def _corpus(results: RunResults) -> str:
 
 
 def _vocab(results: RunResults) -> str:
-    vocab, spec = results.provenance.vocab, results.spec.get("vocab") or {}
+    vocab, spec = results.provenance.vocab, results.spec.vocab or {}
     if vocab is None:
         return ""
     parts = [f"{vocab.source or 'sentencepiece'} BPE",
@@ -103,16 +103,13 @@ def run_section(results: RunResults) -> Section | None:
         rows.append(["corpus", corpus])
     if vocab := _vocab(results):
         rows.append(["vocabulary", vocab])
-    for decoder in results.spec.get("decoders") or []:
-        if not isinstance(decoder, dict):
-            continue
-        seeds = int(decoder.get("seeds") or 1)
-        line = _options(decoder.get("options") or {})
-        line += f"; {seeds} seeds" if seeds > 1 else "; 1 seed"
-        if decoder.get("encoders"):
-            line += f"; for {', '.join(decoder['encoders'])} only"
-        rows.append([f"decoder {decoder.get('name')}", line])
-    if isinstance(generation := results.spec.get("generation"), dict):
+    for decoder in results.spec.decoders or []:
+        line = _options(decoder.options)
+        line += f"; {decoder.seeds} seeds" if decoder.seeds > 1 else "; 1 seed"
+        if decoder.encoders:
+            line += f"; for {', '.join(decoder.encoders)} only"
+        rows.append([f"decoder {decoder.name}", line])
+    if (generation := results.spec.generation) is not None:
         rows.append(["generation", _options({k: v for k, v in generation.items()
                                              if v is not None})])
     if results.runs or results.correlations.matrix:
@@ -129,11 +126,11 @@ def run_section(results: RunResults) -> Section | None:
                                            in results.provenance.packages.items())])
     tables = [Table("", ["", "this run"], rows)] if rows else []
     if results.encoders:
-        encoder_rows = [[name, identity.plugin + (f" {identity.version}" if identity.version
+        encoder_rows = [[name, described.plugin + (f" {described.version}" if described.version
                                                   else ""),
-                         fmt(identity.dim), _options(identity.declares) if identity.declares
-                         else "–", _options(identity.options)]
-                        for name, identity in results.encoders.items()]
+                         fmt(described.dim), _options(described.declares) if described.declares
+                         else "–", _options(described.options)]
+                        for name, described in results.encoders.items()]
         tables.append(Table("Encoders", ["encoder", "plugin", "dim", "declares", "options"],
                             encoder_rows))
     return Section("Run", [], tables=tables, kind="text") if tables else None

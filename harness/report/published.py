@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.report.model import Section, Table, fmt, join_names
+from harness.report.elements import Section, Table, fmt, join_names
 from harness.results import PublishedTable, RunResults
 
 

@@ -8,8 +8,8 @@ import html
 import re
 from collections.abc import Iterator
 
+from harness.report.elements import FIGURES_DIR, Section
 from harness.report.header import provenance_line
-from harness.report.model import FIGURES_DIR, Section
 from harness.results import RunResults
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")

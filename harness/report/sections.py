@@ -1,38 +1,56 @@
 """The report's sections in order, shared by the Markdown and HTML renderings, and the figures
-they show; the samples and training sections live here too."""
+they show: the run's own (the run, the summary, the diagnostics, training-set sizes, published
+tables, samples, training) around those of each analysis the run ran (`harness.analyses`,
+asked through the registry, so a plugin's analysis shows its own)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from harness.errors import HarnessError
 from harness.outputs import shown
-from harness.report.correlation import correlation_section
+from harness.protocols import BuildContext
 from harness.report.diagnostics import diagnostics_section, training_cell
-from harness.report.downstream import downstream_section
-from harness.report.floor import floor_section
+from harness.report.elements import CURVES_FILE, Section, Table, fmt
 from harness.report.header import definitions_section, run_section
-from harness.report.lengths import length_figures, lengths_section
-from harness.report.model import CURVES_FILE, HEATMAP_FILE, Section, Table, fmt
-from harness.report.probes import probe_examples_section, probe_figures, probes_section
 from harness.report.published import published_section
-from harness.report.ranking import stability_section, table1_section
-from harness.report.scatter import scatter_figures, scatter_section
 from harness.report.sizes import size_figures, sizes_section
 from harness.report.summary import summary_section
 from harness.results import RunResults
 
 
-def report_figures(results: RunResults) -> dict[str, bytes]:
-    """The report's figures as file name -> PNG bytes (only those with something to show): the
-    heatmap, one scatter plot per diagnostic, the diagnostics by length and by training-set
-    size, and the training curves."""
-    from harness.figures import heatmap_png, training_curves_png
+def run_analyses_of(results: RunResults) -> list[Any]:
+    """The analyses a run ran (its spec's `analyses:`; every registered one for results that
+    do not say), built from the registry; one that is not installed here is left out."""
+    from harness.loader import load_registry
+
+    registry = load_registry()
+    named = results.spec.analyses
+    entries = ([(info.name, {}) for info in registry.in_order("analysis")]
+               if named is None else [(entry.name, entry.options) for entry in named])
+    found = []
+    for name, given in entries:
+        try:
+            info = registry.get("analysis", name)
+        except HarnessError:  # results of an analysis not installed here
+            continue
+        options = info.options.model_validate(given)
+        found.append(info.factory(options, BuildContext()))
+    return found
+
+
+def report_figures(results: RunResults, analyses: list[Any] | None = None
+                   ) -> dict[str, bytes]:
+    """The report's figures as file name -> PNG bytes (only those with something to show):
+    each analysis's (the heatmap, scatter plots, lengths, noise robustness), the diagnostics
+    by training-set size and the training curves."""
+    from harness.report.plots import training_curves_png
 
     figures: dict[str, bytes] = {}
-    if results.correlations.defined():
-        figures[HEATMAP_FILE] = heatmap_png(results.correlations)
-        figures.update(scatter_figures(results))
-    figures.update(length_figures(results))
+    for analysis in run_analyses_of(results) if analyses is None else analyses:
+        figures.update(analysis.figures(results))
     figures.update(size_figures(results))
-    figures.update(probe_figures(results))  # noise robustness
     curves = training_curves_png(results.runs)
     if curves is not None:
         figures[CURVES_FILE] = curves
@@ -82,28 +100,21 @@ def training_section(results: RunResults, figures: dict[str, bytes]) -> Section 
                    tables=[Table("", header, rows)])
 
 
-def report_sections(results: RunResults, figures: dict[str, bytes],
-                    docs: str | None = None) -> list[Section]:
+def report_sections(results: RunResults, figures: Mapping[str, bytes],
+                    docs: str | None = None, analyses: list[Any] | None = None
+                    ) -> list[Section]:
     """The report's sections in order. `docs`: where the report links docs/metrics.md."""
     notes = results.correlations.notes
-    candidates = [
+    candidates: list[Section | None] = [
         run_section(results),
         summary_section(results),
         Section("Notes", [f"- {note}" for note in notes]) if notes else None,
         definitions_section(results, docs),
         diagnostics_section(results),
-        stability_section(results),
-        floor_section(results),
-        lengths_section(results, figures),
-        sizes_section(results, figures),
-        downstream_section(results),
-        correlation_section(results, figures),
-        scatter_section(results, figures),
-        table1_section(results),
-        published_section(results),
-        samples_section(results),
-        probes_section(results, figures),
-        probe_examples_section(results),
-        training_section(results, figures),
+        sizes_section(results, dict(figures)),
     ]
+    for analysis in run_analyses_of(results) if analyses is None else analyses:
+        candidates += analysis.sections(results, figures)
+    candidates += [published_section(results), samples_section(results),
+                   training_section(results, dict(figures))]
     return [section for section in candidates if section is not None]

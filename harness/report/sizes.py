@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.report.model import (
+from harness.report.elements import (
     FLAG,
     Section,
     Table,
@@ -21,7 +21,7 @@ from harness.report.model import (
 from harness.results import PairResult, RunResults
 
 if TYPE_CHECKING:
-    from harness.figures import Curve
+    from harness.report.plots import Curve
 
 SIZES_FILE = "training-size.png"
 
@@ -54,7 +54,7 @@ def size_figures(results: RunResults) -> dict[str, bytes]:
     panels = size_panels(results)
     if not panels:
         return {}
-    from harness.figures import curves_png
+    from harness.report.plots import curves_png
 
     return {SIZES_FILE: curves_png(
         panels, xlabel="training sentences (log scale)", log_x=True,

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 
-from harness.report.correlation import INTERVALS
-from harness.report.downstream import missing_downstream
-from harness.report.model import (
+from harness.analyses.correlation.multiplicity import multiplicity
+from harness.analyses.correlation.report import INTERVALS
+from harness.analyses.downstream.report import missing_downstream
+from harness.analyses.rankings.report import ranking_setup, significant_pairs, wins
+from harness.report.elements import (
     ALPHA,
     EMPTY_WARNING,
     Section,
@@ -28,8 +30,6 @@ from harness.report.model import (
     rank_by,
     still_improving,
 )
-from harness.report.multiplicity import multiplicity
-from harness.report.ranking import ranking_setup, significant_pairs, wins
 from harness.results import DiagnosticRanking, RunResults
 from harness.stats.multiple import holm_adjusted
 

@@ -16,7 +16,7 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
-from harness.report.model import empty_outputs
+from harness.report.elements import empty_outputs
 from harness.results import RunResults
 
 TABLES_DIR = "tables"

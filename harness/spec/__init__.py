@@ -11,12 +11,14 @@ from harness.spec.load import load_spec
 from harness.spec.overrides import apply_overrides
 from harness.spec.preflight import preflight, refuse
 from harness.spec.schema import (
+    AnalysisEntry,
     Component,
     CorpusSection,
     CorrelationSection,
     DiagnosticsSection,
     DownstreamSection,
     EncodeSection,
+    Entry,
     ExecutorEntry,
     GenerationSection,
     Normalise,
@@ -29,7 +31,7 @@ from harness.spec.schema import (
 )
 
 __all__ = [
-    "Component", "CorpusSection", "CorrelationSection", "DiagnosticsSection",
+    "AnalysisEntry", "Component", "Entry", "CorpusSection", "CorrelationSection", "DiagnosticsSection",
     "DownstreamSection", "EncodeSection", "ExecutorEntry", "GenerationSection", "Normalise",
     "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
     "apply_overrides", "load_spec", "preflight", "refuse",

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from harness.analyses.probes.checks import resolve_probes
 from harness.errors import SpecError
 from harness.registry import Registry
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml
-from harness.spec.probe_checks import resolve_probes
 from harness.spec.resolve import resolve_components, resolve_paths
 from harness.spec.schema import Spec, TableSpec
 

@@ -7,7 +7,7 @@ device it names. `preflight` lists every such problem, each located like a spec 
 
 `preflight_warnings` lists what will run but not as the user may expect, without stopping a
 run: an encoder that has a row in the downstream reference table whose model is not the one
-the encoder declares (the row's scores will not be used for it; `harness.identity`).
+the encoder declares (the row's scores will not be used for it; `harness.declarations`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from harness.analyses.probes.checks import probe_problems
 from harness.component_checks import component_problems
-from harness.errors import HarnessError, SpecError
-from harness.identity import (
+from harness.declarations import (
     PreviewVocabulary,
     describe,
     preview_vocabulary,
@@ -26,8 +26,8 @@ from harness.identity import (
     split_declaration,
     unstated_note,
 )
+from harness.errors import HarnessError, SpecError
 from harness.protocols import BuildContext, GeneratedTask, declared_model
-from harness.spec.probe_checks import probe_problems
 from harness.spec.resolve import (
     PATH_FIELDS,
     exists,

@@ -16,7 +16,7 @@ from harness.errors import HarnessError, SpecError
 from harness.protocols import Options
 from harness.registry import Registry
 from harness.spec.positions import Loc, Positions, raise_validation_error
-from harness.spec.schema import Component, Entry, Spec, TableSpec
+from harness.spec.schema import AnalysisEntry, Component, Entry, Spec, TableSpec
 
 Model = TypeVar("Model", bound=BaseModel)
 EntryT = TypeVar("EntryT", bound=Entry)
@@ -36,10 +36,13 @@ PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", 
 
 def located_entries(spec: Spec) -> Iterator[tuple[str, Loc, Entry]]:
     """Every component entry of `spec` with its kind and where it sits: each kind's section in
-    order, then the executor."""
+    order, then the analyses (once resolved) and the executor."""
     for kind, section in SECTION_FOR_KIND.items():
         for index, component in enumerate(spec.components(kind)):
             yield kind, (*section, index), component
+    if spec.analyses != "all":
+        for index, analysis in enumerate(spec.analyses):
+            yield "analysis", ("analyses", index), analysis
     yield "executor", ("executor",), spec.executor
 
 
@@ -125,10 +128,43 @@ def resolve_components(spec: Spec, registry: Registry, positions: Positions,
         spec = replace_at(spec, section, resolved)
     executor = _resolve(spec.executor, "executor", ("executor",), registry, positions,
                         spec_folder)
-    spec = spec.model_copy(update={"executor": executor})
+    spec = spec.model_copy(update={"executor": executor,
+                                   "analyses": _analyses(spec, registry, positions, spec_folder)})
     _check_unique_names(spec, positions)
     _check_rank_by(spec, positions)
     return spec
+
+
+def _analyses(spec: Spec, registry: Registry, positions: Positions,
+              spec_folder: Path) -> list[AnalysisEntry]:
+    """The spec's analyses resolved, in an order where each comes after those it `needs`:
+    `all` is every registered analysis that can run here, in registration order."""
+    if spec.analyses == "all":
+        named = [(("analyses",), AnalysisEntry(name=info.name))
+                 for info in registry.in_order("analysis") if info.status() == "ok"]
+    else:
+        named = [(("analyses", index), entry) for index, entry in enumerate(spec.analyses)]
+    resolved = {entry.name: (loc, _resolve(entry, "analysis", loc, registry, positions,
+                                           spec_folder)) for loc, entry in named}
+    ordered: list[AnalysisEntry] = []
+
+    def place(name: str, after: tuple[str, ...]) -> None:
+        if any(entry.name == name for entry in ordered):
+            return
+        loc, entry = resolved[name]
+        if name in after:
+            raise positions.error(f"analysis {name!r} needs itself, through "
+                                  f"{' -> '.join(after)}", loc)
+        for need in entry.info.needs:
+            if need not in resolved:
+                raise positions.error(f"analysis {name!r} needs the analysis {need!r}: add "
+                                      f"{need} to `analyses:` before it", loc)
+            place(need, (*after, name))
+        ordered.append(entry)
+
+    for name in resolved:
+        place(name, ())
+    return ordered
 
 
 def _resolve(component: EntryT, kind: str, loc: Loc, registry: Registry,

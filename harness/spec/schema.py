@@ -20,11 +20,13 @@ from pydantic import (
 )
 from typing_extensions import Self
 
+from harness.analyses.correlation.spec import CorrelationSection
+from harness.analyses.lengths.spec import BreakdownSection
+from harness.analyses.probes.spec import ProbesSection
 from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options, Settings
 from harness.registry import build
 from harness.spec.positions import Positions
-from harness.spec.probes import ProbesSection
 
 
 class Strict(Settings):
@@ -115,22 +117,6 @@ class GenerationSection(Strict):
     stop_after: int | None = Field(default=None, ge=1)  # ended hypotheses before a sentence stops
 
 
-class CorrelationSection(Strict):
-    method: Literal["spearman", "pearson", "kendall"] = "spearman"
-    rank_by: str = "id"  # the paper's Table 1 ranks by Id
-    # A diagnostic that is a rate of fewer trials than this (Id/PERM: permutations found) is
-    # flagged in the report, and ranking by it warns.
-    min_support: int = Field(default=30, ge=1)
-    # Paired bootstrap resamples of the test sentences for the intervals of pairwise
-    # differences.
-    resamples: int = Field(default=1000, ge=10)
-    # Random swaps of each paired permutation test (diagnostics without an exact test).
-    permutations: int = Field(default=9999, ge=99)
-    # Control encoders (random-gaussian, random-lstm): reference points shown beside the
-    # correlations and rankings (exclude), or counted in them (include).
-    controls: Literal["exclude", "include"] = "exclude"
-
-
 class ReportSection(Strict):
     formats: list[Literal["md", "html", "csv"]] = ["md"]  # csv: tables/*.csv
     # Published tables (reference-table YAML) shown beside the run's numbers, never used as
@@ -152,31 +138,6 @@ class CurveSection(Strict):
         if value and (value[0] < 1 or any(b <= a for a, b in zip(value, value[1:]))):
             raise ValueError("give increasing numbers of training sentences, e.g. [1000, 5000], "
                              f"not {value}")
-        return value
-
-
-class BreakdownSection(Strict):
-    """How the diagnostics are broken down: `length_bins`, the bins of reference length (in
-    whitespace tokens of the normalised reference), `auto` (chosen from the test set's
-    quantiles, `harness.stages.lengths`) or the token counts at which a new bin starts."""
-
-    length_bins: Literal["auto"] | list[int] = "auto"
-
-    @field_validator("length_bins", mode="before")
-    @classmethod
-    def _auto_or_edges(cls, value: Any) -> Any:
-        if isinstance(value, str) and value != "auto":
-            raise ValueError("expected `auto` or the token counts at which a new bin starts, "
-                             f"e.g. [5, 10], not {value!r}")
-        return value
-
-    @field_validator("length_bins")
-    @classmethod
-    def _increasing(cls, value: Literal["auto"] | list[int]) -> Literal["auto"] | list[int]:
-        if isinstance(value, list):
-            if not value or value[0] < 2 or any(b <= a for a, b in zip(value, value[1:])):
-                raise ValueError("give increasing token counts of at least 2 at which a new "
-                                 f"bin starts, e.g. [5, 10] (bins <5, 5-9, >=10), not {value}")
         return value
 
 
@@ -268,6 +229,12 @@ class ExecutorEntry(Entry):
     name: str = "local"
 
 
+class AnalysisEntry(Entry):
+    """An entry of the spec's `analyses:`: a registered analysis by name, with its options
+    (`harness list` shows them). The first-party analyses read their own sections
+    (`correlation:`, `breakdown:`, `probes:`) and take no options here."""
+
+
 class DownstreamSection(Strict):
     """Downstream scores per encoder: a published table (`reference`), tasks the harness
     evaluates itself (`tasks`, SentEval's data layout in `data_dir`), or both; encoders in the
@@ -327,6 +294,9 @@ class Spec(SpecDocument):
     correlation: CorrelationSection = CorrelationSection()
     report: ReportSection = ReportSection()
     executor: ExecutorEntry = ExecutorEntry()
+    # The analyses over the jobs' results, in order: `all` (every registered analysis that can
+    # run here, ordered so that each comes after those it needs) or a list of names.
+    analyses: list[AnalysisEntry] | Literal["all"] = "all"
     breakdown: BreakdownSection = BreakdownSection()
     curve: CurveSection = CurveSection()
     probes: ProbesSection = ProbesSection()  # analogies, interpolation, noise (spec/probes.py)
@@ -358,12 +328,13 @@ class Spec(SpecDocument):
                              f"({corpus.max_tokens}) tokens")
         return value
 
-    @field_validator("encoders", mode="before")
+    @field_validator("encoders", "analyses", mode="before")
     @classmethod
-    def _all_or_list(cls, value: Any) -> Any:
+    def _all_or_list(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, str) and value != "all":
             example = f", e.g. [{value}]" if re.fullmatch(r"[a-z0-9][a-z0-9:-]*", value) else ""
-            raise ValueError(f"expected `all` or a list of encoder names{example}")
+            kind = "analysis" if info.field_name == "analyses" else "encoder"
+            raise ValueError(f"expected `all` or a list of {kind} names{example}")
         return value
 
 

@@ -6,7 +6,7 @@ its interval (`harness.stats.metric_score`: exact Clopper-Pearson for a proporti
 bootstrap otherwise). The statistics are what the paired analyses across encoders and seeds read
 back (the file `scored` returns).
 
-A metric that declares `needs = ("encoder",)` (`harness.metric_protocols.EncoderAwareMetric`)
+A metric that declares `needs = ("encoder",)` (`harness.protocols.EncoderAwareMetric`)
 is handed the encoder under test as `encoder=InputEncoding(...)`: the test vectors the decoder
 generated from and the encode stage's own encoder object to encode other sentences with. No
 other metric is. Its artifact's key then also names the test vectors' artifact.
@@ -23,10 +23,9 @@ import numpy as np
 
 from harness.cache import read_meta
 from harness.errors import HarnessError, PluginError, plugin_call
-from harness.metric_protocols import (
+from harness.protocols import (
     InputEncoding,
     Metric,
-    declared_needs,
     has_chance_level,
     metric_signature,
     required_fields,
@@ -42,7 +41,7 @@ VERSION = 4  # 4: the sentence as the unit of intervals; chance-level statistics
 STATISTICS_FILE = "statistics.npy"
 CHANCE_FILE = "chance.npy"
 """The metric's statistics at the encoder's chance level (`ChanceLevelMetric`), where it has
-one: read by the floor analysis (`harness.stages.rankings.load_statistics`)."""
+one: read by the floor analysis (`harness.analyses.run.AnalysisRun.statistics`)."""
 RESAMPLES = 1000
 """Bootstrap resamples behind each score's interval (where the interval is not exact)."""
 
@@ -53,21 +52,6 @@ def _metric(ctx: RunContext, component: Component) -> Metric:
         raise PluginError(component.plugin, f"metric {component.name!r} lacks "
                                             "sentence_statistics/corpus_score")
     return metric
-
-
-def _needs(component: Component, metric: Metric) -> tuple[str, ...]:
-    """What the metric declares it needs beyond the samples, which its registration must say
-    too (`harness list` shows the registration)."""
-    try:
-        needs = declared_needs(metric)
-    except ValueError as exc:
-        raise PluginError(component.plugin, f"metric {component.name!r}: {exc}") from None
-    unregistered = [need for need in needs if need not in component.info.needs]
-    if unregistered:
-        raise PluginError(component.plugin, f"metric {component.name!r} declares needs "
-                                            f"{needs!r} but is registered without them; "
-                                            f"register it with needs={needs!r}")
-    return needs
 
 
 def _input_encoding(encoded: Encoded, batch_size: int) -> InputEncoding:
@@ -97,7 +81,7 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
     """The score artifact's directory, built when the cache lacks it."""
     plugin = component.plugin
     metric = _metric(ctx, component)
-    needs = _needs(component, metric)
+    needs = component.info.needs  # declared once, when it registers (`harness list`)
     parts: dict[str, Any] = {"version": VERSION, "samples": samples.key,
                              "metric": component.identity(), "seed": ctx.spec.seed}
     if "encoder" in needs:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from harness.protocols import higher_is_better as declared_direction
-from harness.results import MetricScore, SeedSpread
+from harness.records import MetricScore, SeedSpread
 from harness.stats.units import SentenceTable, sentence_table, stacked
 
 if TYPE_CHECKING:

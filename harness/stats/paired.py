@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness.results import DiagnosticRanking, PairedDifference, RankInterval
-from harness.results import defined as finite
+from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
+from harness.records import defined as finite
 from harness.stats.intervals import (
     check_arguments,
     mover_difference,

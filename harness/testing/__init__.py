@@ -18,12 +18,14 @@ additive statistics the core bootstraps, for decoders what training and search c
 what the downstream stage calls. They are explicit `raise`s, not `assert` statements, so they
 also run under `python -O`.
 
-One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `executors`, `registration`. Importing the
-kit imports numpy; torch only when `check_decoder` runs.
+One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `executors`, `analyses`,
+`registration` (the last two run a tiny real run, `runs`). Importing the kit imports numpy;
+torch only when `check_decoder` runs.
 """
 
 from __future__ import annotations
 
+from harness.testing.analyses import check_analysis
 from harness.testing.decoders import check_decoder
 from harness.testing.encoders import check_encoder
 from harness.testing.executors import check_executor
@@ -34,6 +36,7 @@ from harness.testing.tasks import check_task, hashed_bag_of_words
 
 __all__ = [
     "DEFAULT_SENTENCES",
+    "check_analysis",
     "check_decoder",
     "check_encoder",
     "check_executor",

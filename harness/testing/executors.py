@@ -6,26 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.testing.failures import fail, name_of
-
-TINY_SPEC = """\
-name: executor-check
-seed: 1
-device: cpu
-corpus:
-  train: {generate: quickstart, sentences: 300}
-  test: {generate: quickstart, sentences: 30, seed: 2}
-vocab: {bpe_size: 150, dim: 8, epochs: 1}
-encoders: [avg, {name: random-gaussian, dim: 8}]
-decoders: [{name: mos-lstm, layers: 1, hidden: 16, epochs: 1}]
-generation: {beam: 1, max_len: 15}
-metrics: [id, bleu]
-"""
-"""Two encoders, one tiny decoder each: seconds on a CPU."""
+from harness.testing.runs import tiny_execution, tiny_spec
 
 
 def check_executor(executor: Any, workdir: Path) -> None:
     """Check `executor` as the runner uses it, on a tiny run of the first-party components
-    (`TINY_SPEC`) in `workdir`:
+    (`harness.testing.runs.TINY_SPEC`) in `workdir`:
 
     - `device("cpu")` answers "cpu";
     - `run(ctx, corpus, vocab)` returns an `Execution` with one outcome per encoder, in the
@@ -33,14 +19,8 @@ def check_executor(executor: Any, workdir: Path) -> None:
     - its results (each pair's metric values and intervals) equal the local executor's on the
       same spec, each run against a cache of its own (so both compute everything).
     """
-    from harness.cache import Cache
     from harness.executors import Execution
     from harness.executors.local import LocalExecutor
-    from harness.plugins import load_registry
-    from harness.spec import load_spec
-    from harness.stages.base import RunContext
-    from harness.stages.corpus import prepare_corpus
-    from harness.stages.vocab import prepare_vocab
 
     name = name_of(executor)
     for method in ("device", "run"):
@@ -52,15 +32,10 @@ def check_executor(executor: Any, workdir: Path) -> None:
     if device != "cpu":
         raise fail(f"{name}.device('cpu') returned {device!r}",
                    "return the device the runner's process works on: 'cpu' here")
-    workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / "spec.yaml"
-    path.write_text(TINY_SPEC, encoding="utf-8")
-    spec = load_spec(path, registry=load_registry())
+    spec = tiny_spec(workdir)
     values = {}
     for label, runner in (("local", LocalExecutor()), (name, executor)):
-        ctx = RunContext(spec=spec, cache=Cache(workdir / f"cache-{label}"), device="cpu")
-        corpus = prepare_corpus(ctx)
-        execution = runner.run(ctx, corpus, prepare_vocab(ctx, corpus))
+        *_, execution = tiny_execution(spec, runner, workdir / f"cache-{label}")
         if not isinstance(execution, Execution):
             raise fail(f"{label}.run returned {type(execution).__name__}",
                        "return harness.executors.Execution(outcomes, failures)")

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.metric_protocols import InputEncoding, needs_encoder
-from harness.protocols import Metric
+from harness.protocols import InputEncoding, Metric
 from harness.testing.failures import DEFAULT_SENTENCES, fail, name_of
 
 
@@ -45,9 +44,12 @@ def _statistics_checked(metric: Any, references: list[str], hypotheses: list[str
     try:
         raw = metric.sentence_statistics(references, hypotheses, **extra)
     except Exception as exc:
-        raise fail(f"{name}.{call} raised {type(exc).__name__}: {exc}",
-                   "sentence_statistics must accept any equal-length lists of strings, "
-                   "including empty hypotheses") from exc
+        hint = ("sentence_statistics must accept any equal-length lists of strings, "
+                "including empty hypotheses")
+        if encode is None:
+            hint += ("; a metric registered with needs=('encoder',) is checked with "
+                     "check_metric(..., encode=a sentences -> vectors function)")
+        raise fail(f"{name}.{call} raised {type(exc).__name__}: {exc}", hint) from exc
     stats = np.asarray(raw)
     if stats.ndim != 2 or stats.shape[0] != len(references) or stats.shape[1] < 1:
         raise fail(f"{name}.{call} returned shape {stats.shape}, expected "
@@ -115,9 +117,9 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
     hypotheses score at least as well as different ones (`higher_is_better=False` reverses it).
 
     The default pairs include identical, permuted, partially overlapping, unrelated and empty
-    hypotheses. A metric that declares `needs = ("encoder",)` (`EncoderAwareMetric`) is checked
-    with `encode`, a deterministic sentences -> (n, dim) vectors function standing in for the
-    run's encoder.
+    hypotheses. Check a metric registered with `needs=("encoder",)` (`EncoderAwareMetric`) with
+    `encode`, a deterministic sentences -> (n, dim) vectors function standing in for the run's
+    encoder: it is then handed `encoder=InputEncoding(...)` as in a run.
     """
     name = name_of(metric)
     if not isinstance(metric, Metric):
@@ -132,10 +134,6 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
     if len(references) != len(hypotheses) or len(references) < 2:
         raise ValueError("check_metric needs two or more (reference, hypothesis) pairs")
     n = len(references)
-    if needs_encoder(metric) and encode is None:
-        raise ValueError(f"{name} needs the encoder under test: pass check_metric(..., "
-                         "encode=...) a deterministic sentences -> vectors function")
-    encode = encode if needs_encoder(metric) else None
 
     stats = _statistics_checked(metric, references, hypotheses, "sentence_statistics(refs, hyps)",
                                 encode)
@@ -157,6 +155,31 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
     _score_checked(metric, stats.sum(axis=0), n, "corpus_score(stats.sum(axis=0), n)",
                    score_range)
 
+    _batches_checked(metric, stats, score_range, batches, seed)
+
+    identical = _statistics_checked(metric, references, references,
+                                    "sentence_statistics(refs, refs)", encode)
+    best = _score_checked(metric, identical.sum(axis=0), n, "corpus_score of identical pairs",
+                          score_range)
+    shifted = references[1:] + references[:1]
+    different = _statistics_checked(metric, references, shifted,
+                                    "sentence_statistics(refs, other sentences)", encode)
+    worse = _score_checked(metric, different.sum(axis=0), n, "corpus_score of different pairs",
+                           score_range)
+    # An undefined score for unrelated pairs (NaN: Id/PERM without permutations) has no order
+    # to check; identical pairs must have a defined one.
+    ordered = np.isnan(worse) or (best >= worse if higher_is_better else best <= worse)
+    if np.isnan(best) or not ordered:
+        raise fail(f"{name}: hypotheses identical to their references score {best}, "
+                   f"unrelated ones {worse}", "identical output must score at least as well; "
+                   "pass higher_is_better=False for a metric where lower is better")
+
+
+def _batches_checked(metric: Any, stats: np.ndarray, score_range: tuple[float, float] | None,
+                     batches: int, seed: int) -> None:
+    """`corpus_score` over a (batches, k) batch of bootstrap totals equals one call per row,
+    and `corpus_score(stats, 1)` gives one finite (or NaN) score per sentence."""
+    name, (n, k) = name_of(metric), stats.shape
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(n, np.full(n, 1.0 / n), size=batches).astype(np.float64)
     totals = counts @ stats
@@ -179,20 +202,3 @@ def check_metric(metric: Any, references: Sequence[str] | None = None,
                    "infinite values; the core reads it as per-sentence scores",
                    "vectorise over leading dimensions; return NaN only where a score is "
                    "undefined")
-
-    identical = _statistics_checked(metric, references, references,
-                                    "sentence_statistics(refs, refs)", encode)
-    best = _score_checked(metric, identical.sum(axis=0), n, "corpus_score of identical pairs",
-                          score_range)
-    shifted = references[1:] + references[:1]
-    different = _statistics_checked(metric, references, shifted,
-                                    "sentence_statistics(refs, other sentences)", encode)
-    worse = _score_checked(metric, different.sum(axis=0), n, "corpus_score of different pairs",
-                           score_range)
-    # An undefined score for unrelated pairs (NaN: Id/PERM without permutations) has no order
-    # to check; identical pairs must have a defined one.
-    ordered = np.isnan(worse) or (best >= worse if higher_is_better else best <= worse)
-    if np.isnan(best) or not ordered:
-        raise fail(f"{name}: hypotheses identical to their references score {best}, "
-                   f"unrelated ones {worse}", "identical output must score at least as well; "
-                   "pass higher_is_better=False for a metric where lower is better")

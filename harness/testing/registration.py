@@ -15,7 +15,7 @@ from harness.testing.failures import fail
 def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> list[ComponentInfo]:
     """Return what `plugin_module` registers, after checking it registers valid components.
 
-    Registers the module with a fresh plugin manager exactly as `harness.plugins.load_registry`
+    Registers the module with a fresh plugin manager exactly as `harness.loader.load_registry`
     does for an entry point: misspelt hook names are refused (pluggy's `check_pending`), each hook
     is called with a `register` callback whose arguments are validated by
     `harness.registry.make_info`, and a hook that raises fails the plugin. Then checks that
@@ -28,7 +28,7 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
     import pluggy
 
     from harness import hookspecs
-    from harness.plugins import register_plugin
+    from harness.loader import register_plugin
     from harness.registry import Registry
 
     manager = pluggy.PluginManager("harness")

@@ -2,7 +2,7 @@
 metric.
 
 Each generated sentence is encoded again with the same encoder object that encoded the inputs
-(fitted state and all, handed over by the core: `harness.metric_protocols.EncoderAwareMetric`)
+(fitted state and all, handed over by the core: `harness.protocols.EncoderAwareMetric`)
 and compared with the vector the decoder generated it from: cos(e(y_i), x_i). The corpus score
 is 100 x the mean cosine over sentences, in [-100, 100], with the percentile bootstrap
 interval over sentences. This is vec2text's `emb_cos_sim` (Morris et al. 2023: the output
@@ -27,17 +27,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from harness.errors import DataError
-from harness.metric_protocols import InputEncoding
+from harness.protocols import InputEncoding
 from harness.vectors import row_cosines
 
 
 class CosineMetric:
     """Cosine: 100 x the mean cosine between each re-encoded output and its input vector.
 
-    Declares `needs = ("encoder",)`: the core passes `encoder=InputEncoding(...)` to
+    Registered with `needs=("encoder",)`: the core passes `encoder=InputEncoding(...)` to
     `sentence_statistics`. Statistics per pair: [cosine], in [-1, 1]."""
-
-    needs: tuple[str, ...] = ("encoder",)
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str], *,
                             encoder: InputEncoding | None = None) -> np.ndarray:
@@ -45,7 +43,7 @@ class CosineMetric:
         if encoder is None:
             raise DataError("metric 'cosine' re-encodes the outputs with the encoder under test: "
                             "pass encoder=InputEncoding(...) (the score stage does, for metrics "
-                            "that declare needs=('encoder',))")
+                            "registered with needs=('encoder',))")
         if len(references) != len(hypotheses):
             raise ValueError(f"got {len(references)} references but {len(hypotheses)} "
                              "hypotheses; each hypothesis needs exactly one reference")
@@ -63,7 +61,7 @@ class CosineMetric:
     def chance_statistics(self, encoder: InputEncoding, unrelated: np.ndarray) -> np.ndarray:
         """Return an (n, 1) array: the cosine of each input vector to the input vector of the
         unrelated sentence `unrelated[i]`, the encoder's chance level
-        (`harness.metric_protocols.ChanceLevelMetric`)."""
+        (`harness.protocols.ChanceLevelMetric`)."""
         inputs = np.asarray(encoder.vectors)
         if len(unrelated) != len(inputs):
             raise ValueError(f"got {len(unrelated)} pairings for {len(inputs)} input vectors")

@@ -1,8 +1,8 @@
 """First-party downstream tasks: SentEval's sixteen, and the quickstart's synthetic suite.
 
 Registered through the same `register_tasks` hook third-party tasks use. SentEval's tasks are the
-rows of the core's task table (`harness.data.senteval_tasks`), registered under their lower-cased
-names (`sick-r`); the built task's `name` is spelled as SentEval and reference tables spell it
+rows of the plugin's task table (`senteval.table`), registered under their lower-cased names
+(`sick-r`); the built task's `name` is spelled as SentEval and reference tables spell it
 (`SICK-R`). Registration imports nothing heavy: each factory imports `senteval.tasks` or
 `synthetic` (numpy, torch, scikit-learn) when a run builds the task.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.data.senteval_tasks import TASKS
 from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
 
 from .options import SyntheticOptions
+from .senteval.table import TASKS
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import synthetic as corpus
-from harness.data.senteval_tasks import SICK_FILES, SST_FILES
+from harness.data.senteval_layout import SICK_FILES, SST_FILES
 from harness.errors import HarnessError
 from harness.protocols import Encode, TaskData, TaskResult
 

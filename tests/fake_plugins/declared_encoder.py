@@ -1,5 +1,5 @@
 """A plugin whose encoder declares which model it is (`declares()`), for the tests that bind
-published rows to models (tests/test_identity.py).
+published rows to models (tests/test_declarations.py).
 
 It registers `sbert`, standing in for the paper's SBERT: by default it declares
 bert-large-nli-mean-tokens with 1024 dimensions, not normalised, the model and setting

@@ -10,8 +10,9 @@ One responsibility per module:
 - `relatedness`, `sts`: SICK-R/STS-B (Tai et al. 2015) and STS12-16 (cosine);
 - `tasks`: the task objects, one class per family, keyed by the task table's `procedure`.
 
-Which tasks exist, where their files lie and how many lines they hold is the core's task table
-(`harness.data.senteval_tasks`), shared with the downloader (`harness data senteval`).
+Which tasks exist and how each is read and evaluated is the plugin's task table (`table`);
+where their files lie and how many lines they hold is SentEval's data layout
+(`harness.data.senteval_layout`), which the downloader (`harness data senteval`) prepares.
 Importing this package is cheap: numpy, torch and scikit-learn load with the modules that need
 them.
 """

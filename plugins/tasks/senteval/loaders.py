@@ -3,7 +3,7 @@
 The layout, file names, encodings and field positions are those of SentEval's task classes
 (senteval/binary.py, sst.py, trec.py, mrpc.py, sick.py, sts.py) over the files its
 `data/downstream/get_transfer_data.bash` writes; directories and file names come from the task
-table (`harness.data.senteval_tasks`), whose `reader` of each task keys `READERS`. Sentences are
+table (`harness.data.senteval_layout`), whose `reader` of each task keys `READERS`. Sentences are
 SentEval's tokens (`str.split()`) joined by single spaces; SentEval's own preprocessing (PTB sed
 for MR/CR/SUBJ/MPQA, Moses and lower-casing for STS) happened when the data was prepared.
 
@@ -17,14 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.data.senteval_tasks import (
+from harness.data.senteval_layout import (
     BINARY_FILES,
     MRPC_FILES,
     SICK_FILES,
     SST_FILES,
     STS_SUBSETS,
     STSB_FILES,
-    TASKS,
     TREC_FILES,
     resolve_root,
     task_directory,
@@ -33,6 +32,7 @@ from harness.errors import DataError
 from harness.protocols import Examples, TaskData
 
 from .reading import fetch_hint, fields, integer, number, read_lines, tokens
+from .table import TASKS
 
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 SICK_CLASSES = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")

@@ -3,7 +3,7 @@
 Each task encodes every distinct sentence of its data in one `encode` call (empty sentences as
 ".", as SentEval's example batchers do), orders the examples as SentEval does before building
 features (by sentence length, then label: the order decides folds and mini-batches), and runs
-SentEval's procedure for the family, which the task table (`harness.data.senteval_tasks`)
+SentEval's procedure for the family, which the task table (`harness.data.senteval_layout`)
 names by its `procedure` key:
 
 - `cross-validated`, CrossValidatedClassification (MR, CR, SUBJ, MPQA): nested k-fold logistic
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from harness.data.senteval_tasks import TASKS, task_directory, task_files
+from harness.data.senteval_layout import task_directory, task_files
 from harness.errors import HarnessError
 from harness.protocols import Encode, Examples, TaskData, TaskResult
 from harness.vectors import row_cosines
@@ -35,6 +35,7 @@ from .configs import EvaluationConfig, get_config
 from .loaders import load_task
 from .relatedness import fit_relatedness
 from .sts import score_subset, score_year
+from .table import COMBINED_STS, TASKS
 
 TASKS_VERSION = "1"
 """Bump when a change to loading or evaluation changes results (part of cache keys)."""
@@ -227,7 +228,16 @@ class Relatedness(Task):
 
 
 class SemanticSimilarity(Task):
-    """STS12-16: cosine similarity, no training; headline = mean Pearson r over subsets."""
+    """STS12-16: cosine similarity, no training; headline = mean Pearson r over subsets. With
+    all five years' results, a table row gets `STS`, their mean headline score: Vec2Sent's
+    Table 5 has one STS column (`combined_columns`)."""
+
+    def combined_columns(self, results: Mapping[str, TaskResult]) -> dict[str, float]:
+        """`STS`: the mean of STS12-16's headline scores (mean Pearson r), when all five are
+        in `results`; else nothing."""
+        if not all(year in results for year in COMBINED_STS):
+            return {}
+        return {"STS": sum(results[year].score for year in COMBINED_STS) / len(COMBINED_STS)}
 
     def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
                   device: str) -> TaskResult:

@@ -2,7 +2,8 @@
 
 Installing it (`pip install tests/plugins/example-plugin`) adds the entry point `example` to the
 group "harness"; `harness list` then shows the encoders `example-bow` and `example-idf` (trainable),
-the metric `example-length` and the executor `example-processes`.
+the metric `example-length`, the analysis `example-length-gap` and the executor
+`example-processes`.
 """
 
 from setuptools import setup
@@ -11,7 +12,8 @@ setup(
     name="v2s-example-plugin",
     version="0.1.0",
     description="Example v2s-harness plugin: hashed bag-of-words encoders (counts, and tf-idf "
-                "fitted on the run's text), a length metric and a process-pool executor.",
+                "fitted on the run's text), a length metric, a length-gap analysis and a "
+                "process-pool executor.",
     python_requires=">=3.10",
     packages=["v2s_example_plugin"],
     # numpy and pydantic come with v2s-harness; listing them keeps the dependency explicit.

@@ -16,7 +16,13 @@ import pytest
 import v2s_example_plugin as plugin
 
 from harness.protocols import BuildContext, Options
-from harness.testing import check_encoder, check_executor, check_metric, check_registration
+from harness.testing import (
+    check_analysis,
+    check_encoder,
+    check_executor,
+    check_metric,
+    check_registration,
+)
 
 FIT_TEXT = ["The cat sat on the mat.", "A dog sat by the door.", "",
             "The dog barked at the cat.", "Birds sang in the morning.", "", "", "it rained"]
@@ -27,7 +33,7 @@ def test_registration() -> None:
     infos = check_registration(plugin, name="example")
     assert {(info.kind, info.name) for info in infos} == {
         ("encoder", "example-bow"), ("encoder", "example-idf"), ("metric", "example-length"),
-        ("executor", "example-processes")}
+        ("executor", "example-processes"), ("analysis", "example-length-gap")}
     idf = {info.name: info for info in infos}["example-idf"]
     assert idf.trainable and idf.options is plugin.IdfOptions
     assert idf.status() == "ok"  # as `harness list` calls it, with options=None
@@ -162,3 +168,20 @@ def test_processes_executor_conforms(tmp_path: Path) -> None:
     """Its jobs run in worker processes and give the local executor's results."""
     check_executor(plugin.build_processes(plugin.ProcessesOptions(workers=2), BuildContext()),
                    tmp_path)
+
+
+def test_length_gaps_by_hand() -> None:
+    from v2s_example_plugin.gap import length_gaps
+
+    gaps = length_gaps(["a b c", "a b", "a"], ["a b", "a b", "a b c d"])
+    assert gaps == {"mean_gap": pytest.approx((-1 + 0 + 3) / 3), "shorter": pytest.approx(100 / 3),
+                    "n": 3.0}
+
+
+def test_length_gap_analysis_conforms(tmp_path: Path) -> None:
+    """On a tiny real run: its fields, and its report section from results.json alone."""
+    analysis = plugin.build_length_gap(plugin.LengthGapOptions(digits=1), BuildContext())
+    fields = check_analysis(analysis, tmp_path)
+    pairs = fields["analyses"]["example-length-gap"]["pairs"]
+    assert set(pairs) == {"avg", "random-gaussian"}
+    assert all(gap["n"] == 30 for by in pairs.values() for gap in by.values())

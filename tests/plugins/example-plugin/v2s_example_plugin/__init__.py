@@ -2,7 +2,8 @@
 
 It registers a hashed bag-of-words encoder (`example-bow`), a trainable one weighting it by
 inverse document frequency fitted on the run's text (`example-idf`, with an availability check
-of its `stopwords:` file), a length metric (`example-length`) and an executor running each
+of its `stopwords:` file), a length metric (`example-length`), an analysis of how much shorter
+or longer the regenerated sentences are (`example-length-gap`) and an executor running each
 encoder's job in a pool of worker processes (`example-processes`).
 
 This module is what the entry point `example` (group "harness") names. It is imported by every
@@ -22,6 +23,7 @@ from harness.protocols import BuildContext, Options
 
 if TYPE_CHECKING:
     from .bow import HashedBagOfWordsEncoder
+    from .gap import LengthGapAnalysis
     from .idf import HashedTfIdfEncoder
     from .length import LengthMetric
     from .processes import ProcessesExecutor
@@ -112,3 +114,24 @@ def register_executors(register: Register) -> None:
     register("example-processes", build_processes, options=ProcessesOptions,
              description="example plugin: each encoder's job in a pool of worker processes "
                          "on this machine")
+
+
+class LengthGapOptions(Options):
+    """Options of the length-gap analysis (spec: `analyses: [..., {name: example-length-gap,
+    digits: 1}]`)."""
+
+    digits: int = Field(2, ge=0, le=6, description="decimals shown in the report's table")
+
+
+def build_length_gap(options: LengthGapOptions, context: BuildContext) -> LengthGapAnalysis:
+    """A new length-gap analysis."""
+    from .gap import LengthGapAnalysis
+
+    return LengthGapAnalysis(name="example-length-gap", digits=options.digits)
+
+
+@hookimpl
+def register_analyses(register: Register) -> None:
+    """Register the length-gap analysis."""
+    register("example-length-gap", build_length_gap, options=LengthGapOptions,
+             description="example plugin: regenerated minus input length per pair")

@@ -1,0 +1,61 @@
+"""Analyses over a run's results, one folder each: its spec section and checks, its stage, its
+result model (`results.py`), its report section and figures (`report.py`), and the class the
+runner calls (`analysis.py`, `harness.protocols.Analysis`).
+
+- `rankings`: how firmly the test set orders the encoders on each diagnostic;
+- `floor`: what each encoder adds over the floor or its chance level;
+- `lengths`: every diagnostic per bin of reference length;
+- `downstream`: each encoder's downstream scores, from a reference table or computed;
+- `correlation`: the diagnostics against the downstream scores across encoders (needs
+  `downstream`);
+- `probes`: analogies, interpolation and noise robustness.
+
+They are registered like every other component, through the entry-point group "harness"
+(`register_analyses` below), so a package adds one with `pip install` and `harness list`
+shows them; the spec's `analyses:` chooses which run (`all` by default). `run.AnalysisRun` is
+what the runner hands each; `run.run_analyses` runs them in order. Registering imports none of
+them: each factory imports its folder when a run builds it.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from harness.hookspecs import Register, hookimpl
+from harness.protocols import BuildContext, Options
+
+FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "rankings": ("RankingsAnalysis", (),
+                 "rank intervals of the encoders on each diagnostic from paired tests over "
+                 "the test sentences, Holm-corrected"),
+    "floor": ("FloorAnalysis", (),
+              "each encoder's gain over the random-vector floor or its own chance level"),
+    "lengths": ("LengthsAnalysis", (),
+                "every diagnostic per bin of reference length (`breakdown:`)"),
+    "downstream": ("DownstreamAnalysis", (),
+                   "downstream scores per encoder: a reference table's rows bound to the model "
+                   "that earned them, or computed by the spec's tasks"),
+    "correlation": ("CorrelationAnalysis", ("downstream",),
+                    "Spearman (or Pearson, Kendall) of each diagnostic with each task across "
+                    "encoders, with exact p, Holm and Fisher-z intervals (paper Figure 2)"),
+    "probes": ("ProbesAnalysis", (),
+               "analogies, interpolation and noise robustness decoded by each pair "
+               "(`probes:`)"),
+}
+"""Analysis name -> (its class in `harness.analyses.<name>.analysis`, what it needs, what it
+does), in the order `analyses: all` runs them."""
+
+
+def _factory(name: str, cls: str) -> Any:
+    def build(options: Options, context: BuildContext) -> Any:
+        return getattr(import_module(f"harness.analyses.{name}.analysis"), cls)()
+
+    return build
+
+
+@hookimpl
+def register_analyses(register: Register) -> None:
+    """Register the first-party analyses."""
+    for name, (cls, needs, description) in FIRST_PARTY.items():
+        register(name, _factory(name, cls), description=description, needs=needs)

@@ -1,0 +1,65 @@
+"""The correlation analysis: the V2S diagnostics against the downstream scores across encoders
+(Kerscher & Eger 2020, section 3, Figure 2 and Table 1), with the heatmap, one scatter plot per
+diagnostic and the two rankings side by side."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from harness.analyses.correlation.correlate import correlate_diagnostics, support_notes
+from harness.analyses.correlation.heatmap import heatmap_png
+from harness.analyses.correlation.report import correlation_section
+from harness.analyses.correlation.scatter import scatter_figures, scatter_section
+from harness.analyses.correlation.table1 import table1_section
+from harness.analyses.downstream.scores import Downstream
+from harness.analyses.run import AnalysisRun
+from harness.report.elements import HEATMAP_FILE, Section
+from harness.results import RunResults
+
+log = logging.getLogger("harness.run")
+
+
+class CorrelationAnalysis:
+    """Fills `correlations` from the primary decoder's diagnostics and the downstream
+    analysis's scores (`correlation:` section of the spec)."""
+
+    def run(self, run: AnalysisRun) -> Mapping[str, Any]:
+        spec, runs = run.spec, run.runs
+        diagnostics = {m.name: {r.encoder: r.metrics[m.name].value
+                                for r in runs if r.decoder == run.primary}
+                       for m in spec.components("metric")}
+        lower_is_better = frozenset(name for r in runs for name, score in r.metrics.items()
+                                    if not score.higher_is_better)
+        studied = spec.studied(run.encoders)
+        section = spec.correlation
+        correlations = correlate_diagnostics(
+            diagnostics, _downstream(run), method=section.method, decoder=run.primary,
+            rank_by=section.rank_by, lower_is_better=lower_is_better,
+            controls=tuple(name for name in run.encoders if name not in studied))
+        correlations = correlations.model_copy(update={"notes": [
+            *correlations.notes, *support_notes(runs, section.rank_by, run.primary,
+                                                section.min_support)]})
+        for note in correlations.notes:
+            log.warning("%s", note)
+        return {"correlations": correlations}
+
+    def sections(self, results: RunResults, figures: Mapping[str, bytes]) -> list[Section]:
+        found = [correlation_section(results, dict(figures)),
+                 scatter_section(results, dict(figures)), table1_section(results)]
+        return [section for section in found if section is not None]
+
+    def figures(self, results: RunResults) -> dict[str, bytes]:
+        if not results.correlations.defined():
+            return {}
+        return {HEATMAP_FILE: heatmap_png(results.correlations), **scatter_figures(results)}
+
+
+def _downstream(run: AnalysisRun) -> Downstream:
+    """The downstream analysis's scores, as the correlation reads them."""
+    scores = run.fields.get("downstream") or {}
+    return Downstream(source=run.fields.get("downstream_source", ""), tasks=[],
+                      scores=scores,
+                      missing=[name for name in run.encoders if name not in scores],
+                      reasons=run.fields.get("downstream_missing") or {})

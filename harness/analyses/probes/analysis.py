@@ -1,0 +1,30 @@
+"""The probes analysis: analogies, interpolation and noise robustness decoded by every trained
+pair (Kerscher & Eger 2020, section 4; `probes:` section of the spec); each pair's analogy items
+are written under the run directory's probes/."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.analyses.probes.probing import run_probes, write_probe_items
+from harness.analyses.probes.report import probe_examples_section, probe_figures, probes_section
+from harness.analyses.run import AnalysisRun
+from harness.report.elements import Section
+from harness.results import RunResults
+
+
+class ProbesAnalysis:
+    """Fills `probes` (one `PairProbes` per pair), after the jobs trained the decoders."""
+
+    def run(self, run: AnalysisRun) -> Mapping[str, Any]:
+        probed = run_probes(run.ctx, run.corpus, run.vocab, skip=run.execution.failures)
+        write_probe_items(run.out, probed)
+        return {"probes": probed.pairs or None}
+
+    def sections(self, results: RunResults, figures: Mapping[str, bytes]) -> list[Section]:
+        found = [probes_section(results, dict(figures)), probe_examples_section(results)]
+        return [section for section in found if section is not None]
+
+    def figures(self, results: RunResults) -> dict[str, bytes]:
+        return probe_figures(results)

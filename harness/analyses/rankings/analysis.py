@@ -1,0 +1,27 @@
+"""The rankings analysis: how firmly the test set orders the studied encoders on each
+diagnostic (paired tests over the test sentences, Holm-corrected; rank intervals)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.analyses.rankings.rank import rank_stability
+from harness.analyses.rankings.report import stability_section
+from harness.analyses.run import AnalysisRun
+from harness.report.elements import Section
+from harness.results import RunResults
+
+
+class RankingsAnalysis:
+    """Fills `rankings` (decoder -> diagnostic -> `DiagnosticRanking`)."""
+
+    def run(self, run: AnalysisRun) -> Mapping[str, Any]:
+        statistics, _ = run.statistics
+        return {"rankings": rank_stability(run.ctx, statistics) or None}
+
+    def sections(self, results: RunResults, figures: Mapping[str, bytes]) -> list[Section]:
+        return [s for s in [stability_section(results)] if s is not None]
+
+    def figures(self, results: RunResults) -> dict[str, bytes]:
+        return {}

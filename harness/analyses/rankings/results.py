@@ -1,0 +1,54 @@
+"""The rankings analysis's records in results.json (`rankings`): each encoder's rank interval
+and the paired differences behind it."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from harness.records import Record, is_none
+
+
+class RankInterval(Record):
+    """One encoder's place on one diagnostic: the point value, its rank (1 best; ties share the
+    best) and its rank interval, from the pairwise tests after Holm's correction
+    (`harness.stats.paired.significance_ranks`)."""
+
+    value: float | None
+    rank: int | None = None
+    rank_ci95: tuple[int | None, int | None] = (None, None)
+
+
+class PairedDifference(Record):
+    """Encoder `a`'s score minus encoder `b`'s on the same test sentences (the sentence the
+    unit): the observed difference and its 95% paired-bootstrap interval (uncorrected); `p`,
+    the two-sided p-value of `test` ("mcnemar-exact", "sign-flip-exact" or "permutation");
+    `p_holm`, that p adjusted by Holm's procedure over the pairs compared with it; and
+    `significant`, true when `p_holm` <= 0.05: significant after correction."""
+
+    a: str
+    b: str
+    difference: float | None
+    ci95: tuple[float | None, float | None] = (None, None)
+    p: float | None = None
+    test: str | None = Field(None, exclude_if=is_none)
+    p_holm: float | None = Field(None, exclude_if=is_none)
+    significant: bool = False
+
+
+class DiagnosticRanking(Record):
+    """The encoders on one decoder's diagnostic: each encoder's rank interval and the pairwise
+    differences over the `sentences` test sentences, tested and corrected by `correction` over
+    all the pairs; intervals from `resamples` paired bootstrap resamples, permutation tests from
+    `permutations` random swaps. A rank interval runs from 1 + the encoders significantly
+    better to the ranked encoders minus those significantly worse. `seeds` is true when the
+    decoders had several seeds (averaged per sentence: the comparison holds for the decoders
+    trained, seed variance not included)."""
+
+    encoders: dict[str, RankInterval] = {}
+    differences: list[PairedDifference] = []
+    resamples: int = 0
+    permutations: int | None = Field(None, exclude_if=is_none)
+    correction: str = "holm"
+    sentences: int = 0
+    seeds: bool = False
+    undefined_resamples: int = 0

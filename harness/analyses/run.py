@@ -1,0 +1,137 @@
+"""What the runner hands every analysis (`AnalysisRun`) and the loop that runs the analyses a
+spec asks for (`run_analyses`), in the spec's order (resolved so that an analysis comes after
+those it `needs`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import PluginError
+from harness.executors import Execution
+from harness.protocols import Analysis, Options
+from harness.results import EncoderDescription, PairResult
+from harness.spec import Entry
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
+from harness.stages.score import CHANCE_FILE
+from harness.stages.vocab import Vocab
+
+log = logging.getLogger("harness.run")
+
+Statistics = dict[tuple[str, str], dict[str, list[np.ndarray]]]
+"""(decoder, metric) -> encoder -> the per-sentence statistics of each seed, in the spec's
+encoder order."""
+
+Chance = dict[str, dict[str, np.ndarray]]
+"""metric -> encoder -> the metric's per-sentence statistics at the encoder's chance level."""
+
+
+@dataclass
+class AnalysisRun:
+    """A run after its jobs, as an analysis sees it: the context (spec, cache, device), the
+    corpus and vocabulary, the jobs' `Execution`, the run directory, the analysis's own
+    `options`, and `fields`, the results fields the analyses before it filled."""
+
+    ctx: RunContext
+    corpus: Corpus
+    vocab: Vocab
+    execution: Execution
+    out: Path
+    options: Options = field(default_factory=Options)
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> Any:
+        """The run's resolved `Spec`."""
+        return self.ctx.spec
+
+    @cached_property
+    def runs(self) -> list[PairResult]:
+        """Every encoder x decoder result of the jobs that succeeded."""
+        return [run for outcome in self.execution.outcomes for run in outcome.runs]
+
+    @cached_property
+    def encoders(self) -> list[str]:
+        """The spec's encoders, in its order (failed jobs' included)."""
+        return [e.name for e in self.spec.components("encoder")]
+
+    @cached_property
+    def primary(self) -> str:
+        """The decoder whose diagnostics are correlated and summarised: the spec's first."""
+        return self.spec.decoders[0].name if self.spec.decoders else ""
+
+    @cached_property
+    def descriptions(self) -> dict[str, EncoderDescription]:
+        """What each encoder whose job ran is (results.json `encoders`)."""
+        return {o.encoder: o.description for o in self.execution.outcomes
+                if o.description is not None}
+
+    @cached_property
+    def declared(self) -> dict[str, dict[str, Any]]:
+        """The model each encoder declares it is: a table row counts only for the model that
+        earned it."""
+        return {name: description.declares for name, description in self.descriptions.items()}
+
+    @cached_property
+    def statistics(self) -> tuple[Statistics, Chance]:
+        """Every job's per-sentence metric statistics, each file read once, and the
+        chance-level statistics stored beside them (the same for every decoder and seed of an
+        encoder)."""
+        statistics: Statistics = {}
+        chance: Chance = {}
+        for outcome in self.execution.outcomes:
+            for decoder, by_metric in outcome.statistics.items():
+                for metric, paths in by_metric.items():
+                    statistics.setdefault((decoder, metric), {})[outcome.encoder] = [
+                        np.load(Path(path)) for path in paths]
+                    beside = Path(paths[0]).with_name(CHANCE_FILE)
+                    if outcome.encoder not in chance.get(metric, {}) and beside.exists():
+                        chance.setdefault(metric, {})[outcome.encoder] = np.load(beside)
+        return statistics, chance
+
+
+def run_analyses(run: AnalysisRun, entries: list[Entry]) -> dict[str, Any]:
+    """Every analysis of `entries` in order, each handed the fields the ones before it
+    filled; the results fields they fill together (`results_fields`)."""
+    filled: dict[str, Any] = {}
+    for entry in entries:
+        analysis = run.ctx.build(entry)
+        if not isinstance(analysis, Analysis):
+            raise PluginError(entry.plugin, f"analysis {entry.name!r} lacks run, sections "
+                                            "and figures (harness.protocols.Analysis)")
+        run.options = entry.settings
+        found = results_fields(entry.name, analysis.run(run), plugin=entry.plugin)
+        own = {**filled.get("analyses", {}), **found.pop("analyses", {})}
+        filled.update(found)
+        if own:
+            filled["analyses"] = own
+        run.fields = dict(filled)
+    return filled
+
+
+def results_fields(name: str, found: Mapping[str, Any], *, plugin: str) -> dict[str, Any]:
+    """What analysis `name` returned as results fields: a field `harness.results.RunResults`
+    has by its name; any other under `analyses: {name: {...}}`, as JSON (a value JSON cannot
+    hold names the plugin)."""
+    from harness.results import RunResults
+
+    known = set(RunResults.model_fields)
+    fields = {key: value for key, value in found.items() if key in known}
+    own = {key: value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+           for key, value in found.items() if key not in known}
+    if own:
+        try:
+            json.dumps(own, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise PluginError(plugin, f"analysis {name!r} returned a field results.json "
+                                      f"cannot hold: {exc}") from None
+        fields["analyses"] = {name: own}
+    return fields

@@ -1,0 +1,83 @@
+"""The contracts between the core and its plugins, on the ground floor of the harness: one
+address for all of them (`from harness.protocols import Encoder, Metric, Analysis, ...`).
+
+- `components`: encoders, decoders, the options base classes, what a factory receives;
+- `metric`: metrics, their optional parts and what they may be handed;
+- `task`: downstream tasks, their data and results;
+- `analysis`: analyses over a run's results;
+- `executor`: executors, which carry out a run's jobs;
+- `registered`: the kinds, factories, availability and registered metadata.
+
+Protocols are `runtime_checkable`: any object with the right methods is used without being
+registered. Optional parts are small protocols or documented attributes with defaults, read
+only through the functions beside them, so each has one declaration and one reader. Nothing
+here imports the rest of the harness, or anything heavy: numpy and torch appear in annotations
+only.
+"""
+
+from harness.protocols.analysis import Analysis
+from harness.protocols.components import (
+    BuildContext,
+    ConditionalLanguageModel,
+    DecoderOptions,
+    Encoder,
+    Options,
+    PositionalEncoder,
+    ResumableFit,
+    Settings,
+    StandardisedInputs,
+    SubwordVocabulary,
+    TrainableEncoder,
+    TrainingOptions,
+    VersionedFit,
+    declared_model,
+    fit_version,
+    fits_resumably,
+    is_positional,
+    wants_vector_statistics,
+)
+from harness.protocols.executor import Executor
+from harness.protocols.metric import (
+    METRIC_NEEDS,
+    ChanceLevelMetric,
+    EncoderAwareMetric,
+    InputEncoding,
+    Metric,
+    SignedMetric,
+    checked_needs,
+    has_chance_level,
+    higher_is_better,
+    metric_signature,
+    proportion_counts,
+    required_fields,
+    unrelated_pairing,
+)
+from harness.protocols.registered import (
+    KINDS,
+    Availability,
+    ComponentInfo,
+    Factory,
+    PluginFailure,
+)
+from harness.protocols.task import (
+    CombinedColumns,
+    DownstreamTask,
+    Encode,
+    Examples,
+    GeneratedTask,
+    TaskData,
+    TaskResult,
+)
+
+__all__ = [
+    "KINDS", "METRIC_NEEDS", "Analysis", "Availability", "BuildContext", "ChanceLevelMetric",
+    "CombinedColumns", "ComponentInfo", "ConditionalLanguageModel", "DecoderOptions",
+    "DownstreamTask", "Encode",
+    "Encoder", "EncoderAwareMetric", "Examples", "Executor", "Factory", "GeneratedTask",
+    "InputEncoding", "Metric", "Options", "PluginFailure", "PositionalEncoder", "ResumableFit",
+    "Settings", "SignedMetric", "StandardisedInputs", "SubwordVocabulary", "TaskData",
+    "TaskResult", "TrainableEncoder", "TrainingOptions", "VersionedFit", "checked_needs",
+    "declared_model", "fit_version", "fits_resumably", "has_chance_level", "higher_is_better",
+    "is_positional", "metric_signature", "proportion_counts", "required_fields",
+    "unrelated_pairing", "wants_vector_statistics",
+]

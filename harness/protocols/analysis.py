@@ -1,0 +1,37 @@
+"""The analysis contract: what a run computes over its jobs' results, once, after the jobs.
+
+An analysis is one folder (the first-party ones under `harness/analyses/<name>/`): its spec
+section or options, its stage, its result model, its report section and figures. It is
+registered by name (`register_analyses`) and the spec's `analyses:` chooses which run.
+
+Imports nothing from the rest of the harness: what an analysis is handed
+(`harness.analyses.AnalysisRun`), the results it reads back (`harness.results.RunResults`) and
+the report sections it returns (`harness.report.elements.Section`) are named in words only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Analysis(Protocol):
+    """An analysis over a run's job outcomes.
+
+    `run` computes it and returns the results.json fields it fills: a field of
+    `harness.results.RunResults` by its name (the first-party analyses fill `correlations`,
+    `rankings`, ...), or under `analyses.<name>` any JSON value of its own. `sections` and
+    `figures` show it in the report, from the results alone (`harness report RUN_DIR` redraws
+    a report without running anything)."""
+
+    def run(self, run: Any) -> Mapping[str, Any]:
+        """The results fields this analysis fills, from the `AnalysisRun` (the spec, the
+        cache, the jobs' outcomes, the fields analyses it `needs` filled before it)."""
+
+    def sections(self, results: Any, figures: Mapping[str, bytes]) -> list[Any]:
+        """Its report sections, in order (none when there is nothing to show); `figures` holds
+        every figure the report draws, its own among them."""
+
+    def figures(self, results: Any) -> dict[str, bytes]:
+        """Its figures as file name -> PNG bytes, only those with something to show."""

@@ -1,0 +1,30 @@
+"""The executor contract: what carries out a run's jobs, one per encoder.
+
+Imports nothing from the rest of the harness: the run's context, corpus, vocabulary and the
+`Execution` returned are the runner's types (`harness.stages.base.RunContext`,
+`harness.stages.corpus.Corpus`, `harness.stages.vocab.Vocab`, `harness.executors.Execution`),
+named here in words only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Carries out a run's jobs, one per encoder (`harness.jobs`), after the runner prepared
+    the corpus and the vocabulary. Registered by name (`register_executors`), built from its
+    own options; the spec's `executor:` chooses one."""
+
+    def device(self, requested: str) -> str:
+        """The device the runner's own process works on for a spec asking for `requested`
+        (auto, cpu, cuda, cuda:N, mps): the jobs' device when they run in this process;
+        "cpu" when they run elsewhere and each resolves `requested` where it runs. Raises
+        `HarnessError` when this machine lacks a device the jobs would need here."""
+
+    def run(self, ctx: Any, corpus: Any, vocab: Any) -> Any:
+        """Every encoder's job of `ctx.spec` (a `RunContext`) on the run's `Corpus` and
+        `Vocab`, against `ctx.cache`: an `Execution`, the jobs' timings and cache counts added
+        to `ctx`. Every job is assembled by `harness.jobs` (`start_job` and `finish_job` here,
+        `run_encoder_job` in another process)."""
