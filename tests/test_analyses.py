@@ -48,3 +48,55 @@ def test_every_registered_analysis_conforms(tmp_path: Path) -> None:
     assert fields["downstream"] == {}
     assert "too few encoders" in " ".join(fields["correlations"].notes)  # type: ignore[union-attr]
     assert fields.get("probes") is None  # the spec asks for no probe
+
+
+def test_a_plugins_own_fields_are_kept_as_json_under_its_name() -> None:
+    from harness.analyses.run import results_fields
+    from harness.errors import PluginError
+    from harness.results import RunResults
+
+    fields = results_fields("my-count", {"floor": None, "count": 3, "per": {"a": 1.5}},
+                            plugin="my-plugin")
+    assert fields == {"floor": None, "analyses": {"my-count": {"count": 3, "per": {"a": 1.5}}}}
+    assert RunResults(**fields).to_json()["analyses"] == {"my-count": {"count": 3,
+                                                                       "per": {"a": 1.5}}}
+    with pytest.raises(PluginError, match="plugin 'my-plugin'.*'my-count'.*cannot hold"):
+        results_fields("my-count", {"when": object()}, plugin="my-plugin")
+    with pytest.raises(PluginError, match="cannot hold"):
+        results_fields("my-count", {"nan": float("nan")}, plugin="my-plugin")
+
+
+def test_analyses_run_in_order_each_seeing_the_fields_before_it(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from harness.analyses.run import AnalysisRun, run_analyses
+
+    seen = []
+
+    class Recorder:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def run(self, run):
+            seen.append((self.name, sorted(run.fields), run.options))
+            return {f"{self.name}-value": len(seen)}
+
+        def sections(self, results, figures):
+            return []
+
+        def figures(self, results):
+            return {}
+
+    def entry(name: str) -> SimpleNamespace:
+        return SimpleNamespace(name=name, plugin="p", settings=f"options of {name}",
+                               analysis=Recorder(name))
+
+    entries = [entry("first"), entry("second")]
+    ctx = SimpleNamespace(build=lambda e: e.analysis)
+    run = AnalysisRun(ctx=ctx, corpus=None, vocab=None, execution=None,  # type: ignore[arg-type]
+                      out=tmp_path)
+    filled = run_analyses(run, entries)  # type: ignore[arg-type]
+    assert seen == [("first", [], "options of first"),
+                    ("second", ["analyses"], "options of second")]
+    assert filled == {"analyses": {"first": {"first-value": 1},
+                                   "second": {"second-value": 2}}}

@@ -19,6 +19,7 @@ them: each factory imports its folder when a run builds it.
 
 from __future__ import annotations
 
+from functools import partial
 from importlib import import_module
 from typing import Any
 
@@ -47,15 +48,15 @@ FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], str]] = {
 does), in the order `analyses: all` runs them."""
 
 
-def _factory(name: str, cls: str) -> Any:
-    def build(options: Options, context: BuildContext) -> Any:
-        return getattr(import_module(f"harness.analyses.{name}.analysis"), cls)()
-
-    return build
+def _build(name: str, cls: str, options: Options, context: BuildContext) -> Any:
+    """A new first-party analysis: its folder is imported now, not when it registers. A
+    module-level function (bound with `partial`), so a spec holding it pickles for executors
+    that run jobs in other processes."""
+    return getattr(import_module(f"harness.analyses.{name}.analysis"), cls)()
 
 
 @hookimpl
 def register_analyses(register: Register) -> None:
     """Register the first-party analyses."""
     for name, (cls, needs, description) in FIRST_PARTY.items():
-        register(name, _factory(name, cls), description=description, needs=needs)
+        register(name, partial(_build, name, cls), description=description, needs=needs)

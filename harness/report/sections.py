@@ -20,7 +20,7 @@ from harness.report.summary import summary_section
 from harness.results import RunResults
 
 
-def run_analyses_of(results: RunResults) -> list[Any]:
+def analyses_of(results: RunResults) -> list[Any]:
     """The analyses a run ran (its spec's `analyses:`; every registered one for results that
     do not say), built from the registry; one that is not installed here is left out."""
     from harness.loader import load_registry
@@ -48,7 +48,7 @@ def report_figures(results: RunResults, analyses: list[Any] | None = None
     from harness.report.plots import training_curves_png
 
     figures: dict[str, bytes] = {}
-    for analysis in run_analyses_of(results) if analyses is None else analyses:
+    for analysis in analyses_of(results) if analyses is None else analyses:
         figures.update(analysis.figures(results))
     figures.update(size_figures(results))
     curves = training_curves_png(results.runs)
@@ -113,7 +113,7 @@ def report_sections(results: RunResults, figures: Mapping[str, bytes],
         diagnostics_section(results),
         sizes_section(results, dict(figures)),
     ]
-    for analysis in run_analyses_of(results) if analyses is None else analyses:
+    for analysis in analyses_of(results) if analyses is None else analyses:
         candidates += analysis.sections(results, figures)
     candidates += [published_section(results), samples_section(results),
                    training_section(results, dict(figures))]

@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from harness.outputs import sample_file_name
 from harness.report.elements import CURVES_FILE, FIGURES_DIR, HEATMAP_FILE, scatter_file
 from harness.report.render import markdown, page
-from harness.report.sections import report_figures, report_sections
+from harness.report.sections import analyses_of, report_figures, report_sections
 from harness.report.tables import TABLES_DIR, csv_tables
 from harness.results import RunResults
 
@@ -69,16 +70,17 @@ def write_reports(out: Path, results: RunResults, formats: list[str]) -> None:
         _remove_stale(out / TABLES_DIR, "*.csv", set(tables))
     if not {"md", "html"} & set(formats):
         return
-    figures = report_figures(results)
+    analyses = analyses_of(results)  # built once for the figures and both renderings
+    figures = report_figures(results, analyses)
     if figures:
         (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
         for name, data in figures.items():
             _write_bytes(out / FIGURES_DIR / name, data)
     _remove_stale(out / FIGURES_DIR, "*.png", set(figures))
     if "md" in formats:
-        _write_text(out / "report.md", render_markdown(results, figures))
+        _write_text(out / "report.md", render_markdown(results, figures, analyses=analyses))
     if "html" in formats:
-        _write_text(out / "report.html", render_html(results, figures))
+        _write_text(out / "report.html", render_html(results, figures, analyses=analyses))
 
 
 def _remove_stale(directory: Path, pattern: str, keep: set[str]) -> None:
@@ -90,16 +92,20 @@ def _remove_stale(directory: Path, pattern: str, keep: set[str]) -> None:
 
 
 def render_markdown(results: RunResults, figures: dict[str, bytes] | None = None, *,
-                    docs: str | None = None) -> str:
+                    docs: str | None = None, analyses: list[Any] | None = None) -> str:
     """Return the Markdown report of a run; figures are linked from figures/. `docs` is the
-    link to docs/metrics.md (plain text without one)."""
-    figures = report_figures(results) if figures is None else figures
-    return markdown(results, report_sections(results, figures, docs))
+    link to docs/metrics.md (plain text without one); `analyses` the run's analyses
+    (`analyses_of`, built when not given)."""
+    analyses = analyses_of(results) if analyses is None else analyses
+    figures = report_figures(results, analyses) if figures is None else figures
+    return markdown(results, report_sections(results, figures, docs, analyses))
 
 
 def render_html(results: RunResults, figures: dict[str, bytes] | None = None, *,
-                docs: str | None = None) -> str:
+                docs: str | None = None, analyses: list[Any] | None = None) -> str:
     """Return a self-contained HTML report of a run: figures embedded as base64 PNG. `docs` is
-    the link to docs/metrics.md (plain text without one)."""
-    figures = report_figures(results) if figures is None else figures
-    return page(results, report_sections(results, figures, docs), figures)
+    the link to docs/metrics.md (plain text without one); `analyses` the run's analyses
+    (`analyses_of`, built when not given)."""
+    analyses = analyses_of(results) if analyses is None else analyses
+    figures = report_figures(results, analyses) if figures is None else figures
+    return page(results, report_sections(results, figures, docs, analyses), figures)

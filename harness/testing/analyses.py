@@ -13,8 +13,8 @@ from harness.testing.runs import tiny_execution, tiny_spec
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def check_analysis(analysis: Any, workdir: Path, *, options: Any = None,
-                   fields: dict[str, Any] | None = None) -> dict[str, Any]:
+def check_analysis(analysis: Any, workdir: Path, *, name: str | None = None,
+                   options: Any = None, fields: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check `analysis` as the runner and the report use it, on a tiny run of the first-party
     components (`harness.testing.runs.TINY_SPEC`) in `workdir`, and return the results
     fields it filled:
@@ -26,9 +26,10 @@ def check_analysis(analysis: Any, workdir: Path, *, options: Any = None,
       returns PNG bytes by file name and `sections` a list of report sections (each with a
       `title`), the same as before saving.
 
-    `options` are the analysis's validated options (default: none); `fields` stand for the
-    results fields of the analyses it `needs` (e.g. the downstream analysis's for one that
-    reads downstream scores).
+    `name` is the name it registers under, which keeps its own fields in results.json
+    (`analyses: {name: ...}`; default: its `name` attribute, else its class name); `options`
+    are its validated options (default: none); `fields` stand for the results fields of the
+    analyses it `needs` (e.g. the downstream analysis's for one that reads downstream scores).
     """
     from harness.analyses.run import AnalysisRun, results_fields
     from harness.executors.local import LocalExecutor
@@ -36,9 +37,10 @@ def check_analysis(analysis: Any, workdir: Path, *, options: Any = None,
     from harness.report.elements import Section
     from harness.results import RunResults, load_results
 
-    name = name_of(analysis)
+    shown = name_of(analysis)
+    name = name or str(getattr(analysis, "name", "") or shown)
     if not isinstance(analysis, Analysis):
-        raise fail(f"{name} does not implement harness.protocols.Analysis",
+        raise fail(f"{shown} does not implement harness.protocols.Analysis",
                    "give it run(run) -> mapping of results fields, sections(results, figures) "
                    "-> list of Section and figures(results) -> dict of PNG bytes")
     spec = tiny_spec(workdir)
@@ -50,34 +52,34 @@ def check_analysis(analysis: Any, workdir: Path, *, options: Any = None,
                           fields=dict(fields or {}))
         run.out.mkdir(parents=True, exist_ok=True)
         try:
-            filled = results_fields(name, analysis.run(run), plugin=name)
+            filled = results_fields(name, analysis.run(run), plugin=shown)
         except Exception as exc:
-            raise fail(f"{name}.run failed on the tiny run: {type(exc).__name__}: {exc}",
+            raise fail(f"{shown}.run failed on the tiny run: {type(exc).__name__}: {exc}",
                        "return a mapping of results fields whose values are JSON data or "
                        "pydantic models") from exc
         found.append(json.dumps(RunResults(**(fields or {}), **filled).to_json(),
                                 sort_keys=True))
     if found[0] != found[1]:
-        raise fail(f"{name}.run gave different results on a second call",
+        raise fail(f"{shown}.run gave different results on a second call",
                    "seed every random choice from run.spec.seed")
     results = RunResults(spec=spec.model_dump(mode="json"), **(fields or {}), **filled)
     results.save(workdir)
     again = load_results(workdir)
-    shown = []
+    drawn = []
     for label, read in (("the run's results", results), ("results.json read back", again)):
         figures = analysis.figures(read)
         if not isinstance(figures, dict) or not all(
                 isinstance(k, str) and isinstance(v, bytes) and v.startswith(PNG)
                 for k, v in figures.items()):
-            raise fail(f"{name}.figures({label}) returned {type(figures).__name__} that is "
+            raise fail(f"{shown}.figures({label}) returned {type(figures).__name__} that is "
                        "not file name -> PNG bytes",
                        "return {'name.png': png_bytes} for each figure with something to show")
         sections = analysis.sections(read, figures)
         if not isinstance(sections, list) or not all(isinstance(s, Section) for s in sections):
-            raise fail(f"{name}.sections({label}) did not return a list of Section",
+            raise fail(f"{shown}.sections({label}) did not return a list of Section",
                        "return harness.report.elements.Section objects (none: [])")
-        shown.append([(s.title, s.text, [tuple(t) for t in s.tables]) for s in sections])
-    if shown[0] != shown[1]:
-        raise fail(f"{name}.sections differ once results.json is read back",
+        drawn.append([(s.title, s.text, [tuple(t) for t in s.tables]) for s in sections])
+    if drawn[0] != drawn[1]:
+        raise fail(f"{shown}.sections differ once results.json is read back",
                    "build sections from the results fields alone (they round-trip as JSON)")
     return filled

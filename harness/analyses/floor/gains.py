@@ -1,4 +1,4 @@
-"""Stage 9d: each diagnostic as the gain over its floor.
+"""Each diagnostic as the gain over its floor.
 
 A decoder trained on vectors that carry no information about the sentence (the control encoder
 `random-gaussian`: a fresh Gaussian vector per sentence) still regenerates something: frequent

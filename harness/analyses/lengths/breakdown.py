@@ -1,4 +1,4 @@
-"""Stage 9c: every diagnostic per bin of reference length.
+"""Every diagnostic per bin of reference length.
 
 What a decoder regenerates depends on how long the input is: short sentences are easier to
 reproduce exactly (Kerscher & Eger 2020 filter to fewer than 15 tokens for that reason). Each

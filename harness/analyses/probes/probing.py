@@ -1,4 +1,4 @@
-"""Stage 9: probe each trained decoder (the spec's `probes:` section): scored analogy sets,
+"""Probe each trained decoder (the spec's `probes:` section): scored analogy sets,
 interpolation paths and noise robustness (Kerscher & Eger 2020, sections 1 and 4, Table 2
 right; `harness.analyses.probes`).
 
