@@ -142,6 +142,7 @@ setup(
             "harness-tasks = harness_plugins.tasks",
             "harness-analyses = harness.analyses",
             "harness-multiview = harness_plugins.encoders.multiview",
+            "harness-defences = harness_plugins.defences",
             "harness-executors = harness_plugins.executors",
         ],
     },

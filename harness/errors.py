@@ -71,7 +71,9 @@ class UnknownComponentError(HarnessError):
         elif known:
             hint = "known: " + ", ".join(known)
         else:
-            hint = f"no {'analyses' if kind == 'analysis' else kind + 's'} are registered"
+            from harness.protocols import plural
+
+            hint = f"no {plural(kind)} are registered"
         selected = [v for v in ("HARNESS_PLUGINS", "HARNESS_DISABLE_PLUGINS") if v in os.environ]
         where = (f"; {' and '.join(selected)} {'is' if len(selected) == 1 else 'are'} set, "
                  "so its plugin may not be loaded" if selected else "")

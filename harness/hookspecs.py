@@ -63,6 +63,11 @@ def register_tasks(register: Register) -> None:
 
 
 @hookspec
+def register_defences(register: Register) -> None:
+    """Register defences: transforms of an encoder's vectors (`harness.protocols.Defence`)."""
+
+
+@hookspec
 def register_analyses(register: Register) -> None:
     """Register analyses over a run's results (`harness.protocols.Analysis`)."""
 
@@ -77,6 +82,7 @@ HOOK_FOR_KIND: dict[str, str] = {
     "decoder": "register_decoders",
     "metric": "register_metrics",
     "task": "register_tasks",
+    "defence": "register_defences",
     "analysis": "register_analyses",
     "executor": "register_executors",
 }

@@ -14,7 +14,7 @@ import types
 import typing
 from typing import Any
 
-from harness.protocols import KINDS, ComponentInfo
+from harness.protocols import KINDS, ComponentInfo, plural
 from harness.registry import Registry
 
 
@@ -28,11 +28,6 @@ def _entry(info: ComponentInfo) -> dict[str, Any]:
         entry["control"] = info.control
         entry["pretrained"] = info.pretrained
     return entry
-
-
-def plural(kind: str) -> str:
-    """A kind's key in the listing: "encoders", ..., "analyses", "executors"."""
-    return "analyses" if kind == "analysis" else f"{kind}s"
 
 
 def listing(registry: Registry) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from harness.analyses.correlation.results import (
 from harness.analyses.correlation.spec import CorrelationSection
 from harness.analyses.floor.results import FloorGain, FloorGains
 from harness.analyses.lengths.results import LengthBin, LengthBreakdown, PairLengths
+from harness.analyses.privacy.results import Privacy
 from harness.analyses.probes.results import PairProbes
 from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
 from harness.errors import DataError
@@ -307,6 +308,7 @@ class RunResults(Record):
     correlations: Correlations = Correlations()
     examples: list[Example] = []
     probes: list[PairProbes] | None = Field(None, exclude_if=is_none)  # harness.analyses.probes
+    privacy: Privacy | None = Field(None, exclude_if=is_none)  # harness.analyses.privacy
     # Analyses of other packages: analysis name -> the fields it filled (`harness.protocols
     # .Analysis`), as JSON.
     analyses: dict[str, dict[str, Any]] | None = Field(None, exclude_if=is_none)

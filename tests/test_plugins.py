@@ -129,6 +129,22 @@ def test_hook_register_executors(tmp_path: Path) -> None:
     assert (loaded.executor.name, loaded.executor.settings.label) == ("fake-inline", "nightly")
 
 
+def test_hook_register_defences() -> None:
+    from harness.protocols import Defence
+    from harness.testing import check_defence
+
+    registry = load_registry(entry_points=first_party())
+    assert registry.failures == []
+    assert registry.names("defence") == ["binarise", "gaussian", "laplace", "pca", "quantise",
+                                         "rotation"]
+    info = registry.get("defence", "laplace")
+    assert (info.kind, info.plugin, info.options.LEVEL) == ("defence", "harness-defences",
+                                                          "epsilon")
+    defence = registry.create("defence", "laplace", info.options(epsilon=0.5), BuildContext())
+    assert isinstance(defence, Defence) and check_defence(defence)
+    assert "epsilon 0.5" in defence.describe()
+
+
 def test_hook_register_analyses(tmp_path: Path) -> None:
     from harness.errors import SpecError
     from harness.protocols import Analysis
@@ -332,8 +348,8 @@ def test_list_command_json_schema() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     # the DESIGN keys, plus "tasks" (downstream tasks) as an extension
-    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "analyses", "executors",
-                         "failed_plugins"}
+    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "defences", "analyses",
+                         "executors", "failed_plugins"}
     assert {e["name"]: e["needs"] for e in data["analyses"]}["correlation"] == ["downstream"]
     assert {e["name"] for e in data["executors"]} == {"local", "ray"}
     for kind in ("encoders", "decoders", "metrics"):

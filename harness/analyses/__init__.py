@@ -8,7 +8,8 @@ runner calls (`analysis.py`, `harness.protocols.Analysis`).
 - `downstream`: each encoder's downstream scores, from a reference table or computed;
 - `correlation`: the diagnostics against the downstream scores across encoders (needs
   `downstream`);
-- `probes`: analogies, interpolation and noise robustness.
+- `probes`: analogies, interpolation and noise robustness;
+- `privacy`: leakage against utility under each defence of the spec (docs/privacy.md).
 
 They are registered like every other component, through the entry-point group "harness"
 (`register_analyses` below), so a package adds one with `pip install` and `harness list`
@@ -43,6 +44,9 @@ FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "probes": ("ProbesAnalysis", (),
                "analogies, interpolation and noise robustness decoded by each pair "
                "(`probes:`)"),
+    "privacy": ("PrivacyAnalysis", (),
+                "leakage against utility of every encoder's vectors under each defence of "
+                "`defences:` (an attacker trained on the defended vectors), canaries"),
 }
 """Analysis name -> (its class in `harness.analyses.<name>.analysis`, what it needs, what it
 does), in the order `analyses: all` runs them."""

@@ -5,6 +5,7 @@ address for all of them (`from harness.protocols import Encoder, Metric, Analysi
 - `metric`: metrics, their optional parts and what they may be handed;
 - `task`: downstream tasks, their data and results;
 - `analysis`: analyses over a run's results;
+- `defence`: transforms of an encoder's vectors that a store applies against inversion;
 - `executor`: executors, which carry out a run's jobs;
 - `registered`: the kinds, factories, availability and registered metadata.
 
@@ -36,6 +37,7 @@ from harness.protocols.components import (
     is_positional,
     wants_vector_statistics,
 )
+from harness.protocols.defence import Defence
 from harness.protocols.executor import Executor
 from harness.protocols.metric import (
     METRIC_NEEDS,
@@ -58,6 +60,7 @@ from harness.protocols.registered import (
     ComponentInfo,
     Factory,
     PluginFailure,
+    plural,
 )
 from harness.protocols.task import (
     CombinedColumns,
@@ -71,13 +74,13 @@ from harness.protocols.task import (
 
 __all__ = [
     "KINDS", "METRIC_NEEDS", "Analysis", "Availability", "BuildContext", "ChanceLevelMetric",
-    "CombinedColumns", "ComponentInfo", "ConditionalLanguageModel", "DecoderOptions",
+    "CombinedColumns", "ComponentInfo", "ConditionalLanguageModel", "DecoderOptions", "Defence",
     "DownstreamTask", "Encode",
     "Encoder", "EncoderAwareMetric", "Examples", "Executor", "Factory", "GeneratedTask",
     "InputEncoding", "Metric", "Options", "PluginFailure", "PositionalEncoder", "ResumableFit",
     "Settings", "SignedMetric", "StandardisedInputs", "SubwordVocabulary", "TaskData",
     "TaskResult", "TrainableEncoder", "TrainingOptions", "VersionedFit", "checked_needs",
     "declared_model", "fit_version", "fits_resumably", "has_chance_level", "higher_is_better",
-    "is_positional", "metric_signature", "proportion_counts", "required_fields",
+    "is_positional", "metric_signature", "plural", "proportion_counts", "required_fields",
     "unrelated_pairing", "wants_vector_statistics",
 ]

@@ -11,8 +11,14 @@ from typing import Any
 
 from harness.protocols.components import BuildContext, Options
 
-KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task", "analysis", "executor")
+KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task", "defence", "analysis",
+                          "executor")
 """Component kinds, in listing order. A new kind needs a hookspec and an entry here."""
+
+
+def plural(kind: str) -> str:
+    """A kind's plural, as `harness list` heads its table: "encoders", ..., "analyses"."""
+    return {"analysis": "analyses", "defence": "defences"}.get(kind, f"{kind}s")
 
 
 Factory = Callable[[Any, BuildContext], Any]

@@ -15,6 +15,7 @@ from harness.spec.schema import (
     Component,
     CorpusSection,
     CorrelationSection,
+    DefenceEntry,
     DiagnosticsSection,
     DownstreamSection,
     EncodeSection,
@@ -31,8 +32,9 @@ from harness.spec.schema import (
 )
 
 __all__ = [
-    "AnalysisEntry", "Component", "Entry", "CorpusSection", "CorrelationSection", "DiagnosticsSection",
-    "DownstreamSection", "EncodeSection", "ExecutorEntry", "GenerationSection", "Normalise",
+    "AnalysisEntry", "Component", "DefenceEntry", "Entry", "CorpusSection",
+    "CorrelationSection", "DiagnosticsSection", "DownstreamSection", "EncodeSection",
+    "ExecutorEntry", "GenerationSection", "Normalise",
     "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
     "apply_overrides", "load_spec", "preflight", "refuse",
 ]

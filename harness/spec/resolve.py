@@ -16,7 +16,7 @@ from harness.errors import HarnessError, SpecError
 from harness.protocols import Options
 from harness.registry import Registry
 from harness.spec.positions import Loc, Positions, raise_validation_error
-from harness.spec.schema import AnalysisEntry, Component, Entry, Spec, TableSpec
+from harness.spec.schema import AnalysisEntry, Component, DefenceEntry, Entry, Spec, TableSpec
 
 Model = TypeVar("Model", bound=BaseModel)
 EntryT = TypeVar("EntryT", bound=Entry)
@@ -43,6 +43,8 @@ def located_entries(spec: Spec) -> Iterator[tuple[str, Loc, Entry]]:
     if spec.analyses != "all":
         for index, analysis in enumerate(spec.analyses):
             yield "analysis", ("analyses", index), analysis
+    for index, defence in enumerate(spec.defences):
+        yield "defence", ("defences", index), defence
     yield "executor", ("executor",), spec.executor
 
 
@@ -128,8 +130,10 @@ def resolve_components(spec: Spec, registry: Registry, positions: Positions,
         spec = replace_at(spec, section, resolved)
     executor = _resolve(spec.executor, "executor", ("executor",), registry, positions,
                         spec_folder)
-    spec = spec.model_copy(update={"executor": executor,
-                                   "analyses": _analyses(spec, registry, positions, spec_folder)})
+    spec = spec.model_copy(update={
+        "executor": executor, "analyses": _analyses(spec, registry, positions, spec_folder),
+        "defences": [_defence(entry, ("defences", index), registry, positions, spec_folder)
+                     for index, entry in enumerate(spec.defences)]})
     _check_unique_names(spec, positions)
     _check_rank_by(spec, positions)
     return spec
@@ -165,6 +169,33 @@ def _analyses(spec: Spec, registry: Registry, positions: Positions,
     for name in resolved:
         place(name, ())
     return ordered
+
+
+def _defence(entry: DefenceEntry, loc: Loc, registry: Registry, positions: Positions,
+             spec_folder: Path) -> DefenceEntry:
+    """A defence entry resolved, with one entry per level: its options with the option its
+    options class names in `LEVEL` set to the level, each validated by that class."""
+    resolved = _resolve(entry, "defence", loc, registry, positions, spec_folder)
+    if entry.levels is None:
+        return resolved
+    option = getattr(resolved.info.options, "LEVEL", "")
+    if not option:
+        raise positions.error(f"defence {resolved.name!r} has one setting, no level to vary: "
+                              "remove `levels`", (*loc, "levels"))
+    if not entry.levels:
+        raise positions.error("give at least one level, e.g. `levels: [0.5, 1, 2]`",
+                              (*loc, "levels"))
+    levels = []
+    for index, level in enumerate(entry.levels):
+        at = (*loc, "levels", index)
+        try:
+            settings = resolved.info.options.model_validate({**entry.options, option: level})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise positions.error(f"level {level!r} of `{option}`: {first['msg']}", at) from None
+        levels.append(entry.resolved(resolved.info, _absolute_paths(settings, at, positions,
+                                                                     spec_folder)))
+    return resolved.with_levels(levels)
 
 
 def _resolve(component: EntryT, kind: str, loc: Loc, registry: Registry,

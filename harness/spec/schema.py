@@ -22,6 +22,7 @@ from typing_extensions import Self
 
 from harness.analyses.correlation.spec import CorrelationSection
 from harness.analyses.lengths.spec import BreakdownSection
+from harness.analyses.privacy.spec import PrivacySection
 from harness.analyses.probes.spec import ProbesSection
 from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options, Settings
@@ -235,6 +236,28 @@ class AnalysisEntry(Entry):
     (`correlation:`, `breakdown:`, `probes:`) and take no options here."""
 
 
+class DefenceEntry(Entry):
+    """An entry of the spec's `defences:`: a registered defence by name, with its options and
+    `levels`, the values of the option its options class names in `LEVEL` (`epsilon` for
+    `laplace`): the privacy analysis attacks the encoders' vectors under each level."""
+
+    CORE_KEYS: ClassVar[tuple[str, ...]] = ("name", "levels")
+
+    levels: list[Any] | None = None
+    _at_levels: list[Any] = PrivateAttr(default_factory=list)
+
+    def with_levels(self, entries: list[Self]) -> Self:
+        """This entry with its levels resolved, each an entry of its own settings."""
+        copy = self.model_copy()
+        copy._info, copy._settings, copy._at_levels = self._info, self._settings, entries
+        return copy
+
+    def at_levels(self) -> list[Self]:
+        """One resolved entry per level, in the spec's order (the entry itself without
+        `levels`)."""
+        return list(self._at_levels) or [self]
+
+
 class DownstreamSection(Strict):
     """Downstream scores per encoder: a published table (`reference`), tasks the harness
     evaluates itself (`tasks`, SentEval's data layout in `data_dir`), or both; encoders in the
@@ -297,6 +320,10 @@ class Spec(SpecDocument):
     # The analyses over the jobs' results, in order: `all` (every registered analysis that can
     # run here, ordered so that each comes after those it needs) or a list of names.
     analyses: list[AnalysisEntry] | Literal["all"] = "all"
+    # Transforms of the encoders' vectors against inversion, each at its levels (the privacy
+    # analysis trains an attacker on every encoder x defence x level).
+    defences: list[DefenceEntry] = []
+    privacy: PrivacySection = PrivacySection()  # the privacy analysis (analyses/privacy/)
     breakdown: BreakdownSection = BreakdownSection()
     curve: CurveSection = CurveSection()
     probes: ProbesSection = ProbesSection()  # analogies, interpolation, noise (spec/probes.py)

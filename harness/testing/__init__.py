@@ -18,15 +18,16 @@ additive statistics the core bootstraps, for decoders what training and search c
 what the downstream stage calls. They are explicit `raise`s, not `assert` statements, so they
 also run under `python -O`.
 
-One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `executors`, `analyses`,
-`registration` (the last two run a tiny real run, `runs`). Importing the kit imports numpy;
-torch only when `check_decoder` runs.
+One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `defences`, `executors`,
+`analyses`, `registration`; `check_executor` and `check_analysis` run a tiny real run (`runs`).
+Importing the kit imports numpy; torch only when `check_decoder` runs.
 """
 
 from __future__ import annotations
 
 from harness.testing.analyses import check_analysis
 from harness.testing.decoders import check_decoder
+from harness.testing.defences import check_defence
 from harness.testing.encoders import check_encoder
 from harness.testing.executors import check_executor
 from harness.testing.failures import DEFAULT_SENTENCES
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_SENTENCES",
     "check_analysis",
     "check_decoder",
+    "check_defence",
     "check_encoder",
     "check_executor",
     "check_metric",

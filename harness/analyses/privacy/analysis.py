@@ -1,0 +1,28 @@
+"""The privacy analysis: how much text an attacker reads back from every encoder's vectors,
+clean and under each defence of the spec's `defences:`, against what the vectors are still
+good for (the downstream tasks), with canaries and each defence's leakage at matched utility
+(docs/privacy.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.analyses.privacy.report import privacy_figures, privacy_sections
+from harness.analyses.privacy.study import privacy_study
+from harness.analyses.run import AnalysisRun
+from harness.report.elements import Section
+from harness.results import RunResults
+
+
+class PrivacyAnalysis:
+    """Fills `privacy` (`Privacy`), or nothing when the spec names no defence."""
+
+    def run(self, run: AnalysisRun) -> Mapping[str, Any]:
+        return {"privacy": privacy_study(run)}
+
+    def sections(self, results: RunResults, figures: Mapping[str, bytes]) -> list[Section]:
+        return privacy_sections(results, figures)
+
+    def figures(self, results: RunResults) -> dict[str, bytes]:
+        return privacy_figures(results)

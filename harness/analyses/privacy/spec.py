@@ -1,0 +1,28 @@
+"""The privacy analysis's spec section (`privacy:`); the defences themselves are the spec's
+`defences:` entries (`harness.spec.DefenceEntry`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from harness.protocols import Settings
+
+
+class PrivacySection(Settings):
+    """How the encoders' vectors are attacked under each defence of the spec's `defences:`."""
+
+    # The decoder family that attacks (default: the spec's first decoder), trained on the
+    # defended training vectors: the attacker adapts to the defence.
+    attacker: str | None = None
+    # The diagnostic on the figure's leakage axis and in the matched-utility table.
+    leakage: str = "token-f1"
+    # Also decode the defended test vectors with the decoder trained on clean ones (an
+    # attacker who does not know the defence).
+    non_adaptive: bool = False
+    # Canary sentences with made-up names, numbers, dates and e-mail addresses, encoded,
+    # defended and decoded by each attacker (0: none).
+    canaries: int = Field(default=100, ge=0)
+    canary_seed: int = Field(default=0, ge=0)
+    # A defence's leakage is compared at the strongest level keeping this share of the clean
+    # vectors' utility.
+    matched_utility: float = Field(default=0.95, gt=0, le=1)

@@ -1,0 +1,37 @@
+"""The defence contract: a transform of an encoder's vectors after encoding, which a store of
+embeddings would apply to keep its text from being read back (Kerscher & Eger's decoder is then
+the attack). Imports nothing from the rest of the harness; numpy appears in annotations only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@runtime_checkable
+class Defence(Protocol):
+    """What a `register_defences` factory returns, built with one setting of its options (one
+    level: its options class names the option the levels vary in `LEVEL`).
+
+    The core calls `fit` once, on the training split's vectors (a defence that needs nothing
+    from them ignores them), then `transform` on blocks of rows of any split, in row order,
+    handing it a `numpy.random.Generator` seeded per block from the run's seed, the split and
+    the block's first row: a randomised defence draws its noise only from it, so the defended
+    vectors are the same in every run and whatever the process. `output_dim(dim)` is the width
+    of what `transform` returns for `dim`-wide input. `describe()` says in a few words what this
+    level does (for the report: "Laplace noise, epsilon 1 per vector")."""
+
+    def fit(self, vectors: np.ndarray) -> None:
+        """Learn what the transform needs from the training vectors (n, dim), float32."""
+
+    def transform(self, vectors: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The defended vectors, (n, output_dim(dim)) finite float32, row i from row i."""
+
+    def output_dim(self, dim: int) -> int:
+        """The width of the defended vectors for `dim`-wide input."""
+
+    def describe(self) -> str:
+        """This level in words."""

@@ -1,0 +1,147 @@
+"""The privacy analysis end to end on a tiny run: defences applied as a stage, an adaptive
+attacker per encoder x defence x level, utility from the downstream tasks on the defended
+vectors, canaries, and the report's section; and the canary scoring by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from harness.analyses.privacy.canaries import ENTITY_TYPES, canaries, recovered, recovery_counts
+from harness.analyses.privacy.study import matched_leakage
+from harness.cache import Cache
+from harness.loader import load_registry
+from harness.runner import run_spec
+from harness.spec import load_spec
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+SPEC = """\
+name: privacy-tiny
+seed: 1
+device: cpu
+corpus:
+  train: {generate: quickstart, sentences: 4000}
+  test: {generate: quickstart, sentences: 100, seed: 2}
+vocab: {bpe_size: 500, dim: 64, epochs: 20}
+encoders: [avg, {name: random-gaussian, dim: 64}]
+decoders: [{name: mos-lstm, layers: 1, hidden: 128, epochs: 8, lr: 0.01, batch_size: 64, standardise: true}]
+generation: {beam: 1, max_len: 20}
+metrics: [id, token-f1, bleu]
+downstream: {tasks: [{name: syn-topic, train: 300, dev: 100, test: 150}]}
+correlation: {controls: include}
+defences:
+  - {name: rotation, key: 3}
+  - {name: gaussian, levels: [0.05, 1000]}
+privacy: {canaries: 15, non_adaptive: true}
+analyses: [downstream, privacy]
+report: {formats: [md]}
+"""
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("privacy")
+    path = root / "spec.yaml"
+    path.write_text(SPEC, encoding="utf-8")
+    spec = load_spec(path, registry=load_registry())
+    results = run_spec(spec, root / "run", cache=Cache(root / "cache")).to_json()
+    return root, results["privacy"]
+
+
+def points(privacy: dict, encoder: str) -> dict[str, dict]:
+    return {p["defence"] + ("" if p["level"] is None else f" {p['level']:g}"): p
+            for p in privacy["points"][encoder]}
+
+
+def test_every_encoder_defence_and_level_is_attacked(study: tuple[Path, dict]) -> None:
+    root, privacy = study
+    assert privacy["attacker"] == "mos-lstm" and privacy["leakage"] == "token-f1"
+    for encoder in ("avg", "random-gaussian"):
+        found = points(privacy, encoder)
+        assert list(found) == ["", "rotation", "gaussian 0.05", "gaussian 1000"]
+        assert found[""]["utility"] == 1.0 and found[""]["dim"] == 64
+        assert {"id", "token-f1", "bleu"} <= set(found["rotation"]["leakage"])
+        assert "non_adaptive" in found["gaussian 1000"]
+        assert found["gaussian 0.05"]["describes"].startswith("Gaussian noise, 0.05")
+    report = (root / "run" / "report.md").read_text(encoding="utf-8")
+    assert "## Privacy: leakage against utility" in report
+    assert "## Privacy: canaries" in report
+    assert (root / "run" / "figures" / "privacy-utility.png").is_file()
+
+
+def test_a_rotation_leaks_as_much_as_the_clean_vectors(study: tuple[Path, dict]) -> None:
+    """The attacker adapts: an invertible transform hides nothing (within the interval)."""
+    _, privacy = study
+    found = points(privacy, "avg")
+    clean, rotated = found[""]["leakage"]["token-f1"], found["rotation"]["leakage"]["token-f1"]
+    assert clean["ci95"][0] <= rotated["value"] <= clean["ci95"][1]
+    assert found["rotation"]["utility"] == pytest.approx(1.0, abs=0.1)
+
+
+def test_noise_large_enough_leaves_the_floor_and_chance(study: tuple[Path, dict]) -> None:
+    _, privacy = study
+    found = points(privacy, "avg")
+    floor = points(privacy, "random-gaussian")[""]["leakage"]["token-f1"]
+    drowned = found["gaussian 1000"]["leakage"]["token-f1"]
+    assert drowned["ci95"][0] <= floor["value"] <= drowned["ci95"][1]
+    assert found[""]["leakage"]["token-f1"]["value"] > floor["ci95"][1]  # avg leaks, clean
+    # syn-topic has 3 balanced classes: the drowned vectors' accuracy is chance's
+    accuracy = found["gaussian 1000"]["tasks"]["syn-topic"]
+    assert binomtest(round(accuracy * 150 / 100), 150, 1 / 3).pvalue > 0.01
+    assert found[""]["tasks"]["syn-topic"] > 80  # the clean vectors are good for the task
+    assert found["gaussian 1000"]["utility"] < 0.75 < found["gaussian 0.05"]["utility"]
+
+
+def test_canaries_are_recovered_by_no_attacker_of_a_vector_without_information(
+        study: tuple[Path, dict]) -> None:
+    _, privacy = study
+    floor = points(privacy, "random-gaussian")[""]["canaries"]
+    assert set(floor) == set(ENTITY_TYPES)
+    for kind in ("name", "email"):
+        assert floor[kind]["exact"] == 0.0 and floor[kind]["exact_ci95"][1] > 0
+
+
+def test_canary_recovery_by_hand() -> None:
+    found = canaries(12, seed=4)
+    assert len({c.sentence for c in found}) == 12
+    counts = recovery_counts(found, [c.sentence for c in found])  # the input itself
+    assert all(exact == n and partial == n for n, exact, partial in counts.values())
+    assert sum(n for n, _, _ in counts.values()) == sum(len(c.entities) for c in found)
+    nothing = recovery_counts(found, ["the painter thanks the student ."] * 12)
+    assert all(exact == 0 and partial == 0 for _, exact, partial in nothing.values())
+    assert recovered("3 may 1970", "born on 3 may 1970 .") == (True, True)
+    assert recovered("3 may 1970", "born in may 1970 .") == (False, True)
+    assert recovered("3 may 1970", "born on 3 june .") == (False, False)
+    # normalised like the corpus: digits as zero
+    zeroed = canaries(5, seed=4, normalise=lambda s: "".join("0" if c.isdigit() else c
+                                                             for c in s))
+    assert all(not any(ch.isdigit() and ch != "0" for ch in c.sentence) for c in zeroed)
+
+
+def test_matched_utility_takes_the_least_leaking_level_that_keeps_the_utility() -> None:
+    from harness.analyses.privacy.results import PrivacyPoint
+    from harness.records import MetricScore
+
+    def point(level: float, utility: float, leak: float) -> PrivacyPoint:
+        return PrivacyPoint(defence="gaussian", level=level, utility=utility,
+                            leakage={"token-f1": MetricScore(value=leak)})
+
+    rows = [PrivacyPoint(utility=1.0, leakage={"token-f1": MetricScore(value=50.0)}),
+            point(0.1, 0.99, 40.0), point(0.5, 0.96, 20.0), point(2.0, 0.6, 2.0)]
+    matched = matched_leakage(rows, "token-f1", 0.95)["gaussian"]
+    assert (matched.level, matched.utility, matched.leakage.value) == (0.5, 0.96, 20.0)
+    assert matched_leakage(rows[:1] + rows[3:], "token-f1", 0.95)["gaussian"].level is None
+
+
+def test_defended_vectors_are_reproducible_block_by_block(tmp_path: Path) -> None:
+    from harness.stages.defend import BLOCK, block_rng, text_rng
+
+    a = block_rng(1, "train", BLOCK).standard_normal(3)
+    assert np.array_equal(a, block_rng(1, "train", BLOCK).standard_normal(3))
+    assert not np.array_equal(a, block_rng(1, "test", BLOCK).standard_normal(3))
+    assert np.array_equal(text_rng(1, ["a b"]).random(2), text_rng(1, ["a b"]).random(2))
+    assert not np.array_equal(text_rng(1, ["a b"]).random(2), text_rng(1, ["a c"]).random(2))
