@@ -22,13 +22,14 @@ FILLS = {
                    "downstream_details", "downstream_missing"},
     "correlation": {"correlations"},
     "probes": {"probes"},
+    "privacy": {"privacy"},
 }
 
 
 def test_every_registered_analysis_conforms(tmp_path: Path) -> None:
     registry = load_registry()
     infos = registry.in_order("analysis")
-    assert [info.name for info in infos][:6] == list(FILLS)
+    assert [info.name for info in infos][:7] == list(FILLS)
     fields: dict[str, object] = {}
     for info in infos:
         analysis = registry.create("analysis", info.name, info.options(), BuildContext())
@@ -48,6 +49,7 @@ def test_every_registered_analysis_conforms(tmp_path: Path) -> None:
     assert fields["downstream"] == {}
     assert "too few encoders" in " ".join(fields["correlations"].notes)  # type: ignore[union-attr]
     assert fields.get("probes") is None  # the spec asks for no probe
+    assert fields.get("privacy") is None  # nor any defence
 
 
 def test_a_plugins_own_fields_are_kept_as_json_under_its_name() -> None:

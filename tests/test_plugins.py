@@ -157,7 +157,7 @@ def test_hook_register_analyses(tmp_path: Path) -> None:
         "analysis", "fake-analysis", "ok", ("downstream",))
     analysis = registry.create("analysis", "fake-count", info.options(label="n"), BuildContext())
     assert isinstance(analysis, Analysis) and analysis.label == "n"
-    first = ["rankings", "floor", "lengths", "downstream", "correlation", "probes"]
+    first = ["rankings", "floor", "lengths", "downstream", "correlation", "probes", "privacy"]
     assert set(registry.names("analysis")) == {*first, "fake-count"}
     head = ("name: t\ncorpus: {train: {generate: quickstart, sentences: 50}, "
             "test: {generate: quickstart, sentences: 10}}\nencoders: [avg]\n")

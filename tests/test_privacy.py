@@ -145,3 +145,33 @@ def test_defended_vectors_are_reproducible_block_by_block(tmp_path: Path) -> Non
     assert not np.array_equal(a, block_rng(1, "test", BLOCK).standard_normal(3))
     assert np.array_equal(text_rng(1, ["a b"]).random(2), text_rng(1, ["a b"]).random(2))
     assert not np.array_equal(text_rng(1, ["a b"]).random(2), text_rng(1, ["a c"]).random(2))
+
+
+def test_validate_counts_an_attacker_per_encoder_and_level(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC, encoding="utf-8")
+    spec = load_spec(path, registry=load_registry())
+    # two encoders x one decoder, and 2 studied encoders x 3 levels (rotation, gaussian x 2)
+    assert spec.decoders_to_train() == 2 + 6
+    assert [len(d.at_levels()) for d in spec.defences] == [1, 2]
+    path.write_text(SPEC.replace("analyses: [downstream, privacy]", "analyses: [downstream]"),
+                    encoding="utf-8")
+    assert load_spec(path, registry=load_registry()).decoders_to_train() == 2
+
+
+def test_utility_intervals_come_from_the_tasks_exact_intervals() -> None:
+    from harness.analyses.privacy.attack import relative_interval, task_interval
+    from harness.protocols import TaskResult
+
+    def result(metric: str, score: float) -> TaskResult:
+        return TaskResult(task="t", metric=metric, score=score, scores={}, n_train=0, n_dev=0,
+                          n_test=50, config="c", seed=1)
+
+    exact = binomtest(45, 50).proportion_ci(method="exact")
+    assert task_interval(result("acc", 90.0)) == pytest.approx((100 * exact.low,
+                                                               100 * exact.high))
+    assert task_interval(result("pearson", 0.8)) is None
+    assert relative_interval({"a": (80.0, 95.0), "b": (40.0, 60.0)}, {"a": 90.0, "b": 50.0},
+                             {"a": 100.0, "b": 50.0}) == pytest.approx((0.8, 1.075))
+    assert relative_interval({"a": (80.0, 95.0)}, {"a": 90.0, "b": 0.5},
+                             {"a": 100.0, "b": 0.6}) is None

@@ -141,3 +141,19 @@ def test_scored_with_a_bootstrap_interval_over_sentences(tmp_path: Path):
         assert (score.interval, score.support) == ("bootstrap", 20)
         assert score.ci95[0] <= score.value <= score.ci95[1]
         assert np.load(path).shape == (20, 3)
+
+
+def test_content_word_f1_by_hand() -> None:
+    from harness_plugins.metrics.tokens import content_tokens
+
+    assert content_tokens("the cat sat on the mat .") == ["cat", "sat", "mat"]
+    # content: cat sat mat against cat sat rug: overlap 2 of 3 each way
+    assert token_prf("the cat sat on the mat .", "a cat sat on a rug .", content=True) == (
+        pytest.approx(2 / 3), pytest.approx(2 / 3), pytest.approx(2 / 3))
+    # all tokens: overlap cat sat on . = 4 of 7 each way
+    assert token_prf("the cat sat on the mat .", "a cat sat on a rug .")[2] == pytest.approx(4 / 7)
+    # only function words on both sides: both empty, F1 1 (SQuAD's rule)
+    assert token_prf("it is .", "is it", content=True) == (1.0, 1.0, 1.0)
+    metric = TokenF1Metric(content=True)
+    check_metric(metric)
+    assert "words:content" in metric.signature()

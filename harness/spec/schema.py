@@ -391,9 +391,14 @@ class Spec(SpecDocument):
 
     def decoders_to_train(self) -> int:
         """How many decoders a run trains: per encoder and decoder, one per seed, and one more
-        per `curve.train_sizes` entry."""
+        per `curve.train_sizes` entry; and an attacker per studied encoder and defence level
+        (the privacy analysis, when the spec names defences)."""
         extra = len(self.curve.train_sizes)
-        return sum(decoder.seeds + extra for _, decoder in self.pairs())
+        privacy = self.decoders and (self.analyses == "all" or any(
+            a.name == "privacy" for a in self.analyses))
+        attackers = (len(self.studied([e.name for e in self.components("encoder")]))
+                     * sum(len(d.at_levels()) for d in self.defences)) if privacy else 0
+        return sum(decoder.seeds + extra for _, decoder in self.pairs()) + attackers
 
     def pairs(self) -> list[tuple[Component, Component]]:
         """The encoder x decoder jobs, in run order: each decoder for the encoders it is

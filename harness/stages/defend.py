@@ -12,6 +12,7 @@ encode their text through the encoder and then the defence (`DefendedEncoder`).
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -72,7 +73,8 @@ class DefendedEncoder:
         return self.defence.output_dim(self.inner.dim)
 
     def fingerprint(self) -> str:
-        return f"{self.inner.fingerprint()}+{self.entry.name}"
+        """The encoder's fingerprint and the defence's name and options (its level)."""
+        return f"{self.inner.fingerprint()}+{json.dumps(self.entry.identity(), sort_keys=True)}"
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         vectors = self.inner.encode(list(sentences), batch_size=batch_size)

@@ -129,6 +129,13 @@ def _build_token_f1(options: TextOptions, context: BuildContext) -> TokenF1Metri
     return TokenF1Metric(text=options.text)
 
 
+def _build_content_f1(options: TextOptions, context: BuildContext) -> TokenF1Metric:
+    """A new token F1 metric over content words."""
+    from .tokens import TokenF1Metric
+
+    return TokenF1Metric(text=options.text, content=True)
+
+
 def _raw(build: Callable[[Any, BuildContext], Any], options: type[TextOptions] = ExactMatchOptions
          ) -> Callable[[Options, BuildContext], Any]:
     """Return a builder of the raw-text view (`id:raw`, ...), which has no options of its own."""
@@ -263,6 +270,9 @@ def register_metrics(register: Register) -> None:
                          "(SQuAD-style multiset overlap of whitespace tokens)")
     register("token-f1:raw", _raw(_build_token_f1, TextOptions), options=Options,
              description="token F1 against the raw (unnormalised) input")
+    register("token-f1:content", _build_content_f1, options=TextOptions,
+             description="token F1 over content words: function words and punctuation left "
+                         "out (what an inversion reveals)")
     register("cosine", _build_cosine, needs=("encoder",),
              description="100 x mean cosine between each output, re-encoded by the encoder under "
                          "test, and the input vector it was generated from")

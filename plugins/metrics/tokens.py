@@ -31,14 +31,39 @@ import numpy as np
 
 from .overlap import ReferenceText, whitespace_tokens
 
+FUNCTION_WORDS: frozenset[str] = frozenset("""
+a an the this that these those some any no every each all both either neither
+i you he she it we they me him her us them my your his its our their mine yours hers ours
+theirs myself yourself himself herself itself ourselves themselves who whom whose which what
+of in on at by for with from to into onto upon about over under between among through during
+before after above below up down out off than as like via per
+and or but nor so yet if because while although though whether
+is am are was were be been being have has had having do does did done
+will would shall should can could may might must not n't 's
+there here then too very also just only even
+. , ; : ! ? - -- ' " ( ) [ ] ...
+""".split())
+"""The closed-class words `token-f1:content` leaves out, written for the harness: determiners,
+pronouns, prepositions, conjunctions, auxiliaries, a few adverbs, and punctuation tokens (the
+normalised text is lower-cased; a raw capital counts as content)."""
+
 COLUMNS = ("precision", "recall", "f1")
 """The per-pair statistics, in column order; the corpus score is the mean of the last."""
 
 
-def token_prf(reference: str, hypothesis: str) -> tuple[float, float, float]:
+def content_tokens(text: str) -> list[str]:
+    """The whitespace tokens of `text` that are not in `FUNCTION_WORDS`."""
+    return [token for token in whitespace_tokens(text) if token not in FUNCTION_WORDS]
+
+
+def token_prf(reference: str, hypothesis: str, *, content: bool = False
+              ) -> tuple[float, float, float]:
     """Return (precision, recall, F1) of the hypothesis' whitespace-token multiset against the
-    reference's (module docstring: 1, 1, 1 when both are empty)."""
-    ref, hyp = whitespace_tokens(reference), whitespace_tokens(hypothesis)
+    reference's (module docstring: 1, 1, 1 when both are empty); with `content`, of their
+    content words only (`content_tokens`: what an inversion reveals beyond the function words
+    every sentence has)."""
+    tokens = content_tokens if content else whitespace_tokens
+    ref, hyp = tokens(reference), tokens(hypothesis)
     if not ref or not hyp:
         same = float(not ref and not hyp)
         return same, same, same
@@ -50,11 +75,16 @@ def token_prf(reference: str, hypothesis: str) -> tuple[float, float, float]:
 
 
 class TokenF1Metric(ReferenceText):
-    """Token F1: 100 x the mean over sentences of the bag-of-tokens F1 (module docstring).
+    """Token F1: 100 x the mean over sentences of the bag-of-tokens F1 (module docstring); with
+    `content`, of the content words only (`token-f1:content`).
 
     Statistics per pair: [precision, recall, F1], each in [0, 1]; the means of the first two
     are the corpus' token precision and recall. The interval is the percentile bootstrap over
     sentences, as for every mean."""
+
+    def __init__(self, text: str = "normalised", content: bool = False) -> None:
+        super().__init__(text)
+        self.content = content
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str],
                             reference_raw: Sequence[str] | None = None) -> np.ndarray:
@@ -65,7 +95,7 @@ class TokenF1Metric(ReferenceText):
         references = self._references(references, reference_raw)
         rows = np.zeros((len(references), len(COLUMNS)), dtype=np.float64)
         for i, (reference, hypothesis) in enumerate(zip(references, hypotheses)):
-            rows[i] = token_prf(reference, hypothesis)
+            rows[i] = token_prf(reference, hypothesis, content=self.content)
         return rows
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
@@ -76,4 +106,6 @@ class TokenF1Metric(ReferenceText):
 
     def signature(self) -> str:
         """The configuration scored with, recorded beside the score."""
-        return f"tokens:whitespace|bag:multiset|text:{self.text}|empty-pair:1|mean:sentence"
+        words = "|words:content" if self.content else ""
+        return (f"tokens:whitespace|bag:multiset|text:{self.text}{words}|empty-pair:1|"
+                "mean:sentence")

@@ -51,6 +51,8 @@ def attack(ctx: RunContext, attacker: Component, encoded: Encoded, corpus: Corpu
                 if canaries else None)
     point = PrivacyPoint(defence=defence, level=level, describes=describes, dim=encoded.dim,
                          leakage=leakage, tasks={r.task: r.score for r in tasks},
+                         tasks_ci95={r.task: found for r in tasks
+                                     if (found := task_interval(r)) is not None},
                          canaries=recovery)
     return Attacked(point=point, trained=trained, tasks=tasks)
 
@@ -104,3 +106,23 @@ def relative_utility(tasks: dict[str, float], clean: dict[str, float]) -> float 
     if not shared:
         return None
     return sum(tasks[task] / clean[task] for task in shared) / len(shared)
+
+
+def task_interval(result: TaskResult) -> tuple[float, float] | None:
+    """An accuracy's exact 95% interval over the task's test examples (Clopper & Pearson), in
+    percent, as the task reports accuracy; None for another metric (a correlation)."""
+    if result.metric != "acc" or not result.n_test:
+        return None
+    found = proportion_interval(round(result.score / 100 * result.n_test), result.n_test)
+    return 100 * found.low, 100 * found.high
+
+
+def relative_interval(intervals: dict[str, tuple[float, float]], tasks: dict[str, float],
+                      clean: dict[str, float]) -> tuple[float, float] | None:
+    """The utility's interval: the mean over tasks of each task's interval relative to the
+    clean score, the clean scores held fixed; None unless every task has an interval."""
+    shared = [task for task in tasks if clean.get(task)]
+    if not shared or any(task not in intervals for task in shared):
+        return None
+    return (sum(intervals[t][0] / clean[t] for t in shared) / len(shared),
+            sum(intervals[t][1] / clean[t] for t in shared) / len(shared))

@@ -16,11 +16,14 @@ FIGURE = "privacy-utility.png"
 CLEAN, FLOOR = "clean", "floor"
 
 
+def _level(level: Any) -> str:
+    return f"{level:g}" if isinstance(level, (int, float)) else str(level)
+
+
 def _label(point: PrivacyPoint) -> str:
     if not point.defence:
         return CLEAN
-    return point.defence + ("" if point.level is None else f" {point.level:g}"
-                            if isinstance(point.level, (int, float)) else f" {point.level}")
+    return point.defence + ("" if point.level is None else f" {_level(point.level)}")
 
 
 def privacy_figures(results: RunResults) -> dict[str, bytes]:
@@ -84,7 +87,7 @@ def _matched_table(privacy: Privacy) -> Table:
         for defence, matched in by_defence.items():
             score = matched.leakage
             level = ("one setting" if matched.utility is not None else "–") \
-                if matched.level is None else fmt(matched.level, 2)
+                if matched.level is None else _level(matched.level)
             rows.append([encoder, defence, level, fmt(matched.utility, 3),
                          f"{fmt(score.value)} {fmt_interval(score.ci95)}".strip() if score
                          else "–", fmt(clean.value)])
@@ -99,7 +102,7 @@ def _points_table(privacy: Privacy) -> Table:
     for encoder, points in privacy.points.items():
         for point in points:
             rows.append([encoder, _label(point), point.describes or "none", fmt(point.dim),
-                         fmt(point.utility, 3),
+                         f"{fmt(point.utility, 3)} {fmt_interval(point.utility_ci95, 3)}".strip(),
                          *[fmt(point.leakage[m].value) for m in metrics]])
     return Table("Every encoder, defence and level", ["encoder", "vectors", "defence",
                                                       "dim", "utility", *metrics], rows)

@@ -25,8 +25,11 @@ class EntityRecovery(Record):
 class PrivacyPoint(Record):
     """One encoder's vectors, clean (`defence` "") or under a defence at one `level`: the
     attacker's diagnostics on the test set (`leakage`), the downstream scores on these vectors
-    (`tasks`) and their mean (`utility`), canary recovery by entity type, and with
-    `non_adaptive` the clean attacker's diagnostics on the defended test vectors."""
+    (`tasks`, with the exact interval of each accuracy over its test examples in `tasks_ci95`)
+    and the utility relative to the clean vectors' (`utility`; `utility_ci95` from the tasks'
+    intervals, the clean scores held fixed, when every task has one), canary recovery by entity
+    type, and with `non_adaptive` the clean attacker's diagnostics on the defended test
+    vectors."""
 
     defence: str = ""
     level: Any = None
@@ -34,7 +37,9 @@ class PrivacyPoint(Record):
     dim: int | None = None
     leakage: dict[str, MetricScore] = {}
     utility: float | None = None
+    utility_ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
     tasks: dict[str, float] = {}
+    tasks_ci95: dict[str, tuple[float, float]] = {}
     canaries: dict[str, EntityRecovery] | None = Field(None, exclude_if=is_none)
     non_adaptive: dict[str, MetricScore] | None = Field(None, exclude_if=is_none)
 

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from harness.analyses.floor.gains import floor_encoder
-from harness.analyses.privacy.attack import attack, leaked, relative_utility
+from harness.analyses.privacy.attack import attack, leaked, relative_interval, relative_utility
 from harness.analyses.privacy.canaries import canaries
 from harness.analyses.privacy.results import MatchedLeakage, Privacy, PrivacyPoint
 from harness.analyses.probes.pairs import normaliser
@@ -75,7 +75,9 @@ def _encoder_points(run: AnalysisRun, encoder: Component, attacker: Component,
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
     clean = attack(ctx, attacker, encoded, corpus, vocab, canaries=canary_set)
     clean_tasks = clean.point.tasks
-    rows = [clean.point.model_copy(update={"utility": 1.0 if clean_tasks else None})]
+    rows = [clean.point.model_copy(update={
+        "utility": 1.0 if clean_tasks else None,
+        "utility_ci95": relative_interval(clean.point.tasks_ci95, clean_tasks, clean_tasks)})]
     for entry in run.spec.defences:
         for at in entry.at_levels():
             option = getattr(at.info.options, "LEVEL", "")
@@ -83,7 +85,10 @@ def _encoder_points(run: AnalysisRun, encoder: Component, attacker: Component,
             got = attack(ctx, attacker, defended, corpus, vocab, defence=entry.name,
                          level=getattr(at.settings, option) if option else None,
                          describes=ctx.build(at).describe(), canaries=canary_set)
-            update: dict[str, Any] = {"utility": relative_utility(got.point.tasks, clean_tasks)}
+            found = got.point
+            update: dict[str, Any] = {
+                "utility": relative_utility(found.tasks, clean_tasks),
+                "utility_ci95": relative_interval(found.tasks_ci95, found.tasks, clean_tasks)}
             if run.spec.privacy.non_adaptive and defended.dim == encoded.dim:
                 update["non_adaptive"] = leaked(ctx, attacker, clean.trained, defended, corpus,
                                                 vocab)
