@@ -13,7 +13,15 @@ from harness.errors import (
     close_names,
     plugin_call,
 )
-from harness.protocols import KINDS, BuildContext, ComponentInfo, Options, PluginFailure, checked_needs
+from harness.protocols import (
+    KINDS,
+    METRIC_NEEDS,
+    BuildContext,
+    ComponentInfo,
+    Options,
+    PluginFailure,
+    checked_needs,
+)
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(:[a-z0-9-]+)?$")
 """Component names: lower case, hyphenated; a view of a component may add a `:suffix`."""
@@ -107,25 +115,13 @@ def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
     for flag, value in (("control", control), ("pretrained", pretrained)):
         if value and kind != "encoder":
             raise RegistrationError(f"{kind} {name!r}: only encoders are declared `{flag}`")
-    needs = _checked_needs(kind, name, needs)
+    try:  # an analysis's needs name analyses, checked when a spec resolves them
+        needs = checked_needs(needs, METRIC_NEEDS if kind == "metric" else None)
+    except ValueError as exc:
+        raise RegistrationError(f"{kind} {name!r}: {exc}") from None
     return ComponentInfo(kind=kind, name=name, factory=factory, description=description,
                          options=options, availability=availability, trainable=bool(trainable),
                          needs=needs, control=bool(control), pretrained=bool(pretrained),
                          plugin=plugin,
                          distribution=distribution, version=version)
 
-
-def _checked_needs(kind: str, name: str, needs: Any) -> tuple[str, ...]:
-    """A registration's `needs`: for a metric, what the core hands it beyond the samples
-    (`harness.protocols.checked_needs`); for an analysis, the analyses whose results it reads
-    (names checked when a spec resolves them)."""
-    if kind != "analysis":
-        try:
-            return checked_needs(needs)
-        except ValueError as exc:
-            raise RegistrationError(f"{kind} {name!r}: {exc}") from None
-    if isinstance(needs, str) or not isinstance(needs, (tuple, list)) or not all(
-            isinstance(need, str) for need in needs):
-        raise RegistrationError(f"{kind} {name!r}: `needs` must be a tuple of analysis names, "
-                                f"got {needs!r}")
-    return tuple(needs)

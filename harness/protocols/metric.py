@@ -153,14 +153,18 @@ def has_chance_level(metric: object) -> bool:
     return isinstance(metric, ChanceLevelMetric)
 
 
-def checked_needs(needs: Any) -> tuple[str, ...]:
-    """A registration's `needs` as a tuple, after checking that the core can supply each
-    (`METRIC_NEEDS`); raises ValueError otherwise."""
+def checked_needs(needs: Any, supplied: tuple[str, ...] | None = METRIC_NEEDS
+                  ) -> tuple[str, ...]:
+    """A registration's `needs` as a tuple of names, after checking that each is among
+    `supplied` (what the core can hand a metric, `METRIC_NEEDS`; None: names checked later, as
+    an analysis's, when a spec resolves them); raises ValueError otherwise."""
     if isinstance(needs, str) or not isinstance(needs, (tuple, list)) or not all(
             isinstance(need, str) for need in needs):
         raise ValueError(f"`needs` must be a tuple of names, got {needs!r}")
-    unknown = [need for need in needs if need not in METRIC_NEEDS]
+    if supplied is None:
+        return tuple(needs)
+    unknown = [need for need in needs if need not in supplied]
     if unknown:
         raise ValueError(f"`needs` names {', '.join(map(repr, unknown))}, which the core "
-                         f"cannot supply; it supplies {', '.join(METRIC_NEEDS)}")
+                         f"cannot supply; it supplies {', '.join(supplied)}")
     return tuple(needs)

@@ -81,9 +81,10 @@ class DefendedEncoder:
         return defended_block(self.defence, vectors, text_rng(self.seed, sentences), self.entry)
 
 
-def defend_encoded(ctx: RunContext, encoded: Encoded, entry: Entry) -> Encoded:
+def defend_encoded(ctx: RunContext, encoded: Encoded, entry: Entry) -> tuple[Encoded, str]:
     """`encoded` under the defence `entry` (a resolved defence at one level): the defended
-    vectors of each split from the cache, computed where it lacks them."""
+    vectors of each split from the cache, computed where it lacks them, and what the defence
+    at this level does (`describe()`)."""
     started = time.perf_counter()
     defence = ctx.build(entry, f"for encoder {encoded.encoder!r}")
     if not isinstance(defence, Defence):
@@ -119,4 +120,4 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: Entry) -> Encoded:
     model = (DefendedEncoder(encoded.model, defence, entry, ctx.spec.seed)
              if encoded.model is not None else None)
     return replace(encoded, keys=keys, dim=width, directories=directories, identity=identity,
-                   model=model)
+                   model=model), defence.describe()

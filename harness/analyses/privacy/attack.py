@@ -32,11 +32,10 @@ HYPOTHESES_FILE = "hypotheses.json"
 
 @dataclass(frozen=True)
 class Attacked:
-    """One attack: the point recorded, the trained attacker and each task's result."""
+    """One attack: the point recorded and the trained attacker."""
 
     point: PrivacyPoint
     trained: TrainedDecoder
-    tasks: list[TaskResult]
 
 
 def attack(ctx: RunContext, attacker: Component, encoded: Encoded, corpus: Corpus, vocab: Vocab,
@@ -54,7 +53,7 @@ def attack(ctx: RunContext, attacker: Component, encoded: Encoded, corpus: Corpu
                          tasks_ci95={r.task: found for r in tasks
                                      if (found := task_interval(r)) is not None},
                          canaries=recovery)
-    return Attacked(point=point, trained=trained, tasks=tasks)
+    return Attacked(point=point, trained=trained)
 
 
 def leaked(ctx: RunContext, attacker: Component, trained: TrainedDecoder, encoded: Encoded,

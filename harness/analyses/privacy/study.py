@@ -81,10 +81,10 @@ def _encoder_points(run: AnalysisRun, encoder: Component, attacker: Component,
     for entry in run.spec.defences:
         for at in entry.at_levels():
             option = getattr(at.info.options, "LEVEL", "")
-            defended = defend_encoded(ctx, encoded, at)
+            defended, describes = defend_encoded(ctx, encoded, at)
             got = attack(ctx, attacker, defended, corpus, vocab, defence=entry.name,
                          level=getattr(at.settings, option) if option else None,
-                         describes=ctx.build(at).describe(), canaries=canary_set)
+                         describes=describes, canaries=canary_set)
             found = got.point
             update: dict[str, Any] = {
                 "utility": relative_utility(found.tasks, clean_tasks),
