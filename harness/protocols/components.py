@@ -82,6 +82,9 @@ class TrainingOptions(Settings):
                                                           "steps within an epoch (0 = off)")
     log_every: int = Field(100, ge=0, description="log the training loss every N steps "
                                                   "(0 = per epoch only)")
+    workers: int = Field(1, ge=1, description="processes that train the decoder together "
+                                              "(torch.distributed, one GPU each on CUDA), each "
+                                              "on its share of every batch")
 
 
 class DecoderOptions(TrainingOptions, Options):

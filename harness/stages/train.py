@@ -18,7 +18,7 @@ from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
 from harness.stages.vocab import Vocab
-from harness.training.options import BOOKKEEPING_FIELDS
+from harness.training.options import keyed_options
 
 VERSION = 3
 
@@ -69,9 +69,9 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
                                             "subclass harness.protocols.DecoderOptions")
     decoder = component.identity()
     # How often training checkpoints and logs does not change the weights (the trainer resumes
-    # across a change of either), so a kill and a rerun with other values keeps the progress.
-    decoder["options"] = {k: v for k, v in decoder["options"].items()
-                          if k not in BOOKKEEPING_FIELDS}
+    # across a change of either), so a kill and a rerun with other values keeps the progress;
+    # `workers: 1` is left out too, so decoders cached before that option existed stay valid.
+    decoder["options"] = keyed_options(decoder["options"])
     parts = {"version": VERSION, "decoder": decoder,
              "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": seed,
              **({"sentences": sentences} if sentences is not None else {})}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from harness.lazy import lazy_exports
 
 __getattr__, __all__ = lazy_exports(__name__, {
-    "train_decoder": "trainer", "TrainingSummary": "trainer", "DivergedError": "trainer",
+    "train_decoder": "trainer", "TrainingSummary": "run_state", "DivergedError": "run_state",
     "save_decoder": "checkpoint", "load_decoder_state": "checkpoint",
     "TrainingOptions": "options",
 })

@@ -52,7 +52,7 @@ def write_checkpoint(directory: Path, steps: int, tensors: dict[str, torch.Tenso
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    name = f"step-{steps:010d}"
+    name = checkpoint_json(directory, steps).stem
     data = save_tensors(_host_copies(tensors))
     _write_bytes_atomic(directory / f"{name}.safetensors", data)
     record = {**meta, "format": FORMAT, "steps": steps, "file": f"{name}.safetensors",
@@ -71,6 +71,11 @@ def write_checkpoint(directory: Path, steps: int, tensors: dict[str, torch.Tenso
                                          and leftover.name not in committed):
             leftover.unlink(missing_ok=True)
     return path
+
+
+def checkpoint_json(directory: Path, steps: int) -> Path:
+    """Return the JSON path of the checkpoint for optimiser step `steps` in `directory`."""
+    return Path(directory) / f"step-{steps:010d}.json"
 
 
 def read_checkpoints(directory: Path) -> Iterator[Checkpoint]:

@@ -39,3 +39,14 @@ class TrainingLog:
         if not self.path.exists():
             return []
         return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
+
+
+class DiscardedLog(TrainingLog):
+    """The log of a training process that writes none (ranks other than 0 of a data-parallel
+    run, `harness.training.distributed`): records are dropped, the file is left alone."""
+
+    def rewind(self, steps: int) -> None:
+        """Leave the file to the process that writes it."""
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Drop the record."""

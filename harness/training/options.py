@@ -7,9 +7,12 @@ The options themselves are `harness.protocols.TrainingOptions`, the fields every
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.protocols import TrainingOptions
 
-__all__ = ["BOOKKEEPING_FIELDS", "EXTENSIBLE_FIELDS", "RESULT_FIELDS", "TrainingOptions"]
+__all__ = ["ADDED_FIELDS", "BOOKKEEPING_FIELDS", "EXTENSIBLE_FIELDS", "RESULT_FIELDS",
+           "TrainingOptions", "keyed_options", "weight_settings"]
 
 BOOKKEEPING_FIELDS: frozenset[str] = frozenset({"checkpoint_every", "log_every"})
 """How often training checkpoints and logs: never changes the weights, and the trainer resumes
@@ -24,3 +27,25 @@ RESULT_FIELDS: tuple[str, ...] = tuple(
     if name not in BOOKKEEPING_FIELDS | EXTENSIBLE_FIELDS)
 """Fields that change the trained weights for a given number of epochs: a checkpoint written
 with other values cannot be resumed."""
+
+_ABSENT = object()
+
+ADDED_FIELDS: dict[str, Any] = {"workers": 1}
+"""Result-changing fields added after trained decoders and checkpoints were cached, with the
+value all of those were trained with. At that value a field is left out of the train stage's
+cache key and of a checkpoint's settings, so what was cached before it existed stays valid;
+any other value is part of both (`workers: 2` rounds floats otherwise than one process)."""
+
+
+def weight_settings(options: TrainingOptions) -> dict[str, Any]:
+    """Return the `RESULT_FIELDS` values of `options` (without `ADDED_FIELDS` at their first
+    value): what a checkpoint records and must match to be resumed."""
+    return {name: getattr(options, name) for name in RESULT_FIELDS
+            if ADDED_FIELDS.get(name, _ABSENT) != getattr(options, name)}
+
+
+def keyed_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Return a decoder's options (as JSON) as the train stage's cache key holds them: without
+    `BOOKKEEPING_FIELDS`, nor `ADDED_FIELDS` at their first value."""
+    return {name: value for name, value in options.items()
+            if name not in BOOKKEEPING_FIELDS and ADDED_FIELDS.get(name, _ABSENT) != value}

@@ -15,6 +15,11 @@ stays on the device: a fused optimiser skips the update when the step's loss or 
 not finite (the `found_inf` mechanism of AMP's GradScaler), the first such step is noted on the
 device, and the host reads it every `SYNC_EVERY` steps and before every checkpoint. Other
 accelerators (MPS) are checked on the host every step, as CPUs are.
+
+With the option `workers` > 1 this loop runs in that many processes, one decoder data-parallel
+(`harness.training.distributed`): each trains on its share of every global batch, the losses
+are summed over the processes and DDP averages the gradients, so every check and every step
+above acts on what one process would compute, up to float rounding.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +38,9 @@ from tqdm.auto import tqdm
 
 from harness import devices
 from harness.devices import resolve_device
-from harness.errors import DataError, HarnessError
+from harness.errors import DataError
 from harness.protocols import TrainingOptions, wants_vector_statistics
-from harness.training import state
+from harness.training import distributed, state
 from harness.training.batches import (
     IGNORE,
     Batch,
@@ -48,67 +53,29 @@ from harness.training.batches import (
 from harness.training.checkpoint import (  # noqa: F401 - re-exported for the train stage
     MODEL_FILE,
     MODEL_JSON,
+    checkpoint_json,
     discard_newer,
     load_decoder_state,
     read_checkpoints,
     save_decoder,
     write_checkpoint,
 )
-from harness.training.log import TrainingLog
-from harness.training.options import RESULT_FIELDS
+from harness.training.distributed import ONE, Ranks, WorkerJob
+from harness.training.log import DiscardedLog, TrainingLog
+from harness.training.options import weight_settings
 from harness.training.rows import file_rows
+from harness.training.run_state import (  # noqa: F401 - re-exported: the public names
+    DivergedError,
+    Position,
+    TrainingSummary,
+    epochs_without_improvement,
+    monitored_losses,
+)
 from harness.training.token_ids import TokenIds, sentence_lengths
 
 log = logging.getLogger(__name__)
 
 SYNC_EVERY = 20  # on CUDA, read the loss and the skip flag back (progress, faults) this often
-
-
-class DivergedError(HarnessError):
-    """Training produced a non-finite loss or gradient; the last good checkpoint is kept."""
-
-    def __init__(self, message: str, *, step: int, checkpoint: Path | None) -> None:
-        self.step, self.checkpoint = step, checkpoint
-        super().__init__(message)
-
-
-@dataclass(frozen=True)
-class TrainingSummary:
-    """What a training run did: epochs completed, optimiser steps, losses, throughput.
-
-    `val_loss` is the validation loss (nats per token) of the returned weights, which are those
-    of the epoch with the lowest validation loss (`best_epoch`) when there is validation.
-    """
-
-    epochs: int
-    steps: int
-    val_loss: float | None
-    train_loss: float
-    tokens_per_s: float
-    best_epoch: int | None = None
-    stopped_early: bool = False
-
-
-@dataclass
-class _Position:
-    """Where training stands; saved in every checkpoint (JSON)."""
-
-    epoch: int = 1              # epoch in progress
-    batch: int = 0              # batches of that epoch already trained on
-    steps: int = 0              # optimiser steps in total
-    history: list[dict[str, Any]] = field(default_factory=list)  # one record per epoch
-    epoch_loss: float = 0.0     # summed NLL of the epoch so far (float32 value)
-    epoch_tokens: int = 0
-    epoch_seconds: float = 0.0
-    log_loss: float = 0.0       # the same since the last step record
-    log_tokens: int = 0
-    log_seconds: float = 0.0
-    best_loss: float | None = None   # lowest monitored loss (validation, else training)
-    best_epoch: int | None = None
-    bad_epochs: int = 0              # epochs since best_loss fell (early stopping)
-    plateau_loss: float | None = None
-    plateau_epochs: int = 0          # epochs since plateau_loss fell (lr schedule)
-    stopped_early: bool = False
 
 
 def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
@@ -125,15 +92,44 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
     `label` names the encoder/decoder pair in messages. When `checkpoint_dir` holds a checkpoint,
     training continues from the newest intact one. The caller seeds torch before building the
     model; `seed` fixes the validation split and the batch order.
+    With `options.workers` > 1, `workers` processes train the model together
+    (`harness.training.distributed`); with 1, this process alone, as it always did.
     """
     who = label or "decoder"
     _check_data(model, train_vectors, train_ids, who)
+    resolved = torch.device(resolve_device(str(device)))
+    if options.workers > 1:
+        return distributed.train_in_workers(
+            _train_rank, model, vocab, train_vectors, train_ids, options, seed=seed,
+            device=resolved, checkpoint_dir=Path(checkpoint_dir), log_path=Path(log_path),
+            progress=progress, who=who)
     trainer = _Trainer(model, vocab, file_rows(train_vectors), train_ids, options, seed=seed,
-                       device=torch.device(resolve_device(str(device))),
-                       directory=Path(checkpoint_dir),
+                       device=resolved, directory=Path(checkpoint_dir),
                        training_log=TrainingLog(log_path), progress=progress,
                        who=who)
     return trainer.run()
+
+
+def _train_rank(job: WorkerJob) -> TrainingSummary | None:
+    """Return the summary on rank 0 (None elsewhere) of one process's part in training a
+    decoder data-parallel; rank 0 saves the trained weights in `job.result_dir`. The entry
+    point every process the launcher starts runs."""
+    ranks, device, model = distributed.start(job)
+    try:
+        trainer = _Trainer(
+            model, job.specials, job.vectors, distributed.token_ids(job), job.options,
+            seed=job.seed, device=device, directory=job.checkpoint_dir,
+            training_log=(TrainingLog if ranks.writes else DiscardedLog)(job.log_path),
+            progress=job.progress and ranks.writes, who=job.who, ranks=ranks)
+        summary = trainer.run()
+    except DivergedError as error:
+        distributed.record_divergence(job, ranks.rank, error)
+        raise
+    torch.distributed.destroy_process_group()
+    if not ranks.writes:
+        return None
+    save_decoder(model, job.result_dir)
+    return summary
 
 
 def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]] | TokenIds,
@@ -146,26 +142,6 @@ def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]] | T
     if vectors.ndim != 2 or (input_dim is not None and vectors.shape[1] != input_dim):
         raise DataError(f"{who}: decoder expects sentence vectors of dimension {input_dim}, "
                         f"got training vectors of shape {tuple(vectors.shape)}")
-
-
-def epochs_without_improvement(losses: Sequence[float], min_delta: float) -> int:
-    """Return how many of the last epochs' monitored `losses` (one per epoch, in order) came
-    after the latest epoch that improved: fell more than `min_delta` below the lowest loss
-    before it. The first epoch always improves. Early stopping ends training once this reaches
-    `patience` (as Keras' EarlyStopping counts, with the loss of every improving epoch as the
-    new reference)."""
-    reference, since = math.inf, 0
-    for loss in losses:
-        if loss < reference - min_delta:
-            reference, since = loss, 0
-        else:
-            since += 1
-    return since
-
-
-def _monitored(history: Sequence[dict[str, Any]]) -> list[float]:
-    """The loss early stopping watches in each epoch record: validation, else training."""
-    return [h["train_loss"] if h["val_loss"] is None else h["val_loss"] for h in history]
 
 
 def skips_on_device(device: torch.device) -> bool:
@@ -187,11 +163,13 @@ class _Trainer:
     def __init__(self, model: nn.Module, vocab: Any, vectors: Any,
                  ids: Sequence[Sequence[int]] | TokenIds, opts: TrainingOptions, *, seed: int,
                  device: torch.device, directory: Path, training_log: TrainingLog,
-                 progress: bool, who: str) -> None:
+                 progress: bool, who: str, ranks: Ranks = ONE) -> None:
         self.model, self.vocab, self.vectors, self.ids = model, vocab, vectors, ids
         self.opts, self.seed, self.device, self.directory = opts, seed, device, directory
-        self.log, self.progress, self.who = training_log, progress, who
+        self.log, self.progress, self.who, self.ranks = training_log, progress, who, ranks
         model.to(device)
+        # What a training step calls: the model, or (several processes) its DDP wrapper.
+        self.forward: nn.Module = model
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.device_side_checks = skips_on_device(device)
         self.optimizer = _optimizer(opts, self.params, fused=self.device_side_checks)
@@ -200,9 +178,8 @@ class _Trainer:
         self.skipped = torch.zeros((), dtype=torch.long, device=device)
         self.lengths = sentence_lengths(ids)
         self.train_index, self.val_index = split_validation(len(ids), opts.val_fraction, seed)
-        self.config = {**{name: getattr(opts, name) for name in RESULT_FIELDS},
-                       "seed": seed, "sentences": len(ids)}
-        self.position = _Position()
+        self.config = {**weight_settings(opts), "seed": seed, "sentences": len(ids)}
+        self.position = Position()
         self.best: dict[str, torch.Tensor] | None = None
         self.last_checkpoint: Path | None = None
         self.autocast = devices.mixed_precision(device)
@@ -210,11 +187,18 @@ class _Trainer:
     # --- the run --------------------------------------------------------------------------
 
     def run(self) -> TrainingSummary:
-        self._resume()
+        if self.ranks.world == 1:
+            self._resume()
+        else:
+            self._resume_together()
         if self.position.steps == 0 and self.position.epoch == 1:
             self._set_vector_statistics()
         self.log.path.parent.mkdir(parents=True, exist_ok=True)
         self.log.rewind(self.position.steps)
+        if self.ranks.world > 1:
+            # Averages the processes' gradients during the backward pass.
+            self.forward = nn.parallel.DistributedDataParallel(
+                self.model, device_ids=[self.device] if self.device.type == "cuda" else None)
         p = self.position
         while p.epoch <= self.opts.epochs and not p.stopped_early:
             self._train_epoch()
@@ -244,18 +228,19 @@ class _Trainer:
                    unit="batch", disable=None if self.progress else True, leave=False)
         self.model.train()
         since = time.perf_counter()
-        batches = padded_batches(order[p.batch:], self.vocab, self.vectors, self.ids, self.device)
-        for batch in batches:
+        batches = distributed.shares(self.ranks, order[p.batch:], self.lengths, self.vocab,
+                                     self.vectors, self.ids, self.device)
+        for batch, tokens, counted in batches:
             if opts.schedule == "linear":
                 self._set_lr(opts.lr * (1.0 - p.steps / (opts.epochs * len(order))))
-            loss, grad_norm = self._step(batch)
+            loss, grad_norm = self._step(batch, tokens, counted)
             grad_norms += grad_norm
             epoch_loss += loss
             log_loss += loss
             p.steps += 1
             p.batch += 1
-            p.epoch_tokens += batch.tokens
-            p.log_tokens += batch.tokens
+            p.epoch_tokens += tokens
+            p.log_tokens += tokens
             bar.update()
             now = time.perf_counter()
             p.epoch_seconds += now - since
@@ -289,20 +274,29 @@ class _Trainer:
         p.log_seconds += waited
         p.epoch_loss, p.log_loss = float(epoch_loss), float(log_loss)
 
-    def _step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return the summed NLL of the batch and the gradient norm (detached scalars) after
-        one step on its mean NLL."""
+    def _step(self, batch: Batch, tokens: int,
+              counted: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return the global batch's summed NLL and the gradient norm (detached scalars) after
+        one step on its mean NLL over its `tokens`; `batch` is this process's share."""
         with self.autocast():
-            log_probs = self.model(batch.inputs, batch.vectors)
+            log_probs = self.forward(batch.inputs, batch.vectors)
         loss_sum = nn.functional.nll_loss(log_probs.float().flatten(0, 1),
                                           batch.targets.flatten(), ignore_index=IGNORE,
                                           reduction="sum")
+        if not counted:
+            loss_sum = loss_sum * 0.0
+        total = self.ranks.total(loss_sum.detach())  # the same on every process
         step = self.position.steps + 1
-        if not self.device_side_checks and not torch.isfinite(loss_sum.detach()):
+        if not self.device_side_checks and not torch.isfinite(total):
             # Caught before the update, so the weights in memory stay finite too.
-            self._diverged(f"loss {loss_sum.item()}", step)
+            self._diverged(f"loss {total.item()}", step)
         self.optimizer.zero_grad(set_to_none=True)
-        (loss_sum / batch.tokens).backward()
+        if self.ranks.world == 1:
+            (loss_sum / tokens).backward()
+        else:
+            # DDP averages the processes' gradients: scaled by world / tokens, their average
+            # is the gradient of the global batch's mean NLL, as one process computes it.
+            (loss_sum * (self.ranks.world / tokens)).backward()
         # The norm before clipping (clip 0: an infinite threshold, no clipping); a non-finite
         # one may leave non-finite gradients, which the update below never applies.
         grad_norm = nn.utils.clip_grad_norm_(self.params,
@@ -312,14 +306,14 @@ class _Trainer:
                 self._diverged(f"gradient norm {grad_norm.item()}", step)
             self.optimizer.step()
         else:
-            bad = ~(torch.isfinite(loss_sum.detach()) & torch.isfinite(grad_norm))
+            bad = ~(torch.isfinite(total) & torch.isfinite(grad_norm))
             self.optimizer.found_inf = bad.float()  # type: ignore[attr-defined]
             try:
                 self.optimizer.step()
             finally:
                 del self.optimizer.found_inf  # type: ignore[attr-defined]
             self.skipped = torch.where(bad & (self.skipped == 0), step, self.skipped)
-        return loss_sum.detach(), grad_norm.detach()
+        return total, grad_norm.detach()
 
     def _end_epoch(self) -> None:
         """Validate, adjust the learning rate, decide on early stopping, log and checkpoint."""
@@ -344,7 +338,7 @@ class _Trainer:
                     self._set_lr(self._lr() * opts.lr_factor)
                     p.plateau_epochs = 0
         p.history.append(record)
-        p.bad_epochs = epochs_without_improvement(_monitored(p.history), opts.min_delta)
+        p.bad_epochs = epochs_without_improvement(monitored_losses(p.history), opts.min_delta)
         p.stopped_early = bool(opts.patience) and p.bad_epochs >= opts.patience
         self.log.write(record)
         p.epoch, p.batch = p.epoch + 1, 0
@@ -352,8 +346,11 @@ class _Trainer:
         self._checkpoint()
 
     def _validation_loss(self) -> float:
-        """Return the mean NLL per token (nats) of the held-out sentences (no RNG drawn)."""
+        """Return the mean NLL per token (nats) of the held-out sentences (no RNG drawn); with
+        several processes, each sums its shares of the batches and the sums are added."""
         order = sorted_batches(self.val_index, self.lengths, self.opts.batch_size)
+        if self.ranks.world > 1:
+            order = [share for share in map(self.ranks.share, order) if len(share)]
         # float64 where the device has it: millions of tokens are summed.
         dtype = torch.float32 if self.device.type == "mps" else torch.float64
         total = torch.zeros((), dtype=dtype, device=self.device)
@@ -371,6 +368,9 @@ class _Trainer:
                     tokens += batch.tokens
         finally:
             self.model.train()
+        if self.ranks.world > 1:
+            sums = self.ranks.total(torch.stack([total, torch.full_like(total, tokens)]))
+            total, tokens = sums[0], int(sums[1])
         value = float(total) / max(tokens, 1)
         if not math.isfinite(value):
             self._diverged(f"validation loss {value}", self.position.steps)
@@ -416,11 +416,36 @@ class _Trainer:
         weights = [p.detach() for p in self.model.parameters()]
         if not bool(torch.stack([torch.isfinite(w).all() for w in weights]).all()):
             self._diverged("non-finite weights", self.position.steps)
+        if not self.ranks.writes:  # the weights are rank 0's, which writes them
+            self.last_checkpoint = checkpoint_json(self.directory, self.position.steps)
+            self._reseed()
+            return
         tensors, rest = state.capture(self.model, self.optimizer, self.best, self.device)
         meta = {"config": self.config, "position": asdict(self.position), "who": self.who,
                 **rest}
         self.last_checkpoint = write_checkpoint(self.directory, self.position.steps, tensors,
                                                 meta)
+        self._reseed()
+
+    def _reseed(self) -> None:
+        """With several processes, seed this one's random generators (dropout) from (seed,
+        rank, steps) after every checkpoint and resume: rank 0's checkpoint cannot hold the
+        others' generators, and a resumed run must draw what an uninterrupted one draws."""
+        if self.ranks.world > 1:
+            torch.manual_seed(self.ranks.dropout_seed(self.seed, self.position.steps))
+
+    def _resume_together(self) -> None:
+        """Resume every process from the same checkpoint: rank 0 first (it deletes damaged
+        ones), then the others read the checkpoint it took."""
+        if self.ranks.writes:
+            self._resume()
+        self.ranks.barrier()
+        if not self.ranks.writes:
+            self._resume()
+        if not self.ranks.agree(self.position.steps, self.device):
+            raise DataError(f"{self.who}: the training processes found different checkpoints "
+                            f"in {self.directory}: delete it to start over")
+        self._reseed()
 
     def _resume(self) -> None:
         """Continue from the newest intact checkpoint, if any."""
@@ -436,11 +461,12 @@ class _Trainer:
             # fused one on CUDA); this device's is the one that can take its `found_inf`.
             for group in self.optimizer.param_groups:
                 group.update(fused=self.device_side_checks or None, foreach=None)
-            self.position = _Position(**checkpoint.meta["position"])
+            self.position = Position(**checkpoint.meta["position"])
             # `patience` and `min_delta` may have changed since: a larger patience or a smaller
             # minimum improvement lets a stopped run continue.
             p = self.position
-            p.bad_epochs = epochs_without_improvement(_monitored(p.history), self.opts.min_delta)
+            p.bad_epochs = epochs_without_improvement(monitored_losses(p.history),
+                                                      self.opts.min_delta)
             p.stopped_early = bool(self.opts.patience) and p.bad_epochs >= self.opts.patience
             self.last_checkpoint = checkpoint.path
             discard_newer(self.directory, self.position.steps)
