@@ -6,10 +6,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from harness.data.awk import field_count
 from harness.errors import DataError
 from harness.spec import Normalise, Source
 
 _DIGIT = re.compile(r"[0-9]")
+_BLANKS = re.compile("[ \t]+")  # awk's default FS: spaces and tabs only
 
 
 def normalise(sentence: str, options: Normalise) -> str:
@@ -22,17 +24,40 @@ def normalise(sentence: str, options: Normalise) -> str:
 
 
 def keep(sentence: str, max_tokens: int) -> bool:
-    """True for a non-empty sentence with fewer than `max_tokens` whitespace tokens.
+    """Return True when the corpus stage keeps the line `sentence`: 0 < NF < `max_tokens`.
 
-    The Vec2Sent corpus keeps sentences with fewer than 15 tokens (`awk 'NF<15'`, section 3).
+    NF is awk's, counted on the line's UTF-8 bytes by `harness.data.awk.field_count` (the
+    default FS: runs of spaces and tabs only), so this is exactly the paper's `awk 'NF<15'`
+    (section 3; `harness data newscrawl` writes what it prints), less the lines that hold no
+    token: blank ones (NF = 0) and CRLF blank ones (a lone \\r, which awk counts as a field).
     """
-    return 0 < len(sentence.split()) < max_tokens
+    return _keeps(sentence.encode("utf-8"), tidy(sentence), max_tokens)
+
+
+def tidy(line: str) -> str:
+    """Return the sentence the corpus stage stores for `line`: its awk fields joined by a space.
+
+    Runs of spaces and tabs become one space and leading and trailing ones go; nothing else is
+    a separator, so a token holding a no-break or thin space stays one token. A line-ending
+    \\r (a CRLF file) and \\n are dropped: "a b\\r\\n" and "a b\\n" give "a b".
+    """
+    line = line.removesuffix("\n").removesuffix("\r")
+    return " ".join(_BLANKS.split(line.strip(" \t")))
+
+
+def _keeps(record: bytes, sentence: str, max_tokens: int) -> bool:
+    """Return True when `record` passes `awk 'NF<max_tokens'` and its `sentence` is not empty."""
+    return bool(sentence) and field_count(record, max_tokens) < max_tokens
 
 
 def read_lines(path: Path, max_tokens: int | None, limit: int | None) -> Iterator[str]:
-    """Yield the first `limit` lines of `path` that pass the length filter, whitespace-collapsed.
+    """Yield the first `limit` lines of `path` that `keep` keeps, each as `tidy` stores it.
 
-    With `max_tokens=None` every line is kept, blank ones too (they separate documents).
+    A line is the bytes up to a \\n, as awk's records; NF is counted on those bytes (a CRLF
+    line's \\r included, as awk does), so the lines kept are exactly those `awk 'NF<M'` prints,
+    less the blank ones. With `max_tokens=None` every line is kept, blank ones too (as "": they
+    separate documents). Raises `DataError` naming the file (and line) when it is missing or
+    not UTF-8.
     """
     kept = 0
     try:
@@ -44,31 +69,47 @@ def read_lines(path: Path, max_tokens: int | None, limit: int | None) -> Iterato
             if limit is not None and kept >= limit:
                 return
             try:
-                line = raw.decode("utf-8")
+                sentence = tidy(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}:{number}: not UTF-8 text ({exc.reason}); "
                                 "convert the file to UTF-8") from None
-            sentence = " ".join(line.split())
-            if max_tokens is None or keep(sentence, max_tokens):
+            if max_tokens is None or _keeps(raw.removesuffix(b"\n"), sentence, max_tokens):
                 kept += 1
                 yield sentence
 
 
-def load_source(source: Source, max_tokens: int | None, default_seed: int) -> list[str]:
-    """Return the raw sentences of one corpus split in file order, filtered by length unless
-    `max_tokens` is None."""
+def iter_source(source: Source, max_tokens: int | None, default_seed: int) -> Iterator[str]:
+    """Yield the raw sentences of one corpus split in file order, one at a time, filtered by
+    length unless `max_tokens` is None.
+
+    Nothing is held but the sentence at hand (and, for a generated source, the generator's set
+    of sentences seen). A file with no sentence raises DataError once it is read to the end; an
+    unknown generator raises it at once.
+    """
     if source.path is not None:
-        sentences = list(read_lines(source.path, max_tokens, source.limit))
-        if not any(sentences):
-            limit = "" if max_tokens is None else f" with fewer than {max_tokens} tokens"
-            raise DataError(f"{source.path}: no sentence{limit}")
-        return sentences
-    from harness.synthetic import generate_sentences
+        return _file_sentences(source.path, max_tokens, source.limit)
+    from harness.synthetic import iter_sentences
 
     assert source.generate is not None and source.sentences is not None
     seed = default_seed if source.seed is None else source.seed
     try:
-        generated = generate_sentences(source.generate, source.sentences, seed)
+        generated = iter_sentences(source.generate, source.sentences, seed)
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    return [s for s in generated if max_tokens is None or keep(s, max_tokens)]
+    return (s for s in generated if max_tokens is None or keep(s, max_tokens))
+
+
+def _file_sentences(path: Path, max_tokens: int | None, limit: int | None) -> Iterator[str]:
+    found = False
+    for sentence in read_lines(path, max_tokens, limit):
+        found = found or bool(sentence)
+        yield sentence
+    if not found:
+        shorter = "" if max_tokens is None else f" with fewer than {max_tokens} tokens"
+        raise DataError(f"{path}: no sentence{shorter}")
+
+
+def load_source(source: Source, max_tokens: int | None, default_seed: int) -> list[str]:
+    """Return the raw sentences of one corpus split in file order, filtered by length unless
+    `max_tokens` is None (`iter_source` as a list: for small splits)."""
+    return list(iter_source(source, max_tokens, default_seed))

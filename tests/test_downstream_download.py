@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tarfile
 import zipfile
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.data import fetch as fetching
 from harness.data import senteval as download
 from harness.data import senteval_prepare as prepare
-from harness.data.fetch import fetch
+from harness.data.fetch import Partial, TransientError, fetch, retrying
 from harness.data.senteval import download_senteval
 from harness.errors import DataError, HarnessError
 from harness_plugins.tasks.senteval.loaders import load_task
@@ -107,6 +109,19 @@ def build_sources() -> tuple[dict[str, bytes], dict[str, int], dict[str, tuple]]
     return served, lines, totals
 
 
+@pytest.fixture(autouse=True)
+def naps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The back-off waits asked for; no test sleeps for real."""
+    waits: list[float] = []
+    monkeypatch.setattr(fetching, "sleep", waits.append)
+    return waits
+
+
+def _etag(data: bytes) -> str:
+    """Return the ETag the test server gives `data`."""
+    return f'"{hashlib.sha256(data).hexdigest()[:16]}"'
+
+
 def urls(server: FileServer) -> dict[str, str]:
     """Every source's base URL on the test server."""
     return {source: server.url(f"/{source}") for source in download.SOURCES}
@@ -170,34 +185,144 @@ def test_wrong_line_count_is_reported_and_redownloaded(server: FileServer, tmp_p
     assert load_task("TREC", tmp_path).sizes() == {"train": 7, "test": 3}
 
 
-def test_interrupted_download_resumes_with_a_range_request(server: FileServer,
-                                                           tmp_path: Path) -> None:
+def test_interrupted_download_resumes_with_a_range_request(server: FileServer, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fetching, "ATTEMPTS", 1)  # no retries: the next run resumes
     path = "/MRPC/msr_paraphrase_train.txt"
     server.cut[path] = len(server.files[path]) // 2
     first = _run(server, tmp_path, tasks=["MRPC"])
     assert not first.ok and "transfer interrupted" in first.problems()[0]
-    part = tmp_path / ".downloads" / "MRPC" / "msr_paraphrase_train.txt.part"
+    url = urls(server)["MRPC"] + "/msr_paraphrase_train.txt"
+    part = Partial.in_folder(tmp_path / ".downloads" / "MRPC", url, "msr_paraphrase_train.txt")
     size = len(server.files[path])
-    assert part.stat().st_size == (size - 0) // 2
+    assert part.path.stat().st_size == size // 2
+    assert part.resumable() == (size // 2, _etag(server.files[path]))
     assert _run(server, tmp_path, tasks=["MRPC"]).ok
-    assert (path, f"bytes={size // 2}-") in server.log
+    index = server.log.index((path, f"bytes={size // 2}-"))
+    assert server.headers[index]["If-Range"] == _etag(server.files[path])
     assert (tmp_path / "MRPC" / "msr_paraphrase_train.txt").read_bytes() == server.files[path]
 
 
-def test_server_without_range_support_restarts(server: FileServer, tmp_path: Path) -> None:
+def _cut_once(server: FileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              path: str = "/MRPC/msr_paraphrase_test.txt") -> tuple[str, Path, Partial]:
+    """Leave a half download of `path` (one try, cut): return its URL, destination, partial."""
+    url, target = server.url(path), tmp_path / "file.txt"
+    server.cut[path] = len(server.files[path]) // 2
+    with monkeypatch.context() as patch:
+        patch.setattr(fetching, "ATTEMPTS", 1)
+        with pytest.raises(DataError, match="transfer interrupted.*run again to resume"):
+            fetch(url, target)
+    return url, target, Partial.in_folder(tmp_path, url, "file.txt")
+
+
+def test_a_cut_transfer_is_retried_in_the_same_run(server: FileServer, tmp_path: Path,
+                                                   naps: list[float]) -> None:
+    path = "/MRPC/msr_paraphrase_test.txt"
+    data = server.files[path]
+    server.cut[path] = len(data) // 2
+    fetch(server.url(path), tmp_path / "file.txt")
+    assert (tmp_path / "file.txt").read_bytes() == data
+    assert server.asked() == [None, f"bytes={len(data) // 2}-"]
+    assert server.headers[1]["If-Range"] == _etag(data)
+    assert len(naps) == 1 and 1 <= naps[0] <= 1.25
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]  # no .part, no record
+
+
+def test_a_503_is_retried_and_a_404_is_not(server: FileServer, tmp_path: Path,
+                                           naps: list[float]) -> None:
+    path = "/TREC/TREC_10.label"
+    server.fail[path] = [503]
+    fetch(server.url(path), tmp_path / "trec.label")
+    assert (tmp_path / "trec.label").read_bytes() == server.files[path]
+    assert len(server.log) == 2 and len(naps) == 1
+    server.fail[path] = [404]
+    with pytest.raises(DataError, match=r"TREC_10\.label: HTTP 404.*pass another base URL"):
+        fetch(server.url(path), tmp_path / "again.label")
+    assert len(server.log) == 3 and len(naps) == 1  # one request, no wait
+    server.fail[path] = [503] * 4
+    with pytest.raises(DataError, match=r"HTTP 503 .* \(4 tries\); the server is busy"):
+        fetch(server.url(path), tmp_path / "again.label")
+    assert len(server.log) == 7 and len(naps) == 4
+
+
+def test_a_file_changed_upstream_replaces_the_partial_one(server: FileServer, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    url, target, part = _cut_once(server, tmp_path, monkeypatch)
+    old = server.files["/MRPC/msr_paraphrase_test.txt"]
+    new = server.files["/MRPC/msr_paraphrase_test.txt"] = b"a new version\n" * 40
+    fetch(url, target)
+    assert server.log[-1][1] == f"bytes={len(old) // 2}-"
+    assert server.headers[-1]["If-Range"] == _etag(old)  # stale: answered 200 with all of it
+    assert target.read_bytes() == new and not part.path.exists()
+
+
+def test_server_without_range_support_restarts(server: FileServer, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    url, target, part = _cut_once(server, tmp_path, monkeypatch)
+    held = part.path.stat().st_size
     server.ranges = False
-    url = urls(server)["MRPC"] + "/msr_paraphrase_test.txt"
-    target = tmp_path / "file.txt"
-    target.with_name("file.txt.part").write_bytes(b"stale partial bytes")
     fetch(url, target)
     assert target.read_bytes() == server.files["/MRPC/msr_paraphrase_test.txt"]
-    assert server.log[-1][1] == "bytes=19-"  # asked to resume, got the whole file
+    assert server.log[-1][1] == f"bytes={held}-"  # asked to resume, got the whole file
+    assert not part.path.exists() and not part.record.exists()
+
+
+def test_a_partial_file_without_a_validator_starts_over(server: FileServer, tmp_path: Path) -> None:
+    url = server.url("/MRPC/msr_paraphrase_test.txt")
+    part = Partial.in_folder(tmp_path, url, "file.txt")
+    part.path.write_bytes(b"stale partial bytes")  # e.g. left by an older harness: no record
+    fetch(url, tmp_path / "file.txt")
+    assert (tmp_path / "file.txt").read_bytes() == server.files["/MRPC/msr_paraphrase_test.txt"]
+    assert server.asked() == [None]  # no Range: nothing says the bytes are this file's
+
+
+def test_two_urls_with_one_file_name_keep_separate_partial_files(
+        server: FileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.files["/mirror/msr_paraphrase_test.txt"] = other = b"the mirror's copy\n" * 30
+    url, target, part = _cut_once(server, tmp_path, monkeypatch)
+    url2, _, part2 = _cut_once(server, tmp_path, monkeypatch, "/mirror/msr_paraphrase_test.txt")
+    assert url2 != url and part2.path != part.path
+    assert part.path.stat().st_size and part2.path.stat().st_size == len(other) // 2
+    fetch(url2, target)
+    assert target.read_bytes() == other  # not the first URL's half plus the mirror's rest
+    assert server.log[-1] == ("/mirror/msr_paraphrase_test.txt", f"bytes={len(other) // 2}-")
+    assert part.path.exists() and not part2.path.exists()
+
+
+def test_retrying_backs_off_1_2_4_seconds_and_passes_other_errors(naps: list[float]) -> None:
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 4:
+            raise TransientError("x: cut", "run again")
+        return "done"
+
+    assert retrying(flaky) == "done" and len(calls) == 4
+    assert len(naps) == 3 and all(base <= n <= base * 1.25 for base, n in zip([1, 2, 4], naps))
+
+    def always_cut() -> None:
+        raise TransientError("x: cut", "run again")
+
+    with pytest.raises(DataError, match=r"^x: cut \(2 tries\); run again$"):
+        retrying(always_cut, attempts=2)
+    assert len(naps) == 4
+
+    def broken() -> None:
+        calls.append(1)
+        raise DataError("y: HTTP 404 Not Found; pass another base URL")
+
+    calls.clear()
+    with pytest.raises(DataError, match="404"):
+        retrying(broken)
+    assert len(calls) == 1
 
 
 def test_http_error_names_the_url(server: FileServer, tmp_path: Path) -> None:
     url = urls(server)["TREC"] + "/nothing.label"
     with pytest.raises(DataError, match=r"nothing\.label: HTTP 404"):
         fetch(url, tmp_path / "nothing.label")
+    assert len(server.log) == 1
 
 
 def test_sts_needs_no_perl_and_no_moses_download(server: FileServer, tmp_path: Path,

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import newscrawl
+from harness.data import fetch, newscrawl
+from harness.data.fetch import Partial
 from harness.data.newscrawl import newscrawl_name, newscrawl_url, prepare_newscrawl
 from harness.errors import DataError, HarnessError
 from tests.range_server import FileServer, serving
@@ -106,6 +107,30 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(newscrawl, "CHUNK", 4096)
 
 
+@pytest.fixture(autouse=True)
+def naps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The back-off waits asked for; no test sleeps for real."""
+    waits: list[float] = []
+    monkeypatch.setattr(fetch, "sleep", waits.append)
+    return waits
+
+
+@pytest.fixture()
+def one_try(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No retries: a cut transfer fails at once and leaves its .part (as all tries failing)."""
+    monkeypatch.setattr(fetch, "ATTEMPTS", 1)
+
+
+def _part(directory: Path, url: str) -> Path:
+    """Return where a download of `url` into `directory` keeps its compressed bytes."""
+    return Partial.in_folder(directory / ".downloads", url, FILE).path
+
+
+def _etag(data: bytes) -> str:
+    """Return the ETag the test server gives `data`."""
+    return f'"{hashlib.sha256(data).hexdigest()[:16]}"'
+
+
 def _outputs(directory: Path) -> list[str]:
     """Return the names in `directory`, hidden temporary files included, but .downloads."""
     found = directory.iterdir() if directory.is_dir() else ()
@@ -183,22 +208,117 @@ def test_http_gives_the_same_bytes_and_stops_early(server: FileServer, gz: Path,
     assert whole.path.read_bytes() == _expected(gz, ALL) and whole.bytes_read == len(GZ)
 
 
-def test_a_cut_transfer_resumes_with_a_range_request(server: FileServer, gz: Path,
-                                                     tmp_path: Path) -> None:
+def test_a_cut_transfer_is_retried_with_range_and_if_range(server: FileServer, gz: Path,
+                                                         tmp_path: Path, naps: list[float]) -> None:
     cut, out = len(GZ) // 2, tmp_path / "out"
     server.cut[PATH] = cut
-    message = _one_line_error(prepare_newscrawl, 2007, ALL, out, url=server.url(PATH),
-                              progress=False)
-    assert server.url(PATH) in message and "run again to resume" in message
-    assert _outputs(out) == []
-    assert (out / ".downloads" / f"{FILE}.part").stat().st_size == cut
     result = prepare_newscrawl(2007, ALL, out, url=server.url(PATH), progress=False)
     assert server.asked() == [None, f"bytes={cut}-"]
+    assert server.headers[1]["If-Range"] == _etag(GZ)  # the validator of the first response
+    assert len(naps) == 1 and 1 <= naps[0] <= 1.25  # one back-off, not slept for real
     expected = _expected(gz, ALL)
-    assert result.path.read_bytes() == expected
+    assert result.path.read_bytes() == expected and result.bytes_read == len(GZ)
     assert result.sha256 == hashlib.sha256(expected).hexdigest()
-    assert result.bytes_read == len(GZ)
     assert not (out / ".downloads").exists()
+
+
+def test_a_cut_transfer_resumes_on_the_next_run(server: FileServer, gz: Path, tmp_path: Path,
+                                                one_try: None) -> None:
+    cut, out, url = len(GZ) // 2, tmp_path / "out", server.url(PATH)
+    server.cut[PATH] = cut
+    message = _one_line_error(prepare_newscrawl, 2007, ALL, out, url=url, progress=False)
+    assert url in message and "(1 tries); run again to resume" in message
+    assert _outputs(out) == []
+    part = _part(out, url)
+    assert part.stat().st_size == cut
+    record = json.loads(part.with_name(part.name + ".json").read_text())
+    assert record == {"url": url, "validator": _etag(GZ)}
+    result = prepare_newscrawl(2007, ALL, out, url=url, progress=False)
+    assert server.asked() == [None, f"bytes={cut}-"]
+    assert server.headers[1]["If-Range"] == _etag(GZ)
+    assert result.path.read_bytes() == _expected(gz, ALL) and result.bytes_read == len(GZ)
+    assert not (out / ".downloads").exists()
+
+
+def test_a_file_changed_upstream_is_downloaded_again_not_spliced(server: FileServer,
+                                                                 tmp_path: Path,
+                                                                 one_try: None) -> None:
+    server.cut[PATH] = len(GZ) // 2
+    _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=server.url(PATH), progress=False)
+    new_text = _text(seed=8)
+    server.files[PATH] = new_gz = _gzip(new_text, cut=0.6)  # a new ETag: If-Range fails
+    lines = 2000  # more than the half .part holds, fewer than either file has
+    assert _python(TEXT[:len(TEXT) // 2], 10**9).count(b"\n") < lines
+    result = prepare_newscrawl(2007, lines, tmp_path, url=server.url(PATH), progress=False)
+    assert server.asked() == [None, f"bytes={len(GZ) // 2}-"]
+    assert server.headers[1]["If-Range"] == _etag(GZ)  # answered 200 with the new file
+    assert result.path.read_bytes() == _python(new_text, lines) != _python(TEXT, lines)
+    assert result.bytes_read <= len(new_gz)
+
+
+def test_a_part_without_a_validator_is_not_resumed(server: FileServer, gz: Path, tmp_path: Path,
+                                                   one_try: None) -> None:
+    server.etags, server.cut[PATH] = False, len(GZ) // 2
+    _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=server.url(PATH), progress=False)
+    part = _part(tmp_path, server.url(PATH))
+    assert part.stat().st_size == len(GZ) // 2 and not part.with_name(part.name + ".json").exists()
+    result = prepare_newscrawl(2007, ALL, tmp_path, url=server.url(PATH), progress=False)
+    assert server.asked() == [None, None]  # started over: nothing proved the bytes were this file's
+    assert result.path.read_bytes() == _expected(gz, ALL) and result.bytes_read == len(GZ)
+
+
+def test_two_urls_with_one_file_name_keep_separate_parts(tmp_path: Path, one_try: None) -> None:
+    other_text = _text(seed=9)
+    other = _gzip(other_text)
+    files = {f"/a/{FILE}": GZ, f"/b/{FILE}": other}
+    with serving(files) as httpd:
+        for path, data in files.items():
+            httpd.cut[path] = len(data) // 2
+            _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=httpd.url(path),
+                            progress=False)
+        parts = [_part(tmp_path, httpd.url(path)) for path in files]
+        assert parts[0] != parts[1] and [p.stat().st_size for p in parts] == [
+            len(GZ) // 2, len(other) // 2]
+        first = prepare_newscrawl(2007, 700, tmp_path, url=httpd.url(f"/a/{FILE}"),
+                                  progress=False)
+        assert first.path.read_bytes() == _python(TEXT, 700)
+        assert not parts[0].exists() and parts[1].exists()  # the other download is left alone
+        second = prepare_newscrawl(2007, 700, tmp_path, url=httpd.url(f"/b/{FILE}"),
+                                   progress=False)
+        assert second.path.read_bytes() == _python(other_text, 700)
+        assert len(httpd.log) == 2  # both made from their own .part alone
+    assert not (tmp_path / ".downloads").exists()
+
+
+@pytest.mark.parametrize("status", [503, 500, 429])
+def test_a_transient_http_error_is_retried_with_back_off(server: FileServer, gz: Path,
+                                                         tmp_path: Path, naps: list[float],
+                                                         status: int) -> None:
+    server.fail[PATH] = [status, status, status]
+    result = prepare_newscrawl(2007, 700, tmp_path, url=server.url(PATH), progress=False)
+    assert result.path.read_bytes() == _expected(gz, 700)
+    assert len(server.log) == 4 and server.asked() == [None] * 4
+    assert len(naps) == 3 and all(base <= n <= base * 1.25  # 1, 2, 4 s, jittered by <= 25%
+                                  for base, n in zip([1, 2, 4], naps))
+
+
+def test_a_transient_error_on_every_try_is_one_line(server: FileServer, tmp_path: Path,
+                                                    naps: list[float]) -> None:
+    server.fail[PATH] = [503] * 4
+    message = _one_line_error(prepare_newscrawl, 2007, 700, tmp_path, url=server.url(PATH),
+                              progress=False)
+    assert server.url(PATH) in message and "HTTP 503" in message and "(4 tries)" in message
+    assert "--url" in message and len(server.log) == 4 and len(naps) == 3
+
+
+@pytest.mark.parametrize("status", [404, 403, 410])
+def test_a_permanent_http_error_is_not_retried(server: FileServer, tmp_path: Path,
+                                               naps: list[float], status: int) -> None:
+    server.fail[PATH] = [status]
+    message = _one_line_error(prepare_newscrawl, 2007, 700, tmp_path, url=server.url(PATH),
+                              progress=False)
+    assert f"HTTP {status}" in message and "--url" in message
+    assert len(server.log) == 1 and naps == []
 
 
 def test_a_killed_run_leaves_the_part_and_no_output(server: FileServer, gz: Path, tmp_path: Path,
@@ -214,7 +334,7 @@ def test_a_killed_run_leaves_the_part_and_no_output(server: FileServer, gz: Path
         patch.setattr(newscrawl._Progress, "__call__", interrupt)
         with pytest.raises(KeyboardInterrupt):
             prepare_newscrawl(2007, ALL, tmp_path, url=server.url(PATH), progress=False)
-    size = (tmp_path / ".downloads" / f"{FILE}.part").stat().st_size
+    size = _part(tmp_path, server.url(PATH)).stat().st_size
     assert _outputs(tmp_path) == ["source"] and size > len(GZ) // 2
     result = prepare_newscrawl(2007, ALL, tmp_path, url=server.url(PATH), progress=False)
     assert server.asked() == [None, f"bytes={size}-"]
@@ -226,14 +346,13 @@ def test_a_killed_run_leaves_the_part_and_no_output(server: FileServer, gz: Path
 def test_a_server_without_range_support_restarts_from_zero(server: FileServer, gz: Path,
                                                            tmp_path: Path) -> None:
     server.ranges, server.cut[PATH] = False, len(GZ) // 3
-    _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=server.url(PATH), progress=False)
     result = prepare_newscrawl(2007, ALL, tmp_path, url=server.url(PATH), progress=False)
     assert server.asked() == [None, f"bytes={len(GZ) // 3}-"]  # asked; got the whole file
     assert result.path.read_bytes() == _expected(gz, ALL) and result.bytes_read == len(GZ)
 
 
 def test_a_part_with_enough_lines_needs_no_network(server: FileServer, gz: Path,
-                                                   tmp_path: Path) -> None:
+                                                   tmp_path: Path, one_try: None) -> None:
     server.cut[PATH] = len(GZ) // 2
     _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=server.url(PATH), progress=False)
     result = prepare_newscrawl(2007, 50, tmp_path, url=server.url(PATH), progress=False)
@@ -286,8 +405,7 @@ def test_a_corrupt_gz_is_one_line_and_leaves_no_output(tmp_path: Path) -> None:
         message = _one_line_error(prepare_newscrawl, 2007, 10**6, tmp_path / "web",
                                   url=httpd.url(PATH), progress=False)
         assert httpd.url(PATH) in message and "corrupt" in message
-    assert _outputs(tmp_path / "web") == [] and not (tmp_path / "web" / ".downloads" /
-                                                     f"{FILE}.part").exists()
+    assert _outputs(tmp_path / "web") == [] and not (tmp_path / "web" / ".downloads").exists()
 
 
 def test_too_few_lines_says_how_many_there_are(server: FileServer, gz: Path, tmp_path: Path) -> None:
@@ -299,14 +417,16 @@ def test_too_few_lines_says_how_many_there_are(server: FileServer, gz: Path, tmp
                               progress=False)
     assert f"has only {ALL} lines" in message and server.url(PATH) in message
     assert _outputs(out) == [] and not (out / ".downloads").exists()
-    (out / ".downloads").mkdir()
-    (out / ".downloads" / f"{FILE}.part").write_bytes(GZ)  # a whole file, already downloaded
+    whole = Partial.in_folder(out / ".downloads", server.url(PATH), FILE)
+    whole.begin(_etag(GZ))
+    whole.path.write_bytes(GZ)  # a whole file, already downloaded
     message = _one_line_error(prepare_newscrawl, 2007, ALL + 1, out, url=server.url(PATH),
                               progress=False)
     assert server.asked()[-1] == f"bytes={len(GZ)}-" and f"has only {ALL} lines" in message
 
 
-def test_http_errors_and_unreachable_hosts(server: FileServer, tmp_path: Path) -> None:
+def test_http_errors_and_unreachable_hosts(server: FileServer, tmp_path: Path,
+                                           naps: list[float]) -> None:
     missing = server.url(PATH).replace(FILE, "news.1999.en.shuffled.gz")
     message = _one_line_error(prepare_newscrawl, 2007, 10, tmp_path, url=missing,
                               progress=False)
@@ -317,6 +437,7 @@ def test_http_errors_and_unreachable_hosts(server: FileServer, tmp_path: Path) -
     url = f"http://127.0.0.1:{port}/{FILE}"
     message = _one_line_error(prepare_newscrawl, 2007, 10, tmp_path, url=url, progress=False)
     assert url in message and "cannot connect" in message and "--url" in message
+    assert "(4 tries)" in message and len(naps) == 3  # retried, without sleeping
     assert _outputs(tmp_path) == []
 
 

@@ -5,8 +5,8 @@ WMT14 monolingual News Crawl directory and keeps `awk 'NF<15' | head -n N`. This
 the same bytes as `zcat news.YEAR.en.shuffled.gz | awk 'NF<15' | head -n N` while streaming:
 the `.gz` is gunzipped as it arrives and the download stops as soon as N lines are kept, so
 only a prefix of the compressed file is read (and checked, as with `zcat | head`). Fields are
-split as awk's default FS does: on runs of spaces and tabs only (not on \\r, \\v, \\f or
-unicode spaces); lines are bytes, never decoded or altered.
+counted as awk's default FS splits them (`harness.data.awk.field_count`): on runs of spaces and
+tabs only (not on \\r, \\v, \\f or unicode spaces); lines are bytes, never decoded or altered.
 
 Files in `--dir`:
 
@@ -14,8 +14,16 @@ Files in `--dir`:
   to the name when the token bound M is not the paper's 15);
 - `newscrawl.en.YEAR.N.sha256.json` - the manifest: url, year, max_tokens, lines, kept, the
   output's sha256 and the compressed bytes read; a run whose manifest matches is reused;
-- `.downloads/news.YEAR.en.shuffled.gz.part` - the compressed bytes fetched so far, only while
-  a download is unfinished; a rerun (from any URL of that file name) resumes it.
+- `.downloads/<key>-news.YEAR.en.shuffled.gz.part` - the compressed bytes fetched so far, only
+  while a download is unfinished (key: the first 16 hex digits of the sha256 of the URL, so
+  another URL never continues it), and `<key>-news.YEAR.en.shuffled.gz.part.json`, the URL and
+  the ETag (else Last-Modified) of the response they came from. A rerun of the same URL replays
+  them and resumes with `Range` and `If-Range`; a server whose file changed sends the new file
+  whole, and the download starts over (`harness.data.fetch`).
+
+Transient failures (the host unreachable, timeouts, HTTP 5xx and 429, a transfer cut short) are
+tried again after about 1, 2 and 4 s before they are reported; HTTP 404 and the other 4xx are
+reported at once.
 """
 
 from __future__ import annotations
@@ -35,7 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from harness.data.fetch import ProgressLine, open_from
+from harness.data.awk import field_count
+from harness.data.fetch import (
+    Partial,
+    ProgressLine,
+    TransientError,
+    expected_size,
+    open_from,
+    read_body,
+    retrying,
+    validator_of,
+)
 from harness.errors import DataError
 
 # Where Vec2Sent's data/get_data.sh downloads from (`wget -c`), and the years that folder holds.
@@ -47,8 +65,6 @@ USER_AGENT = "v2s-harness (harness data newscrawl)"
 TIMEOUT = 60.0
 _GZIP = 16 + zlib.MAX_WBITS  # zlib's window bits for a gzip header and trailer
 
-# bytes.split() also splits on \r, \v and \f, which awk does not: they are masked first.
-_AWK_ONLY_BLANKS = bytes.maketrans(b"\r\x0b\x0c", b"xxx")
 
 
 @dataclass(frozen=True)
@@ -86,12 +102,15 @@ def prepare_newscrawl(year: int, lines: int, directory: Path, *, url: str | None
     local path). It is written atomically with its manifest; an existing output whose manifest
     matches (url, year, max_tokens, lines, sha256) is reused without touching the network.
 
-    A download keeps its compressed bytes in `directory/.downloads/<file>.part` until `lines`
-    lines are kept; then the .part is removed, and only the output and manifest remain. An
-    interrupted download leaves the .part, which the next call replays and continues with a
-    Range request (from byte 0 when the server ignores Range). Raises a one-line `DataError`
-    for HTTP and network errors, truncated or corrupt gzip data, a file with too few lines and
-    a directory that cannot be written; no output is left then.
+    A download keeps its compressed bytes in `directory/.downloads/<key>-<file>.part` (key:
+    from the sha256 of the URL), with the response's validator beside it, until `lines` lines
+    are kept; then both are removed, and only the output and manifest remain. A transfer cut
+    short is retried (`harness.data.fetch.ATTEMPTS` tries in all); one still cut leaves the
+    .part, which the next call replays and continues with a Range request carrying If-Range
+    (from byte 0 when the server's file changed or it ignores Range; a .part without a recorded
+    validator is not resumed). Raises a one-line `DataError` for HTTP and network errors,
+    truncated or corrupt gzip data, a file with too few lines and a directory that cannot be
+    written; no output is left then.
     """
     if lines < 1 or max_tokens < 1:
         raise DataError(f"News Crawl: --lines ({lines}) and --max-tokens ({max_tokens}) must be "
@@ -113,12 +132,12 @@ def prepare_newscrawl(year: int, lines: int, directory: Path, *, url: str | None
     name = Path(urllib.parse.urlsplit(source).path).name or "newscrawl.gz"
     report = _Progress(name, lines, progress)
     local = _local_path(source)
-    part = directory / ".downloads" / f"{name}.part"
+    partial = Partial.in_folder(directory / ".downloads", source, name)
     try:
         with _atomic(output) as file:
             kept = _Filter(lines, max_tokens, file)
             if local is None:
-                read = _download(source, part, kept, report)
+                read = _download(source, partial, kept, report)
             else:
                 read = _pump(_file_chunks(local, "check --url"), kept, 0, str(local), None, report)
                 if not kept.done:
@@ -128,10 +147,10 @@ def prepare_newscrawl(year: int, lines: int, directory: Path, *, url: str | None
                   "file": output.name}
         with _atomic(manifest) as file:
             file.write((json.dumps(record, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-        part.unlink(missing_ok=True)
+        partial.discard()
     finally:
         with contextlib.suppress(OSError):  # kept only while it holds a .part (or another's)
-            part.parent.rmdir()
+            partial.path.parent.rmdir()
     report(read, lines, final=True)
     return NewsCrawlResult(output, lines, read, digest, reused=False)
 
@@ -188,11 +207,14 @@ class _Filter:
         return True
 
     def _keep(self, records: list[bytes]) -> None:
-        """Write those of `records` with fewer than `max_tokens` fields, up to `wanted` in all."""
-        limit, kept = self.max_tokens - 1, []
+        """Write those of `records` with fewer than `max_tokens` fields, up to `wanted` in all.
+
+        Fields are awk's under the default FS (`harness.data.awk.field_count`), so a record is
+        kept exactly when `awk 'NF<max_tokens'` prints it, blank ones (NF = 0) included.
+        """
+        kept = []
         for record in records:
-            # split(None, limit) stops early: fewer than max_tokens pieces means NF < max_tokens.
-            if len(record.translate(_AWK_ONLY_BLANKS).split(None, limit)) <= limit:
+            if field_count(record, self.max_tokens) < self.max_tokens:  # awk's NF, capped
                 kept.append(record)
                 if self.kept + len(kept) == self.wanted:
                     break
@@ -219,37 +241,72 @@ def _local_path(source: str) -> Path | None:
                     "file:// URL or a local path")
 
 
-def _download(url: str, part: Path, kept: _Filter, report: _Progress) -> int:
-    """Feed `url` (after replaying `part`) until enough lines are kept; return the bytes read."""
-    read = 0
-    if part.exists():
-        read = _pump(_file_chunks(part, "delete it"), kept, 0, url, part, report)
-    if kept.done:
-        return read
-    response = open_from(url, read, advice="pass --url with a mirror", user_agent=USER_AGENT,
-                         timeout=TIMEOUT)
-    if response is None:  # 416: the .part already holds the whole file the server has
-        if not kept.complete:
-            part.unlink(missing_ok=True)  # resuming cannot help: the server has no more bytes
-            raise DataError(f"{url}: the server's file ends inside a gzip member after {read} "
-                            "bytes: it is truncated there; pass --url with a mirror")
-        _finish(kept, url, read, part)
-        return read
-    with response:
-        if read and response.status != 206:  # Range ignored: the body starts at byte 0
-            kept.reset()
-            read = 0
-        length = response.headers.get("Content-Length")
-        total = int(length) + read if length is not None else None
-        part.parent.mkdir(exist_ok=True)  # an OSError here is reported by _atomic, same --dir
-        with open(part, "ab" if read else "wb") as out:
-            read = _pump(_response_chunks(response, url, out), kept, read, url, part, report)
+def _download(url: str, partial: Partial, kept: _Filter, report: _Progress) -> int:
+    """Feed `url` until enough lines are kept; return the compressed bytes read.
+
+    A resumable partial download is replayed first (it may hold enough lines, and then the
+    network is not used); the transfer then continues from its end, tried again on transient
+    failures (`harness.data.fetch.retrying`).
+    """
+    held, validator = partial.resumable()
+    transfer = _Transfer(url, partial, kept, report, validator)
+    if held:
+        transfer.read = _pump(_file_chunks(partial.path, "delete it"), kept, 0, url, partial,
+                              report)
     if not kept.done:
-        if total is not None and read < total:
-            raise DataError(f"{url}: transfer interrupted after {read} of {total} bytes; run "
-                            "again to resume")
-        _finish(kept, url, read, part)
-    return read
+        retrying(transfer.attempt)
+    return transfer.read
+
+
+class _Transfer:
+    """The HTTP part of a download: `read` counts the compressed bytes fed to `kept` so far,
+    all of them also in `partial`, so that a retry or a rerun continues from there."""
+
+    def __init__(self, url: str, partial: Partial, kept: _Filter, report: _Progress,
+                 validator: str | None) -> None:
+        self.url, self.partial, self.kept, self.report = url, partial, kept, report
+        self.validator, self.read = validator, 0
+
+    def attempt(self) -> None:
+        """Continue the download until enough lines are kept or the file ends.
+
+        Raises `TransientError` for a failure worth another try, `DataError` for the others.
+        """
+        start = self.read if self.validator is not None else 0  # else: nothing to resume
+        response = open_from(self.url, start, validator=self.validator, user_agent=USER_AGENT,
+                             advice="pass --url with a mirror", timeout=TIMEOUT)
+        if response is None:  # 416: the .part already holds the whole file the server has
+            self._at_end()
+            return
+        with response:
+            if response.status != 206:  # the whole file from byte 0: new, changed, or no Range
+                self.kept.reset()
+                self.read, self.validator = 0, validator_of(response)
+                self.partial.begin(self.validator)  # an OSError: reported by _atomic, same --dir
+            total = expected_size(response, self.read)
+            with open(self.partial.path, "ab") as out:
+                _pump(self._body(response, out), self.kept, self.read, self.url, self.partial,
+                      self.report)
+        if not self.kept.done:
+            if total is not None and self.read < total:
+                raise TransientError(f"{self.url}: transfer interrupted after {self.read} of "
+                                     f"{total} bytes", "run again to resume")
+            _finish(self.kept, self.url, self.read, self.partial)
+
+    def _body(self, response: http.client.HTTPResponse, out: IO[bytes]) -> Iterator[bytes]:
+        """Yield the body of `response` in pieces, each first appended to `out` and counted."""
+        for chunk in read_body(response, self.url, self.read, CHUNK):
+            out.write(chunk)
+            self.read += len(chunk)
+            yield chunk
+
+    def _at_end(self) -> None:
+        """Finish a stream whose server has no byte past those held (it answered 416)."""
+        if not self.kept.complete:
+            self.partial.discard()  # resuming cannot help: the server has no more bytes
+            raise DataError(f"{self.url}: the server's file ends inside a gzip member after "
+                            f"{self.read} bytes: it is truncated there; pass --url with a mirror")
+        _finish(self.kept, self.url, self.read, self.partial)
 
 
 def _file_chunks(path: Path, advice: str) -> Iterator[bytes]:
@@ -262,23 +319,8 @@ def _file_chunks(path: Path, advice: str) -> Iterator[bytes]:
         raise DataError(f"{path}: cannot read ({exc.strerror}); {advice}") from None
 
 
-def _response_chunks(response: http.client.HTTPResponse, url: str,
-                     part: IO[bytes]) -> Iterator[bytes]:
-    """Yield the body of `response` in pieces, each first appended to `part`."""
-    while True:
-        try:
-            chunk = response.read(CHUNK)
-        except (OSError, http.client.HTTPException) as exc:
-            raise DataError(f"{url}: transfer interrupted ({type(exc).__name__}); run again to "
-                            "resume") from None
-        if not chunk:
-            return
-        part.write(chunk)
-        yield chunk
-
-
-def _pump(chunks: Iterator[bytes], kept: _Filter, read: int, source: str, part: Path | None,
-          report: _Progress) -> int:
+def _pump(chunks: Iterator[bytes], kept: _Filter, read: int, source: str,
+          part: Partial | None, report: _Progress) -> int:
     """Feed `chunks` until enough lines are kept or they run out; return the bytes read so far.
 
     Corrupt gzip data raises DataError naming `source`; a `part` holding it is removed, as it
@@ -292,7 +334,7 @@ def _pump(chunks: Iterator[bytes], kept: _Filter, read: int, source: str, part: 
             if part is None:
                 raise DataError(f"{source}: corrupt .gz within its first {read} bytes ({exc}); "
                                 "download it again") from None
-            part.unlink(missing_ok=True)
+            part.discard()
             raise DataError(f"{source}: corrupt .gz within its first {read} bytes ({exc}); the "
                             "partial download was removed: run again, or pass --url with a "
                             "mirror") from None
@@ -302,7 +344,7 @@ def _pump(chunks: Iterator[bytes], kept: _Filter, read: int, source: str, part: 
     return read
 
 
-def _finish(kept: _Filter, source: str, read: int, part: Path | None) -> None:
+def _finish(kept: _Filter, source: str, read: int, part: Partial | None) -> None:
     """End a stream that ran out before enough lines were kept; raise unless they now are."""
     if not kept.end():
         if read == 0:
@@ -315,7 +357,7 @@ def _finish(kept: _Filter, source: str, read: int, part: Path | None) -> None:
         raise DataError(f"{where}: the download was cut; run again to resume")
     if not kept.done:
         if part is not None:
-            part.unlink(missing_ok=True)  # the whole file is read; nothing left to resume
+            part.discard()  # the whole file is read; nothing left to resume
         raise DataError(f"{source}: has only {kept.kept} lines with fewer than "
                         f"{kept.max_tokens} tokens, {kept.wanted} requested; ask for fewer "
                         "--lines")

@@ -7,11 +7,11 @@ preprocessing). SNLI and COCO, which the script also
 fetches, are not tasks of this harness and are skipped.
 
 What the script lacks, and users lose hours to: every prepared file is checked to be non-empty
-and to have its expected number of lines (`harness.data.senteval_layout`); downloads resume
-(`NAME.part`, continued with an HTTP Range request when the server supports it, restarted
-otherwise); a group whose files already check out is skipped, so a rerun finishes what a broken
-or interrupted run left. Downloads live in `DIR/.downloads/<source>/` until their group is
-prepared and verified.
+and to have its expected number of lines (`harness.data.senteval_layout`); downloads are
+retried and resume (`harness.data.fetch`: `<key>-NAME.part` keyed by the URL, continued with
+Range and If-Range while the server's file is unchanged, restarted otherwise); a group whose
+files already check out is skipped, so a rerun finishes what a broken or interrupted run left.
+Downloads live in `DIR/.downloads/<source>/` until their group is prepared and verified.
 
 Which tasks a group serves is the task table's (each task's `download`); the groups here say
 how their files are made, and `_check_groups` keeps the two in step.
