@@ -24,26 +24,39 @@ DIVERGED = 1e3  # no coordinate of a sane skip-gram vector comes near this
 FASTTEXT_EOS = "</s>"
 
 
-def train_skipgram(lines: Iterable[str], *, dim: int, epochs: int, min_count: int = 1,
+def write_corpus(lines: Iterable[str], path: Path) -> int:
+    """Write the non-blank `lines`, stripped, one per line, to `path` (fastText's input);
+    return how many were written. Streams: only the line at hand is held."""
+    count = 0
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for line in lines:
+            if line.strip():
+                handle.write(line.strip() + "\n")
+                count += 1
+    return count
+
+
+def train_skipgram(lines: Iterable[str] | Path, *, dim: int, epochs: int, min_count: int = 1,
                    minn: int = 3, maxn: int = 6, bucket: int = 200_000, threads: int = 1,
                    words: Sequence[str] | None = None
                    ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Return (words, counts, vectors) of skip-gram vectors trained on whitespace-token `lines`.
 
+    `lines` is an iterable of lines (written to a temporary file by `write_corpus`, streaming)
+    or the path of a file in `write_corpus`'s form, which fastText reads as it is.
     With `words` given, vectors are returned for exactly those strings (fastText composes
     vectors of unseen ones from character n-grams; counts are 0 for them); otherwise for the
     model's vocabulary (words seen `min_count` times), in its frequency order.
     """
     with tempfile.TemporaryDirectory() as directory:
-        text = Path(directory) / "corpus.txt"
-        count = 0
-        with text.open("w", encoding="utf-8") as handle:
-            for line in lines:
-                if line.strip():
-                    handle.write(line.strip() + "\n")
-                    count += 1
-        if count == 0:
-            raise DataError("fastText: the corpus has no words")
+        if isinstance(lines, Path):
+            text = lines
+            if not text.is_file() or text.stat().st_size == 0:
+                raise DataError(f"fastText: the corpus {text} has no words")
+        else:
+            text = Path(directory) / "corpus.txt"
+            if write_corpus(lines, text) == 0:
+                raise DataError("fastText: the corpus has no words")
         arguments = {"text": str(text), "out": str(Path(directory) / "vectors.npz"),
                      "dim": dim, "epochs": epochs, "min_count": min_count, "minn": minn,
                      "maxn": maxn, "bucket": bucket, "threads": threads,

@@ -10,8 +10,9 @@ existing files (`import_subword_vocab`: e.g. BPEmb's `en.wiki.bpe.vs10000.model`
 
 from __future__ import annotations
 
+import itertools
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from harness.errors import DataError
-from harness.skipgram import train_skipgram
+from harness.lines import LineFile
+from harness.skipgram import train_skipgram, write_corpus
 
 MODEL_FILE = "bpe.model"
 VECTORS_FILE = "vectors.npy"
@@ -100,31 +102,54 @@ class SubwordVocab:
 # --------------------------------------------------------------------------------- training
 
 
-def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: int, dim: int,
-                        epochs: int = 5, threads: int = 1) -> SubwordVocab:
+SAMPLE_SENTENCES = 1_000_000
+"""BPE learns its merges from at most about this many sentences: a larger corpus is sampled."""
+SAMPLE_SEED = 0
+ENCODE_CHUNK = 65_536
+"""Sentences segmented (and held as Python lists of pieces) at a time for fastText."""
+
+
+def train_subword_vocab(sentences: Path | Iterable[str], directory: Path, *, bpe_size: int,
+                        dim: int, epochs: int = 5, threads: int = 1,
+                        sample: int = SAMPLE_SENTENCES) -> SubwordVocab:
     """Train BPE on `sentences`, then skip-gram fastText vectors on the segmented corpus.
 
-    Pieces rare enough to get no fastText word vector still get one from their character n-grams.
-    fastText runs in a fresh process with one thread, which keeps the vectors reproducible
-    (harness.skipgram).
+    `sentences` is a file of one sentence per line (a `Path`, or a whole `LineFile`: read from
+    disk, never held) or an iterable of sentences without newlines (written to a file first).
+    sentencepiece reads the file itself; a corpus of more than `sample` sentences is sampled
+    first (each line kept with probability sample/lines, seeded: sentencepiece's own
+    `input_sentence_size` sample is not reproducible from run to run). The segmented corpus is
+    written for fastText `ENCODE_CHUNK` sentences at a time. Pieces rare enough to get no
+    fastText word vector still get one from their character n-grams. fastText runs in a fresh
+    process with one thread, which keeps the vectors reproducible (harness.skipgram).
     """
     import sentencepiece as spm
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     model_path = directory / MODEL_FILE
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences), model_prefix=str(directory / "bpe"),
-        model_type="bpe", vocab_size=bpe_size, hard_vocab_limit=False,
-        character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-        # No NFKC: decoding must be able to give back the input's characters ("…" stays "…"),
-        # or even a perfect decoder would score below 100 on Id against such sentences.
-        normalization_rule_name="identity", num_threads=threads, minloglevel=2)
-    processor = spm.SentencePieceProcessor(model_file=str(model_path))
-    segmented = (" ".join(pieces) for pieces in processor.encode(list(sentences), out_type=str))
-    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
-    _, _, vectors = train_skipgram(segmented, dim=dim, epochs=epochs, min_count=1, minn=2,
-                                   maxn=5, bucket=100_000, threads=threads, words=pieces)
+    work = directory / "work"  # scratch files, removed when done (and by a rerun after a kill)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        corpus = _corpus_file(sentences, work)
+        spm.SentencePieceTrainer.train(
+            input=str(_bpe_input(corpus, work, sample)), model_prefix=str(directory / "bpe"),
+            model_type="bpe", vocab_size=bpe_size, hard_vocab_limit=False,
+            character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
+            # No NFKC: decoding must be able to give back the input's characters ("…" stays
+            # "…"), or even a perfect decoder would score below 100 on Id against such
+            # sentences.
+            normalization_rule_name="identity", num_threads=threads, minloglevel=2)
+        processor = spm.SentencePieceProcessor(model_file=str(model_path))
+        segmented = work / "segmented.txt"
+        if write_corpus(_segmented(processor, corpus), segmented) == 0:
+            raise DataError("fastText: the corpus has no words")
+        pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+        _, _, vectors = train_skipgram(segmented, dim=dim, epochs=epochs, min_count=1, minn=2,
+                                       maxn=5, bucket=100_000, threads=threads, words=pieces)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     # Padding and unknown pieces carry no meaning: zero vectors, so an unseen character adds
     # nothing to a pooled sentence vector (fastText would compose one from "<unk>"'s n-grams).
     vectors[PAD_ID] = 0.0
@@ -132,6 +157,44 @@ def train_subword_vocab(sentences: Sequence[str], directory: Path, *, bpe_size: 
     np.save(directory / VECTORS_FILE, vectors)
     (directory / "bpe.vocab").unlink(missing_ok=True)
     return SubwordVocab(model_path, vectors)
+
+
+def _corpus_file(sentences: Path | Iterable[str], work: Path) -> LineFile:
+    """The sentences as lines of a file: the given file itself, or `work`/sentences.txt."""
+    if isinstance(sentences, LineFile) and sentences.whole:
+        return sentences
+    if isinstance(sentences, (str, Path)):
+        return LineFile(sentences)
+    path = work / "sentences.txt"
+    with path.open("w", encoding="utf-8", newline="\n") as handle:
+        for number, sentence in enumerate(sentences, 1):
+            if "\n" in sentence:
+                raise DataError(f"sentence {number} holds a newline; give one sentence a line")
+            handle.write(sentence + "\n")
+    return LineFile(path)
+
+
+def _bpe_input(corpus: LineFile, work: Path, sample: int) -> Path:
+    """The file BPE learns from: the corpus, or a seeded sample of about `sample` of its lines
+    (in file order) when it has more."""
+    if len(corpus) <= sample:
+        return corpus.path
+    keep = sample / len(corpus)
+    rng = np.random.default_rng(SAMPLE_SEED)
+    path = work / "sample.txt"
+    with open(corpus.path, "rb") as source, path.open("wb") as target:
+        while lines := list(itertools.islice(source, ENCODE_CHUNK)):
+            chosen = np.flatnonzero(rng.random(len(lines)) < keep)
+            target.writelines(lines[i] if lines[i].endswith(b"\n") else lines[i] + b"\n"
+                              for i in chosen)
+    return path
+
+
+def _segmented(processor: Any, corpus: Iterable[str]) -> Iterator[str]:
+    """Yield each sentence's pieces joined by spaces, segmenting `ENCODE_CHUNK` at a time."""
+    iterator = iter(corpus)
+    while chunk := list(itertools.islice(iterator, ENCODE_CHUNK)):
+        yield from (" ".join(pieces) for pieces in processor.encode(chunk, out_type=str))
 
 
 # --------------------------------------------------------------------------------- importing

@@ -141,7 +141,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness.protocols", "harness.protocols.*", "harness.errors", "harness.lazy"),
     # 1: the parts with no notion of a run
     ("harness", "harness.records", "harness.cache", "harness.devices", "harness.vectors",
-     "harness.skipgram", "harness.vocab", "harness.outputs", "harness.registry",
+     "harness.lines", "harness.skipgram", "harness.vocab", "harness.outputs", "harness.registry",
      "harness.hookspecs", "harness.component_checks", "harness.data", "harness.data.*",
      "harness.synthetic", "harness.synthetic.*", "harness.training", "harness.training.*",
      "harness.generation", "harness.generation.*"),

@@ -1,5 +1,9 @@
 """Stage 2: the subword vocabulary: BPE + fastText vectors trained on the training split, or
-existing files (a BPEmb-like sentencepiece model with its piece vectors) imported."""
+existing files (a BPEmb-like sentencepiece model with its piece vectors) imported.
+
+Training reads the split's file (`corpus.train` is a `LineFile`), never a list of it: BPE learns
+from the file (a seeded sample above `SAMPLE_SENTENCES` lines), and fastText from a segmented
+copy written a chunk at a time."""
 
 from __future__ import annotations
 
@@ -14,7 +18,13 @@ from harness.results import VocabSummary
 from harness.spec import VocabSection
 from harness.stages.base import RunContext, file_digest, log
 from harness.stages.corpus import Corpus
-from harness.vocab import SubwordVocab, import_subword_vocab, train_subword_vocab
+from harness.vocab import (
+    SAMPLE_SEED,
+    SAMPLE_SENTENCES,
+    SubwordVocab,
+    import_subword_vocab,
+    train_subword_vocab,
+)
 
 VERSION = 2
 
@@ -32,12 +42,18 @@ class Vocab:
 def _trained(section: VocabSection, corpus: Corpus
              ) -> tuple[dict[str, Any], Callable[[Path], dict[str, Any]]]:
     # The key parts are those of the stage before files could be imported, so caches stay valid.
-    parts = {"version": VERSION, "corpus": corpus.train_key, "bpe_size": section.bpe_size,
-             "dim": section.dim, "epochs": section.epochs}
+    parts: dict[str, Any] = {"version": VERSION, "corpus": corpus.train_key,
+                             "bpe_size": section.bpe_size, "dim": section.dim,
+                             "epochs": section.epochs}
+    if len(corpus.train) > SAMPLE_SENTENCES:
+        # BPE learns from a sample of a larger corpus (train_subword_vocab); up to this size it
+        # learns from every sentence, as before the bound, and such caches stay valid.
+        parts["bpe_sample"] = {"sentences": SAMPLE_SENTENCES, "seed": SAMPLE_SEED}
 
     def build(directory: Path) -> dict[str, Any]:
         vocab = train_subword_vocab(corpus.train, directory, bpe_size=section.bpe_size,
-                                    dim=section.dim, epochs=section.epochs)
+                                    dim=section.dim, epochs=section.epochs,
+                                    sample=SAMPLE_SENTENCES)
         return {"source": "trained", "pieces": len(vocab), "dim": vocab.dim}
 
     return parts, build

@@ -37,7 +37,7 @@ The word lists and the types are importable from here too
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from itertools import accumulate
 
@@ -100,6 +100,8 @@ __all__ = [
     "TransitiveSlots",
     "generate_examples",
     "generate_sentences",
+    "iter_examples",
+    "iter_sentences",
     "sample_transitive",
     "transitive_sentence",
     "vocabulary",
@@ -175,6 +177,31 @@ def _generator(name: str) -> Callable[[random.Random], tuple[str, str]]:
         ) from None
 
 
+def iter_examples(name: str, count: int, seed: int) -> Iterator[tuple[str, str]]:
+    """Yield ``count`` (construction name, sentence) pairs, deterministically, one at a time.
+
+    The pairs of :func:`generate_examples`, without the list: a corpus of 10M sentences is
+    written as it is drawn. Only the set of sentences seen so far (for uniqueness) grows. An
+    unknown ``name`` or a negative ``count`` raises ValueError here, not at the first pair.
+    """
+    draw = _generator(name)
+    if count < 0:
+        raise ValueError(f"count must be non-negative, got {count}")
+    return _draw(draw, count, random.Random(seed))
+
+
+def _draw(draw: Callable[[random.Random], tuple[str, str]], count: int,
+          rng: random.Random) -> Iterator[tuple[str, str]]:
+    seen: set[str] = set()
+    for _ in range(count):
+        for _ in range(_MAX_REDRAWS):
+            construction, sentence = draw(rng)
+            if sentence not in seen:
+                break
+        seen.add(sentence)
+        yield construction, sentence
+
+
 def generate_examples(name: str, count: int, seed: int) -> list[tuple[str, str]]:
     """Return ``count`` (construction name, sentence) pairs, deterministically.
 
@@ -182,20 +209,12 @@ def generate_examples(name: str, count: int, seed: int) -> list[tuple[str, str]]
     (it is not for the quickstart at tens of thousands of sentences). The
     result for a smaller ``count`` is a prefix of the result for a larger one.
     """
-    draw = _generator(name)
-    if count < 0:
-        raise ValueError(f"count must be non-negative, got {count}")
-    rng = random.Random(seed)
-    seen: set[str] = set()
-    examples: list[tuple[str, str]] = []
-    while len(examples) < count:
-        for _ in range(_MAX_REDRAWS):
-            construction, sentence = draw(rng)
-            if sentence not in seen:
-                break
-        seen.add(sentence)
-        examples.append((construction, sentence))
-    return examples
+    return list(iter_examples(name, count, seed))
+
+
+def iter_sentences(name: str, count: int, seed: int) -> Iterator[str]:
+    """Yield the sentences of :func:`generate_sentences` one at a time (see `iter_examples`)."""
+    return (sentence for _, sentence in iter_examples(name, count, seed))
 
 
 def generate_sentences(name: str, count: int, seed: int) -> list[str]:
@@ -205,7 +224,7 @@ def generate_sentences(name: str, count: int, seed: int) -> list[str]:
     tokens, e.g. ``"Anna gave the bread to Marco ."``. Use different seeds for
     train and test splits; they share few sentences.
     """
-    return [sentence for _, sentence in generate_examples(name, count, seed)]
+    return list(iter_sentences(name, count, seed))
 
 
 @cache
