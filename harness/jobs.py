@@ -24,15 +24,16 @@ from harness.errors import HarnessError
 from harness.protocols import TaskResult
 from harness.results import EncoderDescription, PairResult, SeedRun, SizePoint
 from harness.spec import Component, Spec
-from harness.stages.base import RunContext
+from harness.stages.base import RunContext, ShardRunner, ShardWork
 from harness.stages.corpus import Corpus, prepare_corpus
 from harness.stages.describe import describe_encoder
-from harness.stages.encode import Encoded, encode_corpus
+from harness.stages.encode import Encoded, encode_corpus, encode_shard
 from harness.stages.evaluate import evaluate_tasks
 from harness.stages.generate import generate_samples
 from harness.stages.score import scored, seeds_score
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab, prepare_vocab
+from harness.vectors import Shard
 
 
 class EncoderOutcome(BaseModel):
@@ -50,6 +51,7 @@ class EncoderOutcome(BaseModel):
     statistics: dict[str, dict[str, list[Path]]] = {}  # decoder -> metric -> file per seed
     tasks: list[TaskResult] = []
     device: str = "cpu"
+    node: str = ""  # the cluster node the job ran on, when an executor ran it on one
     timings: dict[str, float] = {}
     hits: int = 0
     builds: int = 0
@@ -145,29 +147,56 @@ def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -
                           device=ctx.device, description=job.description)
 
 
-def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path) -> EncoderOutcome:
+def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path, *,
+                    corpus: Corpus | None = None,
+                    shards: ShardRunner | None = None) -> EncoderOutcome:
     """One encoder's whole job in this process, against the cache at `cache_root`, on the
     device the spec names as this process sees it (an executor's worker may own a GPU the
-    driver does not); the outcome carries the job's time per stage and cache counts."""
+    driver does not); the outcome carries the job's time per stage and cache counts. `corpus`
+    is the one the driver prepared (its files are read from the cache on use), else it is
+    looked up again. With `shards`, its vector files are encoded in shards by other processes
+    too."""
+    started = time.perf_counter()
+    ctx, encoder, corpus, vocab = job_setup(spec, encoder_name, cache_root, corpus)
+    ctx.shards = shards
+    outcome = finish_job(ctx, start_job(ctx, encoder, corpus, vocab), corpus, vocab)
+    ctx.add_time("job", time.perf_counter() - started)
+    return outcome.model_copy(update={"timings": dict(ctx.timings), "hits": ctx.cache.hits,
+                                      "builds": ctx.cache.builds})
+
+
+def run_shard_job(spec: Spec, work: ShardWork, shard: Shard, cache_root: Path,
+                  corpus: Corpus | None = None) -> None:
+    """Encode one shard of a vector file that an encoder's job (`run_encoder_job`) is
+    writing, in this process (`harness.stages.encode.encode_shard`)."""
+    ctx, encoder, corpus, vocab = job_setup(spec, work.encoder, cache_root, corpus)
+    encode_shard(ctx, encoder, corpus, vocab, work, shard)
+
+
+def job_setup(spec: Spec, encoder_name: str, cache_root: Path, corpus: Corpus | None = None
+              ) -> tuple[RunContext, Component, Corpus, Vocab]:
+    """The context of a job run in a process of its own: the spec's encoder entry, and the
+    corpus and vocabulary the driver prepared, read from the cache at `cache_root`. Given the
+    driver's `corpus`, the job does not read (and hash) the corpus source again."""
     from harness.devices import resolve_device
 
-    started = time.perf_counter()
     (encoder,) = [e for e in spec.components("encoder") if e.name == encoder_name]
     device = resolve_device(spec.device)
     # The driver prepared the corpus and vocabulary; a job that has to build them again does
     # not see the driver's cache.
     setup = RunContext(spec=spec, cache=Cache(cache_root), device=device)
-    corpus = prepare_corpus(setup)
+    if corpus is None:
+        corpus = prepare_corpus(setup)
+    elif not (corpus.directory / "train.txt").is_file():
+        raise HarnessError(f"cache {cache_root}: the job for encoder {encoder_name!r} does not "
+                           f"find the corpus the run prepared ({corpus.directory}); give every "
+                           "node the same cache (a shared filesystem path, `--cache DIR`)")
     vocab = prepare_vocab(setup, corpus)
     if setup.cache.builds:
         raise HarnessError(f"cache {cache_root}: the job for encoder {encoder_name!r} does not "
                            "find the corpus the run prepared; give every node the same cache "
                            "(a shared filesystem path, `--cache DIR`)")
-    ctx = RunContext(spec=spec, cache=Cache(cache_root), device=device)
-    outcome = finish_job(ctx, start_job(ctx, encoder, corpus, vocab), corpus, vocab)
-    ctx.add_time("job", time.perf_counter() - started)
-    return outcome.model_copy(update={"timings": dict(ctx.timings), "hits": ctx.cache.hits,
-                                      "builds": ctx.cache.builds})
+    return RunContext(spec=spec, cache=Cache(cache_root), device=device), encoder, corpus, vocab
 
 
 def check_curve(spec: Spec, corpus: Corpus) -> None:

@@ -75,10 +75,22 @@ def metrics(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def local_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """The spec's results with the local executor, and its cache."""
     root = tmp_path_factory.mktemp("local")
     spec = load_spec(write_spec(root), (), load_registry())
-    return run_spec(spec, root / "run", cache=Cache(root / "cache")).to_json()
+    return run_spec(spec, root / "run", cache=Cache(root / "cache")).to_json(), root / "cache"
+
+
+@pytest.fixture(scope="module")
+def local_results(local_run: tuple[dict[str, Any], Path]) -> dict[str, Any]:
+    return local_run[0]
+
+
+def vector_files(cache: Path) -> dict[str, bytes]:
+    """Every vector file of the cache by artifact: `encode/KEY/SPLIT.npy` -> its bytes."""
+    return {str(path.relative_to(cache)): path.read_bytes()
+            for path in sorted(cache.glob("encode/*/*.npy"))}
 
 
 def test_ray_gives_the_local_executors_results(cluster: Any, local_results: dict[str, Any],
@@ -94,6 +106,42 @@ def test_ray_gives_the_local_executors_results(cluster: Any, local_results: dict
         "builds"]  # the jobs' artifacts are counted once, as the local run counts them
     on_disk = sorted(p.name for p in (tmp_path / "run" / "samples").iterdir())
     assert on_disk == ["avg__mos-lstm.jsonl", "hier__mos-lstm.jsonl"]
+
+
+def test_sharded_encoding_writes_the_unsharded_vectors(
+        cluster: Any, local_run: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
+    """Each vector file encoded in 3 shards (the job one, two Ray tasks), batches of 64 rows:
+    byte for byte the files of the local, unsharded run, and the same results."""
+    spec = load_spec(write_spec(tmp_path), ("executor={name: ray, shards: 3}",
+                                            "encode.batch_size=64"), load_registry())
+    results = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache")).to_json()
+    unsharded = load_spec(write_spec(tmp_path / "local"), ("encode.batch_size=64",),
+                          load_registry())
+    run_spec(unsharded, tmp_path / "local" / "run", cache=Cache(tmp_path / "local" / "cache"))
+    sharded, expected = vector_files(tmp_path / "cache"), vector_files(tmp_path / "local" / "cache")
+    assert len(expected) == 4 and sharded == expected
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("encode/*/meta.json")]
+    assert sorted(m["summary"]["shards"] for m in metas) == [1, 1, 3, 3]  # 13 train batches
+    assert metrics(results) == metrics(local_run[0])
+    logs = tmp_path / "cache" / "logs" / "ray-small"
+    assert sorted(p.name for p in logs.iterdir()) == ["avg.log", "hier.log"]
+    assert "job avg: done on cpu" in (logs / "avg.log").read_text()
+
+
+def test_every_node_must_see_the_inputs(cluster: Any, tmp_path: Path) -> None:
+    from harness.executors.ray import check_nodes
+    from harness.executors.reach import Input
+
+    there = tmp_path / "corpus.txt"
+    there.write_text("a b\n")
+    check_nodes(ray, [Input("corpus.train.path", str(there))], str(tmp_path))
+    with pytest.raises(HarnessError) as refused:
+        check_nodes(ray, [Input("corpus.train.path", str(there)),
+                          Input("vocab.model", str(tmp_path / "gone.model"))], str(tmp_path))
+    message = str(refused.value)
+    assert "\n" not in message
+    assert f"cannot see {tmp_path / 'gone.model'} (vocab.model)" in message
+    assert message.startswith("executor ray: node ")
 
 
 def job_processes() -> list[int]:

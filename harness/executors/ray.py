@@ -1,12 +1,21 @@
 """The Ray executor: each encoder's job as one Ray core task, on a cluster sharing the cache.
 
 `pip install "v2s-harness[ray]"`. Each task runs `harness.jobs.run_encoder_job` for one encoder
-(fit, encode, train, generate, score, downstream tasks) with one GPU when the cluster has GPUs
-(option `gpus`), else `cpus` CPUs, against the run's cache, which every node must see at the
-same path; it returns only small JSON. A task whose worker dies (killed, out of memory, node
-lost) is retried up to `retries` times and resumes from what the cache holds
-(decoder training from its last checkpoint). A task whose plugin or data fails is not retried:
-its encoder is reported by name, and the other encoders' results are kept.
+(fit, encode, train, generate, score, downstream tasks) against the run's cache, which every
+node must see at the same path; it returns only small JSON. Before any job is dispatched, a
+task on every node checks that it sees the run's inputs and can write the cache
+(`harness.executors.reach`). A job's resources are decided when it is submitted: a GPU when
+the spec's device is `cuda` (an autoscaling cluster adds GPU nodes for it), or when it is
+`auto` and the cluster has GPUs then (option `gpus` overrides both), and `cpus` CPUs. With
+option `shards` > 1 a job encodes each vector file in that many shards: shards 2, 3, ... as
+Ray tasks with the job's resources while the job encodes the first
+(`harness.stages.encode`). Each job's log goes to `CACHE/logs/SPEC/ENCODER.log`, named when
+the run starts, and, with `log_to_driver` (the default), to the driver's console too.
+
+A task whose worker dies (killed, out of memory, node lost) is retried up to `retries` times
+and resumes from what the cache holds (decoder training from its last checkpoint, encoding
+from each shard's last batch). A task whose plugin or data fails is not retried: its encoder
+is reported by name, and the other encoders' results are kept.
 
 Ray is imported here only, and only when a run asks for it.
 """
@@ -15,8 +24,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +36,92 @@ from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
 from harness.executors.base import Execution, account
-from harness.jobs import EncoderOutcome, run_encoder_job
+from harness.executors.reach import Input, job_inputs, refusal, unreachable
+from harness.jobs import EncoderOutcome, run_encoder_job, run_shard_job
 from harness.spec import Spec
-from harness.stages.base import RunContext
+from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
+from harness.vectors import Shard
 
 log = logging.getLogger("harness.run")
 
 INSTALL = 'pip install "v2s-harness[ray]"'
+LOG_FORMAT = "%(asctime)s %(levelname)s [%(node)s] %(name)s: %(message)s"
 
 
-def encoder_job(spec: Spec, encoder: str, cache_root: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Resources:
+    """What one task asks Ray for."""
+
+    cpus: float
+    gpus: float
+    retries: int
+
+    def options(self, name: str) -> dict[str, Any]:
+        """The task options of a task called `name` with these resources."""
+        return {"num_cpus": self.cpus, "num_gpus": self.gpus, "max_retries": self.retries,
+                "retry_exceptions": False, "name": name}
+
+
+def encoder_job(spec: Spec, encoder: str, cache_root: str, corpus: Corpus, log_file: str,
+                shards: int, resources: Resources) -> dict[str, Any]:
     """The body of a Ray task: `{"outcome": ...}`, or `{"error": ...}` for a failure that a
-    retry would repeat (a plugin's or the data's, one line), which Ray must not retry."""
+    retry would repeat (a plugin's or the data's, one line), which Ray must not retry. The
+    job's log (and an internal error's traceback) goes to `log_file`."""
+    node = _node()
+    use_cpus(resources.cpus)
+    with _logging_to(Path(log_file), node) as job_log:
+        runner = RayShards(spec, cache_root, corpus, shards, resources) if shards > 1 else None
+        try:
+            outcome = run_encoder_job(spec, encoder, Path(cache_root), corpus=corpus,
+                                      shards=runner)
+        except HarnessError as exc:
+            job_log.error("job %s failed: %s", encoder, exc)
+            return {"error": str(exc)}
+        except BaseException:
+            job_log.error("job %s: internal error\n%s", encoder, traceback.format_exc())
+            raise
+        job_log.info("job %s: done on %s", encoder, outcome.device)
+    return {"outcome": outcome.model_copy(update={"node": node}).model_dump(mode="json")}
+
+
+def shard_job(spec: Spec, work: ShardWork, shard: Shard, cache_root: str, corpus: Corpus,
+              cpus: float) -> dict[str, Any]:
+    """The body of a shard's Ray task: `{}`, or `{"error": ...}` as `encoder_job` returns."""
+    use_cpus(cpus)
     try:
-        return {"outcome": run_encoder_job(spec, encoder, Path(cache_root)).model_dump(
-            mode="json")}
+        run_shard_job(spec, work, shard, Path(cache_root), corpus)
     except HarnessError as exc:
         return {"error": str(exc)}
+    return {}
+
+
+class RayShards:
+    """Encodes a vector file's shards as Ray tasks (`harness.stages.base.ShardRunner`), the
+    job's own process taking the first."""
+
+    def __init__(self, spec: Spec, cache_root: str, corpus: Corpus, count: int,
+                 resources: Resources) -> None:
+        self.spec, self.cache_root, self.corpus = spec, cache_root, corpus
+        self.count, self.resources = count, resources
+
+    def run(self, work: ShardWork, pending: Sequence[Shard],
+            local: Callable[[Shard], None]) -> None:
+        """Return once every shard is written; raise HarnessError naming the first that
+        failed."""
+        import ray
+
+        task = ray.remote(shard_job).options(**self.resources.options("harness-encode-shard"))
+        refs = {task.remote(self.spec, work, shard, self.cache_root, self.corpus,
+                            self.resources.cpus): shard
+                for shard in pending[1:]}
+        local(pending[0])
+        for ref, shard in refs.items():
+            what = f"encoder {work.encoder!r} {work.split} rows {shard.start}-{shard.stop}"
+            result = _result(ray, ref, what, self.resources.retries)
+            if "error" in result:
+                raise HarnessError(result["error"])
 
 
 class RayExecutor:
@@ -50,8 +129,10 @@ class RayExecutor:
     registered (`harness_plugins.executors.RayOptions`)."""
 
     def __init__(self, *, address: str | None = None, gpus: float | None = None,
-                 cpus: float = 1.0, retries: int = 3) -> None:
+                 cpus: float = 1.0, retries: int = 3, shards: int = 1,
+                 log_to_driver: bool = True) -> None:
         self.address, self.gpus, self.cpus, self.retries = address, gpus, cpus, retries
+        self.shards, self.log_to_driver = shards, log_to_driver
 
     def device(self, requested: str) -> str:
         """Always "cpu": the driver only prepares data; each job resolves `requested` where it
@@ -62,34 +143,115 @@ class RayExecutor:
         """Every encoder's job as a Ray task; the tasks' timings and cache counts are added to
         `ctx`."""
         ray = _import_ray()
-        with _connected(ray, self.address):
-            gpus = self.gpus
-            if gpus is None:  # a GPU each when the cluster has GPUs
-                gpus = 1.0 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
-            task = ray.remote(encoder_job).options(
-                num_cpus=self.cpus, num_gpus=gpus, max_retries=self.retries,
-                retry_exceptions=False, name="harness-encoder-job")
-            names = [e.name for e in ctx.spec.components("encoder")]
-            log.info("ray: %d jobs, %g CPU and %g GPU each, cache %s", len(names),
-                     self.cpus, gpus, ctx.cache.root)
-            refs = {task.remote(ctx.spec, name, str(ctx.cache.root)): name for name in names}
-            outcomes, failures = {}, {}
-            pending = list(refs)
-            with tqdm(total=len(refs), desc="encoder jobs", unit="job", disable=None) as bar:
-                while pending:  # in the order they finish
-                    (ref,), pending = ray.wait(pending, num_returns=1)
-                    name = refs[ref]
-                    result = _result(ray, ref, name, self.retries)
-                    if "outcome" in result:
-                        outcomes[name] = EncoderOutcome.model_validate(result["outcome"])
-                        account(ctx, outcomes[name])
-                        log.info("job %s: done on %s", name, outcomes[name].device)
-                    else:
-                        failures[name] = result["error"]
-                        log.error("job %s: failed: %s", name, result["error"])
-                    bar.update(1)
+        cache_root = str(ctx.cache.root)
+        names = [e.name for e in ctx.spec.components("encoder")]
+        logs = ctx.cache.root / "logs" / ctx.spec.name
+        logs.mkdir(parents=True, exist_ok=True)
+        with _connected(ray, self.address, self.log_to_driver):
+            check_nodes(ray, job_inputs(ctx.spec, _forwarded_environment()), cache_root)
+            log.info("ray: %d jobs; their logs: %s%sENCODER.log", len(names), logs, os.sep)
+            refs = {}
+            for name in names:
+                resources = self.resources(ray, ctx.spec.device)
+                task = ray.remote(encoder_job).options(
+                    **resources.options("harness-encoder-job"))
+                log.info("job %s: %g CPU, %g GPU", name, resources.cpus, resources.gpus)
+                refs[task.remote(ctx.spec, name, cache_root, corpus, str(logs / f"{name}.log"),
+                                 self.shards, resources)] = name
+            return self._collect(ray, ctx, refs, names)
+
+    def resources(self, ray: Any, device: str) -> Resources:
+        """A job's resources, decided when it is submitted: option `gpus` when given, else
+        one GPU for device `cuda`, none for `cpu`, and for `auto` one when the cluster has
+        GPUs now."""
+        gpus = self.gpus
+        if gpus is None:
+            kind = device.partition(":")[0]
+            has_gpus = ray.cluster_resources().get("GPU", 0) > 0
+            gpus = 1.0 if kind == "cuda" or (kind == "auto" and has_gpus) else 0.0
+        return Resources(cpus=self.cpus, gpus=gpus, retries=self.retries)
+
+    def _collect(self, ray: Any, ctx: RunContext, refs: dict[Any, str],
+                 names: list[str]) -> Execution:
+        """The jobs' outcomes and failures, waited for in the order they finish."""
+        outcomes, failures = {}, {}
+        pending = list(refs)
+        with tqdm(total=len(refs), desc="encoder jobs", unit="job", disable=None) as bar:
+            while pending:
+                (ref,), pending = ray.wait(pending, num_returns=1)
+                name = refs[ref]
+                result = _result(ray, ref, f"encoder {name!r}", self.retries)
+                if "outcome" in result:
+                    outcomes[name] = EncoderOutcome.model_validate(result["outcome"])
+                    account(ctx, outcomes[name])
+                    log.info("job %s: done on %s (node %s)", name, outcomes[name].device,
+                             outcomes[name].node)
+                else:
+                    failures[name] = result["error"]
+                    log.error("job %s: failed: %s", name, result["error"])
+                bar.update(1)
         return Execution([outcomes[n] for n in names if n in outcomes],
                          {n: failures[n] for n in names if n in failures})
+
+
+def check_nodes(ray: Any, inputs: list[Input], cache_root: str) -> None:
+    """Raise a one-line HarnessError unless every alive node of the cluster sees `inputs` and
+    can write the cache (a task pinned to each node runs `harness.executors.reach.unreachable`
+    there)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    probe = ray.remote(unreachable)
+    refs = {}
+    for node in ray.nodes():
+        if node.get("Alive"):
+            pinned = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
+            ref = probe.options(num_cpus=0, scheduling_strategy=pinned,
+                                name="harness-reach").remote(inputs, cache_root)
+            refs[ref] = f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"
+    for ref, node in refs.items():
+        line = refusal(node, ray.get(ref), cache_root)
+        if line is not None:
+            raise HarnessError(line)
+
+
+def use_cpus(cpus: float) -> None:
+    """Let torch use as many threads as the task has CPUs (a reused worker process keeps the
+    count of the task it ran before)."""
+    import torch
+
+    torch.set_num_threads(max(1, int(cpus)))
+
+
+def _node() -> str:
+    """This worker's node: its IP address and the start of its Ray node id."""
+    import ray
+
+    context = ray.get_runtime_context()
+    return f"{ray.util.get_node_ip_address()} ({context.get_node_id()[:8]})"
+
+
+@contextmanager
+def _logging_to(path: Path, node: str) -> Iterator[logging.Logger]:
+    """The harness's log records (INFO and above) appended to `path`, and written to stderr
+    (which Ray forwards to the driver with `log_to_driver`), while the block runs, each naming
+    `node`; yields the run log."""
+    handlers = [logging.FileHandler(path, encoding="utf-8"), logging.StreamHandler(sys.stderr)]
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter(LOG_FORMAT, defaults={"node": node}))
+        handler.setLevel(logging.INFO)
+    root = logging.getLogger("harness")
+    previous = root.level
+    for handler in handlers:
+        root.addHandler(handler)
+    if root.getEffectiveLevel() > logging.INFO:
+        root.setLevel(logging.INFO)
+    try:
+        yield log
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(previous)
 
 
 def _import_ray() -> Any:
@@ -101,14 +263,14 @@ def _import_ray() -> Any:
 
 
 @contextmanager
-def _connected(ray: Any, address: str | None) -> Iterator[None]:
+def _connected(ray: Any, address: str | None, log_to_driver: bool) -> Iterator[None]:
     """Connected to the cluster at `address` (a local one started for the run when none is
     given), disconnected afterwards if this run connected."""
     if ray.is_initialized():
         yield
         return
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+        ray.init(address=address, include_dashboard=False, log_to_driver=log_to_driver,
                  runtime_env={"env_vars": _forwarded_environment()})
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = address or "a local Ray instance"
@@ -130,8 +292,9 @@ def _forwarded_environment() -> dict[str, str]:
     return {name: os.environ[name] for name in names if name in os.environ}
 
 
-def _result(ray: Any, ref: Any, encoder: str, retries: int) -> dict[str, Any]:
-    """The task's result, or {"error": one line} when it failed for good."""
+def _result(ray: Any, ref: Any, what: str, retries: int) -> dict[str, Any]:
+    """The task's result, or {"error": one line naming `what` it ran} when it failed for
+    good."""
     from ray import exceptions
 
     try:
@@ -139,10 +302,10 @@ def _result(ray: Any, ref: Any, encoder: str, retries: int) -> dict[str, Any]:
     except exceptions.RayTaskError as exc:  # an exception the harness did not expect
         cause = getattr(exc, "cause", None) or exc
         first = (str(cause).strip().splitlines() or [""])[0]
-        return {"error": f"encoder {encoder!r}: internal error in its job: "
+        return {"error": f"{what}: internal error in its task: "
                          f"{type(cause).__name__}: {first}"}
     except (exceptions.WorkerCrashedError, exceptions.NodeDiedError,
             exceptions.OutOfMemoryError) as exc:
-        return {"error": f"encoder {encoder!r}: the worker running its job died "
+        return {"error": f"{what}: the worker running its task died "
                          f"{retries + 1} times ({type(exc).__name__}); the cache keeps its "
                          "progress: rerun to resume"}

@@ -4,14 +4,40 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from harness.cache import Cache, file_digest  # noqa: F401 - re-exported for the stages
 from harness.protocols import BuildContext
 from harness.spec import Component, Spec
+from harness.vectors import Shard
 
 log = logging.getLogger("harness.run")
+
+
+@dataclass(frozen=True)
+class ShardWork:
+    """One split of one encoder's vector file being encoded in shards: what a process that
+    encodes one of them needs to know besides the run's spec and cache."""
+
+    encoder: str
+    split: str
+    path: Path  # the vector file in the artifact's partial directory, on the shared cache
+
+
+class ShardRunner(Protocol):
+    """Encodes the shards of a vector file in several processes (an executor's; the Ray
+    executor's runs them as Ray tasks: `harness.executors.ray`)."""
+
+    count: int  # shards per vector file
+
+    def run(self, work: ShardWork, pending: Sequence[Shard],
+            local: Callable[[Shard], None]) -> None:
+        """Return once every shard of `pending` is written; `local(shard)` encodes one in
+        this process."""
+        ...
 
 
 @dataclass
@@ -24,6 +50,8 @@ class RunContext:
     timings: dict[str, float] = field(default_factory=dict)
     # Built components reused across jobs (a metric's backbone loads once per run).
     built: dict[str, Any] = field(default_factory=dict)
+    # Who encodes a vector file's shards besides this process (none: this process alone).
+    shards: ShardRunner | None = None
 
     def build_context(self, **extra: Any) -> BuildContext:
         """Return the context handed to component factories."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,10 +14,18 @@ import numpy as np
 from harness.errors import PluginError, plugin_call
 from harness.protocols import Encoder, TrainableEncoder, fit_version, fits_resumably, is_positional
 from harness.spec import Component
-from harness.stages.base import RunContext
+from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
-from harness.vectors import check_vectors, open_vectors, write_vectors
+from harness.vectors import (
+    Shard,
+    check_vectors,
+    create_vector_file,
+    finish_vector_file,
+    open_vectors,
+    shard_done,
+    write_shard,
+)
 
 VERSION = 2
 
@@ -127,7 +135,6 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
     section = ctx.spec.encode
     identity = {"encoder": component.identity(), "fingerprint": encoder.fingerprint(),
                 "fit": fit_key, "vocab": vocab.key}
-    positional = is_positional(encoder)  # told each batch's split and first row
 
     keys, directories = {}, {}
     for split, sentences, sentences_key in (("train", corpus.train, corpus.train_key),
@@ -135,16 +142,22 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
         parts = {"version": VERSION, **identity, "split": split, "sentences": sentences_key,
                  "dtype": section.dtype}
 
-        def build(directory: Path, split: str = split, sentences: list[str] = sentences
+        def build(directory: Path, split: str = split, sentences: Sequence[str] = sentences
                   ) -> dict[str, Any]:
-            def encode(batch: list[str], start: int) -> Any:
-                return encode_batch(encoder, batch, section.batch_size, plugin, component.name,
-                                    split=split if positional else None, start=start)
-
-            write_vectors(directory / f"{split}.npy", sentences, encode, with_start=True,
-                          dim=dim, plugin=plugin, batch_size=section.batch_size,
-                          dtype=section.dtype, label=f"encode {component.name} {split}")
-            return {"dim": dim, "dtype": section.dtype, "sentences": len(sentences)}
+            path = directory / f"{split}.npy"
+            shards = ctx.shards.count if ctx.shards is not None else 1
+            plan = create_vector_file(path, len(sentences), dim=dim, dtype=section.dtype,
+                                      shards=shards, batch_size=section.batch_size)
+            pending = [s for s in plan if shard_done(path, s, len(sentences)) < len(s)]
+            write = shard_writer(ctx, component, encoder, split, sentences, path, dim)
+            if ctx.shards is None or len(pending) < 2:
+                for shard in pending:
+                    write(shard)
+            else:
+                ctx.shards.run(ShardWork(component.name, split, path), pending, write)
+            finish_vector_file(path, plan, len(sentences))
+            return {"dim": dim, "dtype": section.dtype, "sentences": len(sentences),
+                    "shards": len(plan)}
 
         directories[split] = ctx.cache.produce("encode", parts, build,
                                                label=f"{component.name} {split}")
@@ -153,3 +166,34 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
     return Encoded(encoder=component.name, keys=keys, dim=dim, directories=directories,
                    identity=identity, model=encoder, plugin=plugin,
                    pretrained=component.info.pretrained)
+
+
+def shard_writer(ctx: RunContext, component: Component, encoder: Encoder, split: str,
+                 sentences: Sequence[str], path: Path, dim: int) -> Callable[[Shard], None]:
+    """Return a function that encodes one shard of `split` with `encoder` into `path`
+    (`harness.vectors.write_shard`), in this process."""
+    section, plugin = ctx.spec.encode, component.plugin
+    positional = is_positional(encoder)  # told each batch's split and first row
+
+    def encode(batch: list[str], start: int) -> Any:
+        return encode_batch(encoder, batch, section.batch_size, plugin, component.name,
+                            split=split if positional else None, start=start)
+
+    def write(shard: Shard) -> None:
+        label = f"encode {component.name} {split}" + (
+            f" rows {shard.start}-{shard.stop}" if len(shard) < len(sentences) else "")
+        write_shard(path, sentences, shard, encode, with_start=True, dim=dim, plugin=plugin,
+                    batch_size=section.batch_size, label=label)
+
+    return write
+
+
+def encode_shard(ctx: RunContext, component: Component, corpus: Corpus, vocab: Vocab,
+                 work: ShardWork, shard: Shard) -> None:
+    """Encode one shard of `work` in this process: the body of a shard task that another
+    process (`ShardRunner`) started; the encoder is rebuilt here (a trainable one's fit is
+    read from the cache)."""
+    encoder, _ = build_encoder(ctx, component, corpus, vocab)
+    sentences = corpus.train if work.split == "train" else corpus.test
+    shard_writer(ctx, component, encoder, work.split, sentences, work.path,
+                 _dim(encoder, component.plugin))(shard)

@@ -32,6 +32,11 @@ class RayOptions(Options):
     cpus: float = Field(1.0, gt=0, description="CPUs per job")
     retries: int = Field(3, ge=0, description="times a job whose worker died is run again "
                                               "(it resumes from the cache)")
+    shards: int = Field(1, ge=1, description="shards each vector file is encoded in: the job "
+                                             "encodes one, Ray tasks with the job's resources "
+                                             "the others")
+    log_to_driver: bool = Field(True, description="show the jobs' logs on the driver's console "
+                                                  "(they are also in CACHE/logs/SPEC/)")
 
 
 def ray_availability() -> str | None:
@@ -61,5 +66,5 @@ def register_executors(register: Register) -> None:
     register("local", _build_local,
              description="every encoder's job in this process, one after another")
     register("ray", _build_ray, options=RayOptions, availability=ray_availability,
-             description="one Ray core task per encoder's job, on a cluster whose nodes share "
-                         "the artifact cache")
+             description="one Ray core task per encoder's job (its encoding in shards), on a "
+                         "cluster whose nodes share the artifact cache")
