@@ -1,8 +1,10 @@
 """The lines of a UTF-8 text file as a read-only sequence of strings, read from disk on use.
 
 A corpus split of 100M sentences takes 12-20 GB as a Python list; as `LineFile` it takes the
-file. Line i is the text between the i-th and the (i+1)-th newline (a last line without a
-newline counts; a file ending in a newline has no empty line after it, as `str.splitlines`).
+file. Line i is the text between the i-th and the (i+1)-th "\\n" (a last line without a
+newline counts; a file ending in a newline has no empty line after it). Only "\\n" ends a
+line, unlike `str.splitlines`, which also splits at \\r, \\x85 and other characters a kept
+sentence may hold.
 Streaming a file needs no index; random access (`lines[i]`, a slice that does not start at 0)
 builds, in one pass, a sparse index: the byte offset of every `BLOCK`-th line (numpy int64,
 8 bytes per 1024 lines), and reads the block around a line, keeping the last few blocks

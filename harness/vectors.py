@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from tqdm.auto import tqdm
 
-from harness.errors import PluginError
+from harness.errors import HarnessError, PluginError
 
 
 def check_vectors(vectors: object, count: int, dim: int, plugin: str) -> np.ndarray:
@@ -72,16 +72,19 @@ def create_vector_file(path: Path, rows: int, *, dim: int, dtype: str = "float32
     a resumable one of that shape exists.
 
     The plan is recorded beside the array (`NAME.shards.json`), so a rerun resumes the same
-    shards whatever its own shard count; a file without a matching plan is created anew at its
-    full size (header written once) and its old progress discarded.
+    shards whatever its own shard count; a file without a plan of that shape and batch size is
+    created anew at its full size (header written once) and its old progress discarded.
     """
     manifest = path.with_suffix(".shards.json")
-    shape = {"rows": rows, "dim": dim, "dtype": str(np.dtype(dtype))}
+    # The batch size too: shards are whole batches, and an encoder's rows may depend on what
+    # else is in their batch (padding).
+    shape = {"rows": rows, "dim": dim, "dtype": str(np.dtype(dtype)), "batch_size": batch_size}
     if path.exists() and manifest.exists():
         recorded = json.loads(manifest.read_text())
         if {key: recorded.get(key) for key in shape} == shape:
             return [Shard(a, b) for a, b in recorded["shards"]]
-    for stale in path.parent.glob(f"{path.stem}.*progress.json"):
+    for stale in [*path.parent.glob(f"{path.stem}.*progress.json"),
+                  *path.parent.glob(f"{path.stem}.*.claimed")]:
         stale.unlink()
     plan = plan_shards(rows, shards, batch_size)
     np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype), shape=(rows, dim)).flush()
@@ -98,14 +101,37 @@ def shard_done(path: Path, shard: Shard, rows: int) -> int:
     return int(state["done"]) if state.get("rows") == rows else 0
 
 
+def claim_shard(path: Path, shard: Shard) -> None:
+    """Note that a process has started on `shard` of `path` (`shard_claimed`)."""
+    _claim(path, shard).touch()
+
+
+def shard_claimed(path: Path, shard: Shard) -> bool:
+    """Whether a process started on `shard` since `unclaim_shard`: a shard no process has
+    claimed can be taken over without two processes writing it."""
+    return _claim(path, shard).exists()
+
+
+def unclaim_shard(path: Path, shard: Shard) -> None:
+    """Forget a claim on `shard` (by a process of an earlier attempt)."""
+    _claim(path, shard).unlink(missing_ok=True)
+
+
+def _claim(path: Path, shard: Shard) -> Path:
+    return path.with_suffix(f".{shard.start}-{shard.stop}.claimed")
+
+
 def finish_vector_file(path: Path, plan: Sequence[Shard], rows: int) -> None:
-    """Check every shard of `path` is written, then remove the plan and the progress files."""
+    """Check every shard of `path` is written, then remove the plan, the progress files and
+    the claims."""
     unfinished = [s for s in plan if shard_done(path, s, rows) < len(s)]
     if unfinished:
         first = unfinished[0]
-        raise RuntimeError(f"{path}: rows {first.start}-{first.stop} were not written")
+        raise HarnessError(f"{path}: rows {first.start}-{first.stop} were not written; run "
+                           "again to encode them (the rows written are kept)")
     for shard in plan:
         progress_path(path, shard, rows).unlink(missing_ok=True)
+        unclaim_shard(path, shard)
     path.with_suffix(".shards.json").unlink(missing_ok=True)
 
 

@@ -174,10 +174,16 @@ def _corpus_file(sentences: Path | Iterable[str], work: Path) -> LineFile:
     return LineFile(path)
 
 
+def bpe_sample(sentences: int, sample: int = SAMPLE_SENTENCES) -> dict[str, int] | None:
+    """How BPE samples a corpus of `sentences` lines (`{"sentences", "seed"}`), or None when it
+    learns from every line (up to `sample` lines)."""
+    return {"sentences": sample, "seed": SAMPLE_SEED} if sentences > sample else None
+
+
 def _bpe_input(corpus: LineFile, work: Path, sample: int) -> Path:
     """The file BPE learns from: the corpus, or a seeded sample of about `sample` of its lines
-    (in file order) when it has more."""
-    if len(corpus) <= sample:
+    (in file order) when it has more (`bpe_sample`)."""
+    if bpe_sample(len(corpus), sample) is None:
         return corpus.path
     keep = sample / len(corpus)
     rng = np.random.default_rng(SAMPLE_SEED)

@@ -18,13 +18,15 @@ class FileServer(ThreadingHTTPServer):
     bytes of the next response for that path; `fail[path]` lists statuses answered, one per
     request, before that path is served again. Each file has a strong ETag made from its bytes
     (none with `etags` False), and a Range request whose If-Range is not the current ETag gets
-    the whole file (RFC 9110 13.1.5)."""
+    the whole file (RFC 9110 13.1.5), unless `if_range` is False (a server, or a proxy, that
+    honours Range but ignores If-Range)."""
 
     def __init__(self, files: dict[str, bytes]) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.files = files
         self.ranges = True
         self.etags = True
+        self.if_range = True
         self.cut: dict[str, int] = {}
         self.fail: dict[str, list[int]] = {}
         self.log: list[tuple[str, str | None]] = []
@@ -56,7 +58,8 @@ class _Handler(BaseHTTPRequestHandler):
         etag = f'"{hashlib.sha256(data).hexdigest()[:16]}"' if self.server.etags else None
         if_range = self.headers.get("If-Range")
         start = 0
-        if requested and self.server.ranges and (if_range is None or if_range == etag):
+        honours = if_range is None or if_range == etag or not self.server.if_range
+        if requested and self.server.ranges and honours:
             start = int(re.fullmatch(r"bytes=(\d+)-", requested).group(1))
             if start >= len(data):
                 self.send_error(416, "Range Not Satisfiable")

@@ -188,7 +188,7 @@ def test_workers_is_validated_and_keys_the_weights_except_at_one() -> None:
     one, two = TrainingOptions(), TrainingOptions(workers=2)
     assert "workers" not in weight_settings(one) and weight_settings(two)["workers"] == 2
     assert weight_settings(one) == {k: v for k, v in weight_settings(two).items()
-                                    if k != "workers"}
+                                    if k not in ("workers", "checkpoint_every")}
     dumped = two.model_dump(mode="json")
     assert keyed_options(dumped)["workers"] == 2 and "log_every" not in keyed_options(dumped)
     assert "workers" not in keyed_options(one.model_dump(mode="json"))
@@ -208,3 +208,18 @@ def test_a_global_batch_is_split_as_evenly_as_possible() -> None:
     assert [p.tolist() for p in parts] == [[0, 1, 2], [3, 4], [5, 6]]
     assert [len(Ranks(rank, 2).share(np.arange(1))) for rank in range(2)] == [1, 0]
     assert Ranks(0, 1).share(batch) is batch
+
+
+def test_with_several_workers_how_often_they_checkpoint_keys_the_weights() -> None:
+    """Several processes reseed their dropout at every checkpoint: `checkpoint_every` changes
+    their weights, so it keys them and a checkpoint written with another value is refused;
+    with one process it is bookkeeping, as before."""
+    from harness.training.options import keyed_options, weight_settings
+
+    one = TrainingOptions(checkpoint_every=50, log_every=10)
+    two = TrainingOptions(checkpoint_every=50, log_every=10, workers=2)
+    assert "checkpoint_every" not in keyed_options(one.model_dump())
+    assert "checkpoint_every" not in weight_settings(one)
+    assert keyed_options(two.model_dump())["checkpoint_every"] == 50
+    assert weight_settings(two)["checkpoint_every"] == 50
+    assert "log_every" not in keyed_options(two.model_dump())

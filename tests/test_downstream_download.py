@@ -256,6 +256,18 @@ def test_a_file_changed_upstream_replaces_the_partial_one(server: FileServer, tm
     assert target.read_bytes() == new and not part.path.exists()
 
 
+def test_a_server_ignoring_if_range_does_not_splice_a_changed_file(
+        server: FileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, target, part = _cut_once(server, tmp_path, monkeypatch)
+    old = server.files["/MRPC/msr_paraphrase_test.txt"]
+    new = server.files["/MRPC/msr_paraphrase_test.txt"] = b"a new version\n" * 40
+    server.if_range = False  # it answers 206 with the new file's tail
+    fetch(url, target)
+    # The 206 carried another ETag: refused, and the file fetched again from byte 0.
+    assert [requested for _, requested in server.log[-2:]] == [f"bytes={len(old) // 2}-", None]
+    assert target.read_bytes() == new and not part.path.exists()
+
+
 def test_server_without_range_support_restarts(server: FileServer, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     url, target, part = _cut_once(server, tmp_path, monkeypatch)

@@ -256,6 +256,20 @@ def test_a_file_changed_upstream_is_downloaded_again_not_spliced(server: FileSer
     assert result.bytes_read <= len(new_gz)
 
 
+def test_a_server_ignoring_if_range_does_not_splice_a_changed_file(server: FileServer,
+                                                                  tmp_path: Path,
+                                                                  one_try: None) -> None:
+    server.cut[PATH] = len(GZ) // 2
+    _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=server.url(PATH), progress=False)
+    new_text = _text(seed=8)
+    server.files[PATH] = _gzip(new_text, cut=0.6)
+    server.if_range = False  # it answers 206 with the new file's tail
+    result = prepare_newscrawl(2007, 2000, tmp_path, url=server.url(PATH), progress=False)
+    # The 206 carried another ETag: refused, and the file fetched again from byte 0.
+    assert server.asked() == [None, f"bytes={len(GZ) // 2}-", None]
+    assert result.path.read_bytes() == _python(new_text, 2000)
+
+
 def test_a_part_without_a_validator_is_not_resumed(server: FileServer, gz: Path, tmp_path: Path,
                                                    one_try: None) -> None:
     server.etags, server.cut[PATH] = False, len(GZ) // 2

@@ -128,6 +128,25 @@ def test_sharded_encoding_writes_the_unsharded_vectors(
     assert "job avg: done on cpu" in (logs / "avg.log").read_text()
 
 
+def test_a_job_encodes_the_shards_whose_tasks_cannot_start(
+        cluster: Any, local_run: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
+    """A job holding every CPU (as a job holds the GPU its shard tasks would need) does not
+    wait for them: it cancels those not started and encodes their shards itself."""
+    spec = load_spec(write_spec(tmp_path), ("executor={name: ray, shards: 2, cpus: 2}",
+                                            "encoders=[avg]"), load_registry())
+    results = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache")).to_json()
+    assert metrics(results) == {("avg", "mos-lstm"): metrics(local_run[0])[("avg", "mos-lstm")]}
+    expected = vector_files(local_run[1])
+    sharded = vector_files(tmp_path / "cache")
+    assert sharded and all(expected[name] == data for name, data in sharded.items())
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("encode/*/meta.json")]
+    assert sorted(m["summary"]["shards"] for m in metas) == [1, 2]
+    assert not list((tmp_path / "cache").glob("encode/*/*.claimed"))
+    job_log = (tmp_path / "cache" / "logs" / "ray-small" / "avg.log").read_text()
+    assert "encoder 'avg' train rows 512-800: its task had not started; encoded by the job" \
+        in job_log
+
+
 def test_every_node_must_see_the_inputs(cluster: Any, tmp_path: Path) -> None:
     from harness.executors.ray import check_nodes
     from harness.executors.reach import Input

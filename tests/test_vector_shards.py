@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from harness.cache import Cache
+from harness.errors import HarnessError
 from harness.loader import load_registry
 from harness.spec import load_spec
 from harness.stages.base import RunContext, ShardWork
@@ -20,10 +21,12 @@ from harness.stages.encode import encode_corpus
 from harness.stages.vocab import prepare_vocab
 from harness.vectors import (
     Shard,
+    claim_shard,
     create_vector_file,
     finish_vector_file,
     open_vectors,
     plan_shards,
+    shard_claimed,
     shard_done,
     write_shard,
     write_vectors,
@@ -87,10 +90,25 @@ def test_a_killed_shard_resumes_after_its_last_batch_and_keeps_the_plan(tmp_path
     for shard in plan:
         write_shard(path, SENTENCES, shard, counting, dim=3, plugin="p", batch_size=10)
     assert seen == [10] * 5 + [10, 10, 10, 3]  # the first shard whole, rows 70-103 of the second
-    with pytest.raises(RuntimeError):  # not finished while a shard lacks rows
+    with pytest.raises(HarnessError, match="rows 103-104 were not written; run again"):
         finish_vector_file(path, [*plan, Shard(103, 104)], len(SENTENCES))
     finish_vector_file(path, plan, len(SENTENCES))
     np.testing.assert_array_equal(open_vectors(path), encode(SENTENCES))
+
+
+def test_another_batch_size_makes_a_new_plan_and_claims_are_cleared(tmp_path: Path) -> None:
+    """Shards are whole batches: a rerun with another batch size starts the file over rather
+    than resume boundaries of the old batches; claims are forgotten with the old progress."""
+    path = tmp_path / "v.npy"
+    plan = create_vector_file(path, len(SENTENCES), dim=3, shards=2, batch_size=10)
+    write_shard(path, SENTENCES, plan[0], encode, dim=3, plugin="p", batch_size=10)
+    claim_shard(path, plan[1])
+    assert shard_claimed(path, plan[1]) and shard_done(path, plan[0], len(SENTENCES)) == 50
+    replanned = create_vector_file(path, len(SENTENCES), dim=3, shards=2, batch_size=8)
+    assert replanned == [Shard(0, 48), Shard(48, 103)]  # 13 batches: 6 and 7
+    assert shard_done(path, replanned[0], len(SENTENCES)) == 0
+    assert not shard_claimed(path, plan[1])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.npy", "v.shards.json"]
 
 
 class ThreadShards:

@@ -154,6 +154,17 @@ def validator_of(response: http.client.HTTPResponse) -> str | None:
     return response.headers.get("Last-Modified")
 
 
+def continues(response: http.client.HTTPResponse, start: int, validator: str | None) -> bool:
+    """Whether `response` to a Range request from byte `start` with `If-Range: validator` is
+    the rest of the file the partial bytes came from: a 206 whose Content-Range starts at
+    `start` and whose validator is `validator` (a server or proxy that honours Range but not
+    If-Range would send the tail of a changed file, which must not be spliced on)."""
+    if response.status != 206 or not start:
+        return False
+    first = response.headers.get("Content-Range", "").removeprefix("bytes ").split("-")[0]
+    return first == str(start) and validator_of(response) == validator
+
+
 def open_from(url: str, start: int, *, advice: str, user_agent: str, timeout: float = 60.0,
               validator: str | None = None) -> http.client.HTTPResponse | None:
     """Return the response for `url` from byte `start`, or None when the server answers 416.
@@ -250,6 +261,10 @@ def _fetch_once(url: str, partial: Partial, label: str, report: ProgressLine,
     if response is None:  # 416: the partial file is not a prefix the server knows
         partial.discard()
         return _fetch_once(url, partial, label, report, timeout)  # from byte 0: no 416 then
+    if response.status == 206 and not continues(response, start, validator):
+        response.close()  # part of another version of the file: start over from byte 0
+        partial.discard()
+        return _fetch_once(url, partial, label, report, timeout)
     with response:
         if response.status != 206:  # the whole file: new, changed, or Range not supported
             start = 0

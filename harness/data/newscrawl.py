@@ -48,6 +48,7 @@ from harness.data.fetch import (
     Partial,
     ProgressLine,
     TransientError,
+    continues,
     expected_size,
     open_from,
     read_body,
@@ -277,6 +278,13 @@ class _Transfer:
                              advice="pass --url with a mirror", timeout=TIMEOUT)
         if response is None:  # 416: the .part already holds the whole file the server has
             self._at_end()
+            return
+        if response.status == 206 and not continues(response, start, self.validator):
+            response.close()  # part of another version of the file: start over from byte 0
+            self.kept.reset()
+            self.read, self.validator = 0, None
+            self.partial.discard()
+            self.attempt()
             return
         with response:
             if response.status != 206:  # the whole file from byte 0: new, changed, or no Range

@@ -36,13 +36,13 @@ from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
 from harness.executors.base import Execution, account
-from harness.executors.reach import Input, job_inputs, refusal, unreachable
+from harness.executors.reach import Input, Token, job_inputs, refusal, unreachable
 from harness.jobs import EncoderOutcome, run_encoder_job, run_shard_job
 from harness.spec import Spec
 from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
-from harness.vectors import Shard
+from harness.vectors import Shard, shard_claimed, unclaim_shard
 
 log = logging.getLogger("harness.run")
 
@@ -109,19 +109,35 @@ class RayShards:
     def run(self, work: ShardWork, pending: Sequence[Shard],
             local: Callable[[Shard], None]) -> None:
         """Return once every shard is written; raise HarnessError naming the first that
-        failed."""
+        failed.
+
+        The job encodes the first shard while Ray tasks take the others; then it takes over
+        every shard whose task has not started (cancelled, and encoded here from its last
+        batch), so a job never waits on a task that cannot start because the job itself holds
+        the GPU it would need. Tasks not collected when this ends are cancelled."""
         import ray
 
         task = ray.remote(shard_job).options(**self.resources.options("harness-encode-shard"))
+        for shard in pending:
+            unclaim_shard(work.path, shard)
         refs = {task.remote(self.spec, work, shard, self.cache_root, self.corpus,
-                            self.resources.cpus): shard
-                for shard in pending[1:]}
-        local(pending[0])
-        for ref, shard in refs.items():
-            what = f"encoder {work.encoder!r} {work.split} rows {shard.start}-{shard.stop}"
-            result = _result(ray, ref, what, self.resources.retries)
-            if "error" in result:
-                raise HarnessError(result["error"])
+                            self.resources.cpus): shard for shard in pending[1:]}
+        try:
+            local(pending[0])
+            for ref, shard in list(refs.items()):
+                if not shard_claimed(work.path, shard):
+                    ray.cancel(ref)  # not started: this process encodes it instead
+                what = f"encoder {work.encoder!r} {work.split} rows {shard.start}-{shard.stop}"
+                result = _result(ray, ref, what, self.resources.retries)
+                del refs[ref]
+                if result.get("cancelled"):
+                    log.info("%s: its task had not started; encoded by the job", what)
+                    local(shard)
+                elif "error" in result:
+                    raise HarnessError(result["error"])
+        finally:
+            for ref in refs:
+                ray.cancel(ref, force=True)
 
 
 class RayExecutor:
@@ -196,22 +212,26 @@ class RayExecutor:
 
 def check_nodes(ray: Any, inputs: list[Input], cache_root: str) -> None:
     """Raise a one-line HarnessError unless every alive node of the cluster sees `inputs` and
-    can write the cache (a task pinned to each node runs `harness.executors.reach.unreachable`
-    there)."""
+    shares the cache: reads the file this process writes there, and can write (a task pinned
+    to each node runs `harness.executors.reach.unreachable` there)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     probe = ray.remote(unreachable)
-    refs = {}
-    for node in ray.nodes():
-        if node.get("Alive"):
-            pinned = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
-            ref = probe.options(num_cpus=0, scheduling_strategy=pinned,
-                                name="harness-reach").remote(inputs, cache_root)
-            refs[ref] = f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"
-    for ref, node in refs.items():
-        line = refusal(node, ray.get(ref), cache_root)
-        if line is not None:
-            raise HarnessError(line)
+    token = Token.place(cache_root)
+    try:
+        refs = {}
+        for node in ray.nodes():
+            if node.get("Alive"):
+                pinned = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
+                ref = probe.options(num_cpus=0, scheduling_strategy=pinned,
+                                    name="harness-reach").remote(inputs, cache_root, token)
+                refs[ref] = f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"
+        for ref, node in refs.items():
+            line = refusal(node, ray.get(ref), cache_root)
+            if line is not None:
+                raise HarnessError(line)
+    finally:
+        token.remove(cache_root)
 
 
 def use_cpus(cpus: float) -> None:
@@ -299,6 +319,8 @@ def _result(ray: Any, ref: Any, what: str, retries: int) -> dict[str, Any]:
 
     try:
         return dict(ray.get(ref))
+    except exceptions.TaskCancelledError:
+        return {"cancelled": True, "error": f"{what}: cancelled"}
     except exceptions.RayTaskError as exc:  # an exception the harness did not expect
         cause = getattr(exc, "cause", None) or exc
         first = (str(cause).strip().splitlines() or [""])[0]

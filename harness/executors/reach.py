@@ -5,7 +5,8 @@ the run, not an internal error hours into it.
 Jobs on other nodes read the spec's files by the absolute paths the driver resolved (the
 corpus, an imported vocabulary, published tables, a SentEval directory, component options
 that are paths), the files named by the forwarded environment variables (pretrained weights),
-and the artifact cache, which they also write.
+and the artifact cache, which they also write: a node must see the very files the driver
+wrote there, not a folder of its own at the same path.
 """
 
 from __future__ import annotations
@@ -65,15 +66,40 @@ def _join(where: str, name: str) -> str:
     return f"{where}.{name}" if where else name
 
 
-def unreachable(inputs: list[Input], cache_root: str) -> dict[str, Any]:
-    """Check, on the machine this runs on, that every input exists and that the cache can be
-    written; return this host's name and what fails (`{"host", "missing", "cache"}`)."""
+@dataclass(frozen=True)
+class Token:
+    """A file the driver wrote into the cache, and its content: a node that reads the same
+    content there shares the driver's cache, not merely a folder at the same path."""
+
+    name: str
+    content: str
+
+    @classmethod
+    def place(cls, cache_root: str) -> Token:
+        """Write a new token into `cache_root` and return it."""
+        token = cls(f".reach-{uuid.uuid4().hex}", uuid.uuid4().hex)
+        (Path(cache_root) / token.name).write_text(token.content, encoding="utf-8")
+        return token
+
+    def remove(self, cache_root: str) -> None:
+        """Delete the token's file."""
+        (Path(cache_root) / self.name).unlink(missing_ok=True)
+
+
+def unreachable(inputs: list[Input], cache_root: str, token: Token) -> dict[str, Any]:
+    """Check, on the machine this runs on, that every input exists, that the cache holds the
+    driver's `token` and can be written; return this host's name and what fails (`{"host",
+    "missing", "cache"}`)."""
     missing = [item.__dict__ for item in inputs if not os.path.exists(item.path)]
-    probe = Path(cache_root) / f".reach-{uuid.uuid4().hex}"
     cache = None
     try:
+        if (Path(cache_root) / token.name).read_text(encoding="utf-8") != token.content:
+            cache = "it holds another file where the driver wrote one"
+        probe = Path(cache_root) / f".reach-{uuid.uuid4().hex}"
         probe.write_bytes(b"")
         probe.unlink()
+    except FileNotFoundError:
+        cache = "a file the driver wrote there is missing: a folder of this node, not the shared one?"
     except OSError as exc:
         cache = exc.strerror or type(exc).__name__
     return {"host": socket.gethostname(), "missing": missing, "cache": cache}
@@ -90,6 +116,6 @@ def refusal(node: str, report: dict[str, Any], cache_root: str) -> str | None:
         return (f"executor ray: node {node} cannot see {first['path']} ({first['where']}), "
                 f"which this machine reads{others}; {advice}")
     if report["cache"] is not None:
-        return (f"executor ray: node {node} cannot write the cache {cache_root} "
+        return (f"executor ray: node {node} does not share the cache {cache_root} "
                 f"({report['cache']}); {advice}")
     return None

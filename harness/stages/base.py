@@ -25,6 +25,7 @@ class ShardWork:
     encoder: str
     split: str
     path: Path  # the vector file in the artifact's partial directory, on the shared cache
+    fingerprint: str  # the encoder's, which every shard's process must rebuild alike
 
 
 class ShardRunner(Protocol):

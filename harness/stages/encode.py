@@ -20,6 +20,7 @@ from harness.stages.vocab import Vocab
 from harness.vectors import (
     Shard,
     check_vectors,
+    claim_shard,
     create_vector_file,
     finish_vector_file,
     open_vectors,
@@ -154,7 +155,8 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
                 for shard in pending:
                     write(shard)
             else:
-                ctx.shards.run(ShardWork(component.name, split, path), pending, write)
+                work = ShardWork(component.name, split, path, identity["fingerprint"])
+                ctx.shards.run(work, pending, write)
             finish_vector_file(path, plan, len(sentences))
             return {"dim": dim, "dtype": section.dtype, "sentences": len(sentences),
                     "shards": len(plan)}
@@ -191,9 +193,17 @@ def shard_writer(ctx: RunContext, component: Component, encoder: Encoder, split:
 def encode_shard(ctx: RunContext, component: Component, corpus: Corpus, vocab: Vocab,
                  work: ShardWork, shard: Shard) -> None:
     """Encode one shard of `work` in this process: the body of a shard task that another
-    process (`ShardRunner`) started; the encoder is rebuilt here (a trainable one's fit is
-    read from the cache)."""
+    process (`ShardRunner`) started, which first claims the shard (`claim_shard`); the
+    encoder is rebuilt here (a trainable one's fit is read from the cache) and must have the
+    job's fingerprint."""
+    claim_shard(work.path, shard)
     encoder, _ = build_encoder(ctx, component, corpus, vocab)
+    if encoder.fingerprint() != work.fingerprint:
+        raise PluginError(component.plugin, f"encoder {component.name!r} built for rows "
+                                            f"{shard.start}-{shard.stop} has the fingerprint "
+                                            f"{encoder.fingerprint()!r}, not the job's "
+                                            f"{work.fingerprint!r}: its processes would write "
+                                            "rows of different models into one file")
     sentences = corpus.train if work.split == "train" else corpus.test
     shard_writer(ctx, component, encoder, work.split, sentences, work.path,
                  _dim(encoder, component.plugin))(shard)

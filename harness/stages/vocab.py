@@ -19,9 +19,9 @@ from harness.spec import VocabSection
 from harness.stages.base import RunContext, file_digest, log
 from harness.stages.corpus import Corpus
 from harness.vocab import (
-    SAMPLE_SEED,
     SAMPLE_SENTENCES,
     SubwordVocab,
+    bpe_sample,
     import_subword_vocab,
     train_subword_vocab,
 )
@@ -45,10 +45,11 @@ def _trained(section: VocabSection, corpus: Corpus
     parts: dict[str, Any] = {"version": VERSION, "corpus": corpus.train_key,
                              "bpe_size": section.bpe_size, "dim": section.dim,
                              "epochs": section.epochs}
-    if len(corpus.train) > SAMPLE_SENTENCES:
-        # BPE learns from a sample of a larger corpus (train_subword_vocab); up to this size it
+    sample = bpe_sample(len(corpus.train))
+    if sample is not None:
+        # BPE learns from a sample of a larger corpus (train_subword_vocab); up to the bound it
         # learns from every sentence, as before the bound, and such caches stay valid.
-        parts["bpe_sample"] = {"sentences": SAMPLE_SENTENCES, "seed": SAMPLE_SEED}
+        parts["bpe_sample"] = sample
 
     def build(directory: Path) -> dict[str, Any]:
         vocab = train_subword_vocab(corpus.train, directory, bpe_size=section.bpe_size,

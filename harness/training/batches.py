@@ -141,4 +141,10 @@ def padded_batches(order: Iterable[np.ndarray], vocab: Any, vectors: Any,
             inputs_t, targets_t, rows = (inputs_t.pin_memory(), targets_t.pin_memory(),
                                          rows.pin_memory())
         yield Batch(inputs_t.to(device, non_blocking=pin), targets_t.to(device, non_blocking=pin),
-                    rows.to(device, non_blocking=pin), sum(lengths) + len(lengths))
+                    rows.to(device, non_blocking=pin), predicted_tokens(lengths))
+
+
+def predicted_tokens(lengths: Sequence[int] | np.ndarray) -> int:
+    """The tokens a batch of sentences of these lengths (pieces) predicts: each sentence's
+    pieces and its end of sentence. The loss of a batch is its summed NLL over this count."""
+    return int(np.sum(lengths)) + len(lengths)

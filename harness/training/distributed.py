@@ -35,7 +35,7 @@ from torch import nn
 
 from harness.errors import HarnessError
 from harness.protocols import TrainingOptions
-from harness.training.batches import Batch, padded_batches
+from harness.training.batches import Batch, padded_batches, predicted_tokens
 from harness.training.checkpoint import load_decoder_state, write_text_atomic
 from harness.training.rows import file_rows
 from harness.training.run_state import DivergedError
@@ -211,7 +211,7 @@ def shares(ranks: Ranks, order: Sequence[np.ndarray], lengths: np.ndarray, vocab
                  for part, indices in zip(parts, order, strict=True))
     padded = padded_batches(stand_ins, vocab, vectors, ids, device)
     for indices, part, batch in zip(order, parts, padded, strict=True):
-        yield batch, int(lengths[indices].sum()) + len(indices), len(part) > 0
+        yield batch, predicted_tokens(lengths[indices]), len(part) > 0
 
 
 def token_ids(job: WorkerJob) -> TokenIds:

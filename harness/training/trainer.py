@@ -24,6 +24,7 @@ above acts on what one process would compute, up to float rounding.
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import time
@@ -116,20 +117,30 @@ def _train_rank(job: WorkerJob) -> TrainingSummary | None:
     point every process the launcher starts runs."""
     ranks, device, model = distributed.start(job)
     try:
-        trainer = _Trainer(
-            model, job.specials, job.vectors, distributed.token_ids(job), job.options,
-            seed=job.seed, device=device, directory=job.checkpoint_dir,
-            training_log=(TrainingLog if ranks.writes else DiscardedLog)(job.log_path),
-            progress=job.progress and ranks.writes, who=job.who, ranks=ranks)
-        summary = trainer.run()
+        summary = _rank_run(job, ranks, device, model)
     except DivergedError as error:
         distributed.record_divergence(job, ranks.rank, error)
         raise
-    torch.distributed.destroy_process_group()
+    finally:
+        # The trainer's DDP wrapper goes before the process group it uses: a gloo group torn
+        # down under a live wrapper can hang the process as it exits.
+        gc.collect()
+        torch.distributed.destroy_process_group()
     if not ranks.writes:
         return None
     save_decoder(model, job.result_dir)
     return summary
+
+
+def _rank_run(job: WorkerJob, ranks: Ranks, device: torch.device,
+              model: nn.Module) -> TrainingSummary:
+    """Return the summary of this process's training; its trainer is freed on return."""
+    trainer = _Trainer(
+        model, job.specials, job.vectors, distributed.token_ids(job), job.options,
+        seed=job.seed, device=device, directory=job.checkpoint_dir,
+        training_log=(TrainingLog if ranks.writes else DiscardedLog)(job.log_path),
+        progress=job.progress and ranks.writes, who=job.who, ranks=ranks)
+    return trainer.run()
 
 
 def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]] | TokenIds,
