@@ -45,7 +45,7 @@ def _trained(section: VocabSection, corpus: Corpus
     parts: dict[str, Any] = {"version": VERSION, "corpus": corpus.train_key,
                              "bpe_size": section.bpe_size, "dim": section.dim,
                              "epochs": section.epochs}
-    sample = bpe_sample(len(corpus.train))
+    sample = bpe_sample(len(corpus.train), SAMPLE_SENTENCES)
     if sample is not None:
         # BPE learns from a sample of a larger corpus (train_subword_vocab); up to the bound it
         # learns from every sentence, as before the bound, and such caches stay valid.

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from harness.errors import DataError
+
 IGNORE = -100
 """Target id of padding positions, skipped by the loss."""
 
@@ -148,3 +150,17 @@ def predicted_tokens(lengths: Sequence[int] | np.ndarray) -> int:
     """The tokens a batch of sentences of these lengths (pieces) predicts: each sentence's
     pieces and its end of sentence. The loss of a batch is its summed NLL over this count."""
     return int(np.sum(lengths)) + len(lengths)
+
+
+def check_training_data(model: Any, vectors: Any, ids: Sequence[Sequence[int]],
+                        who: str) -> None:
+    """Raise a one-line DataError naming `who` unless there is one vector of the model's
+    input dimension per training sentence, and at least one sentence."""
+    if len(vectors) != len(ids):
+        raise DataError(f"{who}: {len(vectors)} training vectors but {len(ids)} sentences")
+    if len(ids) == 0:
+        raise DataError(f"{who}: no training sentences")
+    input_dim = getattr(model, "input_dim", None)
+    if vectors.ndim != 2 or (input_dim is not None and vectors.shape[1] != input_dim):
+        raise DataError(f"{who}: decoder expects sentence vectors of dimension {input_dim}, "
+                        f"got training vectors of shape {tuple(vectors.shape)}")

@@ -46,6 +46,7 @@ from harness.training.batches import (
     IGNORE,
     Batch,
     bucketed_batches,
+    check_training_data,
     padded_batches,
     sorted_batches,
     split_validation,
@@ -97,7 +98,7 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
     (`harness.training.distributed`); with 1, this process alone, as it always did.
     """
     who = label or "decoder"
-    _check_data(model, train_vectors, train_ids, who)
+    check_training_data(model, train_vectors, train_ids, who)
     resolved = torch.device(resolve_device(str(device)))
     if options.workers > 1:
         return distributed.train_in_workers(
@@ -141,18 +142,6 @@ def _rank_run(job: WorkerJob, ranks: Ranks, device: torch.device,
         training_log=(TrainingLog if ranks.writes else DiscardedLog)(job.log_path),
         progress=job.progress and ranks.writes, who=job.who, ranks=ranks)
     return trainer.run()
-
-
-def _check_data(model: nn.Module, vectors: Any, ids: Sequence[Sequence[int]] | TokenIds,
-                who: str) -> None:
-    if len(vectors) != len(ids):
-        raise DataError(f"{who}: {len(vectors)} training vectors but {len(ids)} sentences")
-    if len(ids) == 0:
-        raise DataError(f"{who}: no training sentences")
-    input_dim = getattr(model, "input_dim", None)
-    if vectors.ndim != 2 or (input_dim is not None and vectors.shape[1] != input_dim):
-        raise DataError(f"{who}: decoder expects sentence vectors of dimension {input_dim}, "
-                        f"got training vectors of shape {tuple(vectors.shape)}")
 
 
 def skips_on_device(device: torch.device) -> bool:
