@@ -24,7 +24,7 @@ when it started, so an upper bound), and its wall time. Prints a table, the rati
 largest size to that at the smallest, and the machine's matmul rate (benchmarks/perf/matmul.py,
 2 threads) before and after; `--json PATH` writes all of it.
 
-    python benchmarks/perf/corpus_memory.py                         # 1M and 10M (~25 GB disk)
+    python benchmarks/perf/corpus_memory.py                         # 1M and 10M (about 2 GB of disk)
     python benchmarks/perf/corpus_memory.py --sizes 1000000 --json /tmp/corpus-memory.json
 """
 
