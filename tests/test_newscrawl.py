@@ -240,13 +240,21 @@ def test_a_cut_transfer_resumes_on_the_next_run(server: FileServer, gz: Path, tm
     assert not (out / ".downloads").exists()
 
 
-def test_a_file_changed_upstream_is_downloaded_again_not_spliced(server: FileServer,
-                                                                 tmp_path: Path,
-                                                                 one_try: None) -> None:
+def _cut_then_changed(server: FileServer, tmp_path: Path) -> bytes:
+    """Leave half the file as a .part (a download cut there), then change the file on the
+    server; return the new file's text."""
     server.cut[PATH] = len(GZ) // 2
     _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=server.url(PATH), progress=False)
     new_text = _text(seed=8)
-    server.files[PATH] = new_gz = _gzip(new_text, cut=0.6)  # a new ETag: If-Range fails
+    server.files[PATH] = _gzip(new_text, cut=0.6)
+    return new_text
+
+
+def test_a_file_changed_upstream_is_downloaded_again_not_spliced(server: FileServer,
+                                                                 tmp_path: Path,
+                                                                 one_try: None) -> None:
+    new_text = _cut_then_changed(server, tmp_path)  # a new ETag: If-Range fails
+    new_gz = server.files[PATH]
     lines = 2000  # more than the half .part holds, fewer than either file has
     assert _python(TEXT[:len(TEXT) // 2], 10**9).count(b"\n") < lines
     result = prepare_newscrawl(2007, lines, tmp_path, url=server.url(PATH), progress=False)
@@ -259,10 +267,7 @@ def test_a_file_changed_upstream_is_downloaded_again_not_spliced(server: FileSer
 def test_a_server_ignoring_if_range_does_not_splice_a_changed_file(server: FileServer,
                                                                   tmp_path: Path,
                                                                   one_try: None) -> None:
-    server.cut[PATH] = len(GZ) // 2
-    _one_line_error(prepare_newscrawl, 2007, ALL, tmp_path, url=server.url(PATH), progress=False)
-    new_text = _text(seed=8)
-    server.files[PATH] = _gzip(new_text, cut=0.6)
+    new_text = _cut_then_changed(server, tmp_path)
     server.if_range = False  # it answers 206 with the new file's tail
     result = prepare_newscrawl(2007, 2000, tmp_path, url=server.url(PATH), progress=False)
     # The 206 carried another ETag: refused, and the file fetched again from byte 0.
