@@ -31,9 +31,10 @@ with other values cannot be resumed."""
 
 _ABSENT = object()
 
-ADDED_FIELDS: dict[str, Any] = {"workers": 1}
+ADDED_FIELDS: dict[str, Any] = {"workers": 1, "embeddings": "subword"}
 """Result-changing fields added after trained decoders and checkpoints were cached, with the
-value all of those were trained with. At that value a field is left out of the train stage's
+value all of those were trained with (`embeddings`, an option of the first-party decoders, is
+keyed the same way). At that value a field is left out of the train stage's
 cache key and of a checkpoint's settings, so what was cached before it existed stays valid;
 any other value is part of both (`workers: 2` rounds floats otherwise than one process)."""
 

@@ -27,6 +27,27 @@ def vocabulary_vectors(context: BuildContext, decoder: str) -> tuple[np.ndarray,
     return vectors, int(context.input_dim)
 
 
+OWN_EMBEDDING_RANGE = 0.1
+"""`embeddings: own` draws each weight uniformly in [-0.1, 0.1], the initialisation of the
+MoS code's (and AWD-LSTM's) embedding table that Vec2Sent's decoder builds on."""
+
+
+def embedding_table(context: BuildContext, decoder: str, embeddings: str) -> tuple[np.ndarray, int]:
+    """Return a decoder's initial subword embeddings (V, E) and the sentence-vector dimension.
+
+    `embeddings: subword` gives the run's subword vectors (`vocabulary_vectors`); `own` gives a
+    table of the same shape drawn from torch's generator (seeded by the core before a decoder
+    is built), which shares nothing with the vectors that pooling encoders average, so the
+    decoder is independent of the encoder under test."""
+    vectors, input_dim = vocabulary_vectors(context, decoder)
+    if embeddings == "subword":
+        return vectors, input_dim
+    if embeddings != "own":
+        raise ValueError(f"embeddings must be 'subword' or 'own', not {embeddings!r}")
+    own = torch.empty(vectors.shape).uniform_(-OWN_EMBEDDING_RANGE, OWN_EMBEDDING_RANGE)
+    return own.numpy(), input_dim
+
+
 def pretrained_embedding(vectors: np.ndarray, freeze: bool) -> nn.Embedding:
     """Return an embedding layer initialised with the subword vectors (V, E)."""
     if vectors.ndim != 2:

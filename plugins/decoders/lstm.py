@@ -20,10 +20,10 @@ from harness.protocols import BuildContext
 from .common import (
     VectorStandardisation,
     check_vectors,
+    embedding_table,
     full_precision,
     pretrained_embedding,
     standardised,
-    vocabulary_vectors,
 )
 from .mixture import mixture
 from .options import MosLstmOptions
@@ -198,7 +198,7 @@ def _lstm_cell(gates: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torc
 
 def build_mos_lstm(options: MosLstmOptions, context: BuildContext) -> MixtureOfSoftmaxesLSTM:
     """A freshly initialised decoder for the run's vocabulary and sentence-vector dimension."""
-    vectors, input_dim = vocabulary_vectors(context, "mos-lstm")
+    vectors, input_dim = embedding_table(context, "mos-lstm", options.embeddings)
     return MixtureOfSoftmaxesLSTM(
         vectors, input_dim, layers=options.layers, hidden=options.hidden,
         last_hidden=options.last_hidden, experts=options.experts, dropout=options.dropout,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harness.protocols import DecoderOptions
 
@@ -18,7 +18,25 @@ PAPER_MOS_LSTM: dict[str, Any] = {
 `MosLstmOptions` are a small CPU preset instead; see docs/decoders.md."""
 
 
-class MosLstmOptions(DecoderOptions):
+class EmbeddingOptions(DecoderOptions):
+    """Where a decoder's subword embeddings (input and tied output layer) start from."""
+
+    embeddings: Literal["subword", "own"] = Field(
+        "subword", description="subword: the run's fastText subword vectors (the paper's: the "
+                               "vectors the pooling encoders average); own: drawn uniformly in "
+                               "[-0.1, 0.1] (as the MoS code) and trained, so the decoder shares "
+                               "nothing with the encoder under test (needs freeze_embeddings: "
+                               "false)")
+
+    @model_validator(mode="after")
+    def _own_embeddings_train(self) -> EmbeddingOptions:
+        if self.embeddings == "own" and self.freeze_embeddings:  # type: ignore[attr-defined]
+            raise ValueError("embeddings: own draws the embeddings at random, so they must "
+                             "train: set freeze_embeddings: false")
+        return self
+
+
+class MosLstmOptions(EmbeddingOptions):
     """Architecture and training options of the conditional Mixture-of-Softmaxes LSTM.
 
     Defaults are a small preset that trains on a CPU in minutes; the paper's configuration is
@@ -55,7 +73,7 @@ class MosLstmOptions(DecoderOptions):
         False, description="standardise sentence vectors per dimension (training-set statistics)")
 
 
-class SimpleLstmOptions(DecoderOptions):
+class SimpleLstmOptions(EmbeddingOptions):
     """Options of the simple LSTM language model of Vec2Sent section 3.3.
 
     The sentence vector sets the initial state through a linear map instead of being

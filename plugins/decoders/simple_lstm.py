@@ -17,10 +17,10 @@ from harness.protocols import BuildContext
 from .common import (
     VectorStandardisation,
     check_vectors,
+    embedding_table,
     full_precision,
     pretrained_embedding,
     standardised,
-    vocabulary_vectors,
 )
 from .options import SimpleLstmOptions
 
@@ -107,7 +107,7 @@ class SimpleLSTM(VectorStandardisation, nn.Module):
 
 def build_simple_lstm(options: SimpleLstmOptions, context: BuildContext) -> SimpleLSTM:
     """A freshly initialised simple LSTM for the run's vocabulary and vector dimension."""
-    vectors, input_dim = vocabulary_vectors(context, "simple-lstm")
+    vectors, input_dim = embedding_table(context, "simple-lstm", options.embeddings)
     return SimpleLSTM(
         vectors, input_dim, layers=options.layers, hidden=options.hidden,
         initial_state=options.initial_state, dropout=options.dropout,
