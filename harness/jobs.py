@@ -30,6 +30,7 @@ from harness.stages.describe import describe_encoder
 from harness.stages.encode import Encoded, encode_corpus, encode_shard
 from harness.stages.evaluate import evaluate_tasks
 from harness.stages.generate import generate_samples
+from harness.stages.likelihood import Decoding
 from harness.stages.score import scored, seeds_score
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab, prepare_vocab
@@ -84,9 +85,11 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
             generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
             samples.setdefault(decoder.name, []).append(generated.path)
             scores = {}
+            decoding = Decoding(decoder, trained, encoded, corpus, vocab)
             for metric in ctx.spec.metrics:
-                # The encoder goes on only to metrics that declare they need it (cosine).
-                scores[metric.name], path = scored(ctx, metric, generated, encoded)
+                # The encoder goes on only to metrics that declare they need it (cosine), the
+                # decoder to those that need it (retrieval, info).
+                scores[metric.name], path = scored(ctx, metric, generated, encoded, decoding)
                 files[metric.name].append(path)
             seeds.append(SeedRun(seed=seed, metrics=scores, train=trained.summary,
                                  generate=generated.summary))
@@ -108,12 +111,16 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
 def learning_curve(ctx: RunContext, decoder: Component, encoded: Encoded, corpus: Corpus,
                    vocab: Vocab) -> list[SizePoint]:
     """The decoder trained (with the spec's seed) on the first N training sentences for each N
-    of the spec's `curve.train_sizes`, generated and scored on the whole test set."""
-    points = []
+    of the spec's `curve.train_sizes`, generated and scored on the whole test set (none for an
+    encoder the curve's `encoders` leaves out)."""
+    points: list[SizePoint] = []
+    if not ctx.spec.curve.draws_for(encoded.encoder):
+        return points
     for size in ctx.spec.curve.train_sizes:  # each below the split's size (`check_curve`)
         trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab, sentences=size)
         generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
-        scores = {metric.name: scored(ctx, metric, generated, encoded)[0]
+        decoding = Decoding(decoder, trained, encoded, corpus, vocab)
+        scores = {metric.name: scored(ctx, metric, generated, encoded, decoding)[0]
                   for metric in ctx.spec.metrics}
         points.append(SizePoint(sentences=size, metrics=scores, train=trained.summary))
     return points

@@ -69,7 +69,8 @@ class MetricScore(Record):
     includes training variance (at least 3 seeds, `harness.stats.intervals.MIN_SEEDS`);
     otherwise it holds for the decoders trained, and `seeds` shows their spread.
     `undefined_resamples` counts bootstrap resamples in which the score was undefined (never
-    dropped silently). With several seeds, `value` is a proportion's mean over sentences of
+    dropped silently). `chance` is the score at chance whatever the encoder, for a metric that
+    declares one (`retrieval`: 100 / k). With several seeds, `value` is a proportion's mean over sentences of
     each sentence's success fraction over seeds, or the mean over seeds of another metric.
     """
 
@@ -82,6 +83,7 @@ class MetricScore(Record):
     undefined_resamples: int | None = Field(None, exclude_if=is_none)
     seeds: SeedSpread | None = Field(None, exclude_if=is_none)
     seed_variance: bool = False
+    chance: float | None = Field(None, exclude_if=is_none)
 
     @field_validator("value", mode="before")
     @classmethod

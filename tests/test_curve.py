@@ -118,3 +118,30 @@ def test_a_diagnostic_at_zero_for_every_size_and_encoder_is_left_out_of_the_figu
     part = sizes_section(results, {SIZES_FILE: b""})
     assert part is not None and ("Left out of the figure, being zero or undefined at every size "
                                  "for every encoder: id (the table has them).") in part.text
+
+
+def test_a_curve_for_some_encoders_trains_only_theirs(tmp_path: Path) -> None:
+    """`curve.encoders`: 2 encoders x 1 seed + 2 points for avg only = 4 decoders; an encoder
+    not in the spec is refused at its line."""
+    spec = SPEC.format(sizes="[150, 300]").replace(
+        "curve: {train_sizes: [150, 300]}", "curve: {train_sizes: [150, 300], encoders: [avg]}")
+    (tmp_path / "curve.yaml").write_text(spec)
+    loaded = load_spec(tmp_path / "curve.yaml", registry=load_registry())
+    assert loaded.decoders_to_train() == 4
+    results = run_spec(loaded, tmp_path / "run", cache=Cache(tmp_path / "cache"))
+    by_size = {r.encoder: r.by_size for r in results.runs}
+    assert [p.sentences for p in by_size["avg"]] == [150, 300, 600]
+    assert by_size["random-gaussian"] is None
+    (tmp_path / "bad.yaml").write_text(spec.replace("encoders: [avg]}", "encoders: [gem]}"))
+    with pytest.raises(HarnessError, match=r"bad.yaml:\d+.*gem not among the spec's encoders"):
+        load_spec(tmp_path / "bad.yaml", registry=load_registry())
+
+
+def test_info_counts_one_unconditional_model_per_seed_and_point(tmp_path: Path) -> None:
+    """With `info`, each decoder's unconditional twin is trained per seed and curve size too:
+    4 pair decoders + 1 + 2 unconditional models = 7."""
+    spec = SPEC.format(sizes="[150, 300]").replace(
+        "curve: {train_sizes: [150, 300]}", "curve: {train_sizes: [150, 300], encoders: [avg]}"
+    ).replace("metrics: [id, bleu, token-f1]", "metrics: [id, info]")
+    (tmp_path / "curve.yaml").write_text(spec)
+    assert load_spec(tmp_path / "curve.yaml", registry=load_registry()).decoders_to_train() == 7

@@ -83,9 +83,11 @@ def metric_signature(metric: Metric) -> str | None:
 # ------------------------------------------------------------------- what a metric may be handed
 
 
-METRIC_NEEDS: tuple[str, ...] = ("encoder",)
+METRIC_NEEDS: tuple[str, ...] = ("encoder", "decoder", "unconditional")
 """What the core can hand a metric beyond the samples, by the name a metric registers with
-`needs=` (which `harness list` shows)."""
+`needs=` (which `harness list` shows): the encoder under test (`InputEncoding`), the trained
+decoder's likelihood of any test sentence given any test vector (`DecoderLikelihood`), and each
+test sentence's likelihood under the run's unconditional model (`UnconditionalLikelihood`)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,45 @@ class InputEncoding:
     name: str
     vectors: np.ndarray
     encode: Callable[[Sequence[str]], np.ndarray] = field(repr=False)
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class DecoderLikelihood:
+    """The trained decoder the samples were generated with, as a metric registered with
+    `needs=("decoder",)` receives it (keyword `decoder`).
+
+    `nll(vector_rows, sentence_rows)` returns, for each m, the summed negative log-likelihood
+    in nats, -log P(y_j | x_i) with i = vector_rows[m] and j = sentence_rows[m], of test
+    sentence j (its normalised text, end of sentence included) given the input vector of test
+    sentence i, teacher-forced in eval mode (`harness.generation.perplexity.reference_nll`),
+    batched by the core: a metric may ask for any number of pairs at once. `sentences` is the
+    number of test sentences (rows of both); `name` the decoder, `encoder` the encoder under
+    test; `key` the cache key of the trained decoder.
+    """
+
+    name: str
+    encoder: str
+    sentences: int
+    nll: Callable[[np.ndarray, np.ndarray], np.ndarray] = field(repr=False)
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class UnconditionalLikelihood:
+    """Each test sentence's likelihood under the run's unconditional model, as a metric
+    registered with `needs=("unconditional",)` receives it (keyword `unconditional`).
+
+    The unconditional model is the decoder under test's twin: the same component, options,
+    seed and training sentences, trained on input vectors that carry nothing (every vector
+    zero), so it is the best language model of the decoder's architecture and data alone.
+    `nll` (n,) holds each test sentence's summed negative log-likelihood in nats and `tokens`
+    (n,) the subwords it is summed over (end of sentence included), in test-set order, as the
+    samples' `nll` and `tokens`; `key` is the cache key of the unconditional decoder.
+    """
+
+    nll: np.ndarray
+    tokens: np.ndarray
     key: str = ""
 
 
@@ -146,6 +187,13 @@ def unrelated_pairing(n: int, seed: int) -> np.ndarray:
     unrelated = np.empty(n, dtype=np.int64)
     unrelated[order] = np.roll(order, -1)
     return unrelated
+
+
+def chance_score(metric: Metric) -> float | None:
+    """The score a metric gives at chance whatever the encoder, where it declares one as its
+    `chance` attribute (e.g. `retrieval`: 100 / k), else None. Reported beside its score."""
+    chance = getattr(metric, "chance", None)
+    return None if chance is None else float(chance)
 
 
 def has_chance_level(metric: object) -> bool:

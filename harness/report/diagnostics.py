@@ -58,8 +58,9 @@ UNRECORDED = ("method not recorded (results.json of an older harness, which used
 
 
 def score_cell(score: MetricScore | None, threshold: int) -> str:
-    """A corpus score as the table shows it: value (± std over seeds), interval, support, and
-    the flag when its support is under `threshold`."""
+    """A corpus score as the table shows it: value (± std over seeds), interval, support, the
+    chance level where the metric has one, and the flag when its support is under
+    `threshold`."""
     if score is None:
         return "–"
     digits = digits_for(score.higher_is_better)
@@ -72,6 +73,8 @@ def score_cell(score: MetricScore | None, threshold: int) -> str:
         text += f" [{fmt(low, digits)}, {fmt(high, digits)}]"
     if score.support is not None:
         text += f" n={score.support}"
+    if score.chance is not None:
+        text += f" (chance {fmt(score.chance, digits)})"
     if low_support(score, threshold):
         text += f" {FLAG}"
     return text

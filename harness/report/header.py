@@ -166,6 +166,15 @@ def definitions_section(results: RunResults, docs: str | None = None) -> Section
         ("cosine", "cosine: the output re-encoded by the same encoder, its cosine to the "
                    "input's vector, mean over sentences x 100: what the encoder itself sees "
                    "of the regeneration."),
+        ("info", "info: the bits per sentence the vector gives the decoder, the mean over test "
+                 "sentences of the unconditional model's code length minus the decoder's "
+                 "(teacher-forced NLL / ln 2); the unconditional model is the same decoder "
+                 "trained on vectors that carry nothing, so 0 is a vector with no "
+                 "information; graded where Id sits at its floor."),
+        ("retrieval", "retrieval: the share (in %) of test vectors for which the decoder finds "
+                      "the vector's own sentence likelier than each of k - 1 other test "
+                      "sentences (teacher-forced, nothing generated); chance is 100 / k, shown "
+                      "beside the score."),
     ]
     lines = [f"- {text}" for name, text in definitions
              if any(m.split(":")[0] == name for m in metrics)]

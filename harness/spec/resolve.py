@@ -136,6 +136,7 @@ def resolve_components(spec: Spec, registry: Registry, positions: Positions,
                      for index, entry in enumerate(spec.defences)]})
     _check_unique_names(spec, positions)
     _check_rank_by(spec, positions)
+    _check_curve_encoders(spec, positions)
     return spec
 
 
@@ -253,6 +254,17 @@ def _check_unique_names(spec: Spec, positions: Positions) -> None:
                     "results are keyed by name: keep one entry, or compare option settings in "
                     "two runs (`harness compare`)", (*section, index, "name"))
             seen[component.name] = index
+
+
+def _check_curve_encoders(spec: Spec, positions: Positions) -> None:
+    """`curve.encoders` names encoders of the spec."""
+    if spec.curve.encoders is None:
+        return
+    known = [e.name for e in spec.components("encoder")]
+    unknown = [name for name in spec.curve.encoders if name not in known]
+    if unknown:
+        raise positions.error(f"{', '.join(unknown)} not among the spec's encoders "
+                              f"({', '.join(known)})", ("curve", "encoders"))
 
 
 def _check_rank_by(spec: Spec, positions: Positions) -> None:

@@ -129,9 +129,14 @@ class CurveSection(Strict):
     """How much training data the decoders need: each decoder is also trained on the first N
     training sentences for every N of `train_sizes` (increasing, each below the training
     split's size), generated and scored on the same test set; the full split is the curve's
-    last point."""
+    last point. `encoders` names the encoders the curve is drawn for (default: every one)."""
 
     train_sizes: list[int] = []
+    encoders: list[str] | None = None
+
+    def draws_for(self, encoder: str) -> bool:
+        """True when the curve is drawn for `encoder`."""
+        return self.encoders is None or encoder in self.encoders
 
     @field_validator("train_sizes")
     @classmethod
@@ -391,14 +396,23 @@ class Spec(SpecDocument):
 
     def decoders_to_train(self) -> int:
         """How many decoders a run trains: per encoder and decoder, one per seed, and one more
-        per `curve.train_sizes` entry; and an attacker per studied encoder and defence level
-        (the privacy analysis, when the spec names defences)."""
-        extra = len(self.curve.train_sizes)
+        per `curve.train_sizes` entry; as many unconditional models per decoder when a metric
+        needs them (`info`); and an attacker per studied encoder and defence level (the
+        privacy analysis, when the spec names defences)."""
+        def extra(encoder: str) -> int:
+            return len(self.curve.train_sizes) if self.curve.draws_for(encoder) else 0
+
+        encoders = [e.name for e in self.components("encoder")]
+        unconditional = sum(
+            decoder.seeds + max((extra(e) for e in encoders if decoder.trains_for(e)), default=0)
+            for decoder in self.decoders if any(decoder.trains_for(e) for e in encoders)
+        ) if any("unconditional" in m.info.needs for m in self.metrics) else 0
         privacy = self.decoders and (self.analyses == "all" or any(
             a.name == "privacy" for a in self.analyses))
         attackers = (len(self.studied([e.name for e in self.components("encoder")]))
                      * sum(len(d.at_levels()) for d in self.defences)) if privacy else 0
-        return sum(decoder.seeds + extra for _, decoder in self.pairs()) + attackers
+        return (sum(decoder.seeds + extra(encoder.name) for encoder, decoder in self.pairs())
+                + unconditional + attackers)
 
     def pairs(self) -> list[tuple[Component, Component]]:
         """The encoder x decoder jobs, in run order: each decoder for the encoders it is

@@ -9,7 +9,11 @@ back (the file `scored` returns).
 A metric that declares `needs = ("encoder",)` (`harness.protocols.EncoderAwareMetric`)
 is handed the encoder under test as `encoder=InputEncoding(...)`: the test vectors the decoder
 generated from and the encode stage's own encoder object to encode other sentences with. No
-other metric is. Its artifact's key then also names the test vectors' artifact.
+other metric is. Its artifact's key then also names the test vectors' artifact. Likewise
+`needs = ("decoder",)` gives `decoder=DecoderLikelihood(...)` (the trained decoder scoring any
+test sentence given any test vector) and `needs = ("unconditional",)` gives
+`unconditional=UnconditionalLikelihood(...)` (the run's unconditional model, trained when the
+cache lacks it; its key joins the artifact's).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
 from harness.stages.generate import Samples
+from harness.stages.likelihood import Decoding, decoder_likelihood, unconditional_likelihood
 
 VERSION = 4  # 4: the sentence as the unit of intervals; chance-level statistics beside
 STATISTICS_FILE = "statistics.npy"
@@ -77,7 +82,7 @@ def _metric_score(ctx: RunContext, component: Component, metric: Metric,
 
 
 def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
-                    encoded: Encoded | None) -> Path:
+                    encoded: Encoded | None, decoding: Decoding | None) -> Path:
     """The score artifact's directory, built when the cache lacks it."""
     plugin = component.plugin
     metric = _metric(ctx, component)
@@ -92,6 +97,15 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
         # The samples' key already follows the encoder; the statistics also read the test
         # vectors and re-encode with the encoder, so their key names those vectors outright.
         parts["encoded"] = encoded.keys["test"]
+    if {"decoder", "unconditional"} & set(needs) and (
+            decoding is None or (decoding.trained.encoder, decoding.trained.decoder)
+            != (samples.encoder, samples.decoder)):
+        raise HarnessError(f"metric {component.name!r} needs the decoder: score it with the "
+                           "`Decoding` the samples were generated with (harness.jobs does)")
+    unconditional = None
+    if "unconditional" in needs and decoding is not None:
+        unconditional = unconditional_likelihood(ctx, decoding)
+        parts["unconditional"] = unconditional.key
 
     def build(directory: Path) -> dict[str, Any]:
         refs, hyps = samples.references, samples.hypotheses
@@ -103,6 +117,10 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
             fields[name] = [record[name] for record in samples.records]
         if "encoder" in needs and encoded is not None:
             fields["encoder"] = _input_encoding(encoded, ctx.spec.encode.batch_size)
+        if "decoder" in needs and decoding is not None:
+            fields["decoder"] = decoder_likelihood(ctx, decoding)
+        if unconditional is not None:
+            fields["unconditional"] = unconditional
         with plugin_call(plugin, f"metric {component.name!r}: sentence_statistics"):
             stats = np.asarray(metric.sentence_statistics(refs, hyps, **fields),
                                dtype=np.float64)
@@ -128,15 +146,18 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
 
 
 def scored(ctx: RunContext, component: Component, samples: Samples,
-           encoded: Encoded | None = None) -> tuple[MetricScore, Path]:
+           encoded: Encoded | None = None, decoding: Decoding | None = None
+           ) -> tuple[MetricScore, Path]:
     """Return the metric's score of the samples with its interval (`harness.stats.metric_score`
     over the one decoder that generated them) and the file of its per-sentence statistics
     (n, k), in test-set order (`numpy.save` format), from one score artifact, computed when the
     cache lacks it. A path, so a job can hand the statistics to the process that compares
     encoders. `encoded` is the encoder's vectors the samples were generated from: handed on,
-    as `InputEncoding`, only to a metric that declares it needs the encoder."""
+    as `InputEncoding`, only to a metric that declares it needs the encoder; `decoding`, what
+    generated the samples, only to one that needs the decoder (`DecoderLikelihood`) or the
+    unconditional model (`UnconditionalLikelihood`, `harness.stages.likelihood`)."""
     started = time.perf_counter()
-    directory = _score_artifact(ctx, component, samples, encoded)
+    directory = _score_artifact(ctx, component, samples, encoded, decoding)
     score = MetricScore.model_validate(read_meta(directory)["summary"]["score"])
     ctx.add_time("score", time.perf_counter() - started)
     return score, directory / STATISTICS_FILE

@@ -33,6 +33,8 @@ class TrainedDecoder:
     directory: Path
     summary: TrainSummary
     seed: int
+    sentences: int | None = None
+    """Trained on the first that many training sentences (a `curve` point), or on all."""
 
 
 def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab: Vocab, *,
@@ -105,7 +107,7 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     shutil.rmtree(directory / "checkpoints", ignore_errors=True)
     ctx.add_time("train", time.perf_counter() - started)
     return TrainedDecoder(encoder=encoded.encoder, decoder=component.name, key=directory.name,
-                          directory=directory, seed=seed,
+                          directory=directory, seed=seed, sentences=sentences,
                           summary=TrainSummary.model_validate(read_meta(directory)["summary"]))
 
 

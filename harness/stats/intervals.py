@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from harness.protocols import chance_score
 from harness.protocols import higher_is_better as declared_direction
 from harness.records import MetricScore, SeedSpread
 from harness.stats.units import SentenceTable, sentence_table, stacked
@@ -325,4 +326,4 @@ def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
                        higher_is_better=direction, signature=signature, interval=interval,
                        undefined_resamples=undefined,
                        seeds=spread if len(seeds) > 1 else None,
-                       seed_variance=half_width is not None)
+                       seed_variance=half_width is not None, chance=chance_score(metric))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .bertscore import BertScoreMetric
     from .bleu import BleuMetric
     from .cosine import CosineMetric
+    from .graded import InformationMetric, RetrievalMetric
     from .mover import MoverScoreMetric
     from .overlap import IdentityMetric, IdentityPerPermutationMetric, PermutationMetric
     from .ppl import PerplexityMetric
@@ -61,6 +62,14 @@ class BleuOptions(Options):
             raise ValueError(f"unknown tokenizer {value!r}; sacrebleu offers "
                              f"{', '.join(BLEU.TOKENIZERS)}")
         return value
+
+
+class RetrievalOptions(Options):
+    """Options of `retrieval`: how many candidate sentences each test vector chooses among."""
+
+    k: int = Field(100, ge=2, description="candidates per test vector: its own sentence and "
+                                          "k - 1 distractors from the other test sentences "
+                                          "(chance is 1/k)")
 
 
 class BackboneOptions(Options):
@@ -235,6 +244,20 @@ def _build_cosine(options: Options, context: BuildContext) -> CosineMetric:
     return CosineMetric()
 
 
+def _build_info(options: Options, context: BuildContext) -> InformationMetric:
+    """A new info metric (the core hands it the unconditional model's likelihoods)."""
+    from .graded import InformationMetric
+
+    return InformationMetric()
+
+
+def _build_retrieval(options: RetrievalOptions, context: BuildContext) -> RetrievalMetric:
+    """A new retrieval metric, its distractors drawn from the run's seed."""
+    from .graded import RetrievalMetric
+
+    return RetrievalMetric(k=options.k, seed=context.seed)
+
+
 @hookimpl
 def register_metrics(register: Register) -> None:
     """Register the diagnostic tests of Vec2Sent (Kerscher & Eger 2020, section 2) and BERTScore."""
@@ -276,3 +299,9 @@ def register_metrics(register: Register) -> None:
     register("cosine", _build_cosine, needs=("encoder",),
              description="100 x mean cosine between each output, re-encoded by the encoder under "
                          "test, and the input vector it was generated from")
+    register("info", _build_info, needs=("unconditional",),
+             description="bits per sentence the vector gives the decoder: mean of (NLL under "
+                         "the unconditional model - NLL given the vector) / ln 2, teacher-forced")
+    register("retrieval", _build_retrieval, options=RetrievalOptions, needs=("decoder",),
+             description="% of test vectors whose own sentence the decoder finds likeliest "
+                         "among k (1 true, k - 1 test-set distractors); chance 100/k")

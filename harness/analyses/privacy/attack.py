@@ -21,6 +21,7 @@ from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
 from harness.stages.evaluate import evaluate_tasks
 from harness.stages.generate import decode, generate_samples, load_trained_decoder
+from harness.stages.likelihood import Decoding
 from harness.stages.score import scored
 from harness.stages.train import TrainedDecoder, train_decoder_for
 from harness.stages.vocab import Vocab
@@ -60,7 +61,8 @@ def leaked(ctx: RunContext, attacker: Component, trained: TrainedDecoder, encode
            corpus: Corpus, vocab: Vocab) -> dict[str, MetricScore]:
     """Every metric of the spec on what `trained` regenerates from `encoded`'s test vectors."""
     generated = generate_samples(ctx, attacker, trained, encoded, corpus, vocab)
-    return {metric.name: scored(ctx, metric, generated, encoded)[0]
+    decoding = Decoding(attacker, trained, encoded, corpus, vocab)
+    return {metric.name: scored(ctx, metric, generated, encoded, decoding)[0]
             for metric in ctx.spec.metrics}
 
 
