@@ -102,7 +102,8 @@ def run_tables(spec: TableSpec, out: Path) -> RunResults:
                            "downstream table to correlate with")
     correlations = correlations_from_tables(spec.diagnostics.reference,
                                             spec.downstream.reference, spec.correlation.method,
-                                            rank_by=spec.correlation.rank_by)
+                                            rank_by=spec.correlation.rank_by,
+                                            primary=spec.correlation.primary, seed=spec.seed)
     for note in correlations.notes:
         log.warning("%s", note)
     rows = table_declarations(spec.diagnostics.reference)  # what each published row measured

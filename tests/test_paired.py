@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import binomtest, norm
+from scipy.stats import t as t_dist
 
 from harness.stats import (
     fisher_interval,
@@ -246,7 +247,8 @@ def test_encoders_must_share_sentences_and_seeds():
 # --- Fisher-z intervals of correlations ---------------------------------------------------------
 
 def test_fisher_interval_by_hand():
-    half = norm.ppf(0.975) * math.sqrt(1.06 / 4)
+    """Spearman: Bonett & Wright's (2000) variance (1 + r^2/2)/(n-3) with Student's t_{n-2}."""
+    half = t_dist.ppf(0.975, 5) * math.sqrt((1 + 0.46 ** 2 / 2) / 4)
     low, high = fisher_interval(0.46, 7, "spearman")
     assert (low, high) == pytest.approx((math.tanh(math.atanh(0.46) - half),
                                          math.tanh(math.atanh(0.46) + half)))
@@ -257,6 +259,32 @@ def test_fisher_interval_by_hand():
     kh = norm.ppf(0.975) * math.sqrt(0.437 / 5)
     assert kendall == pytest.approx((math.tanh(math.atanh(0.3) - kh),
                                      math.tanh(math.atanh(0.3) + kh)))
+
+
+COVERAGE_DRAWS = 4000
+
+
+@pytest.mark.parametrize("n", [7, 10, 13])
+def test_spearman_fisher_interval_covers_the_population_rho(n: int) -> None:
+    """Coverage of the 95% interval of Spearman's rho, simulated: bivariate normal draws of n
+    encoders with Pearson rho = 2 sin(pi rho_s / 6), so that the population Spearman rho is
+    rho_s = (6 / pi) asin(rho / 2); the sample rho is scipy's (Pearson on scipy's ranks, checked
+    against scipy.stats.spearmanr). With the constant variance 1.06/(n-3) and the normal
+    quantile coverage fell to 0.89 at rho_s = 0.95 over 13 encoders."""
+    from scipy.stats import pearsonr, rankdata, spearmanr
+
+    rng = np.random.default_rng(2000 + n)
+    for rho_s in (0.0, 0.5, 0.8, 0.9, 0.95):
+        rho = 2 * math.sin(math.pi * rho_s / 6)
+        x = rng.standard_normal((COVERAGE_DRAWS, n))
+        y = rho * x + math.sqrt(1 - rho ** 2) * rng.standard_normal((COVERAGE_DRAWS, n))
+        sample = pearsonr(rankdata(x, axis=1), rankdata(y, axis=1), axis=1).statistic
+        for i in range(20):
+            assert sample[i] == pytest.approx(spearmanr(x[i], y[i]).statistic, abs=1e-12)
+        covered = [low <= rho_s <= high
+                   for low, high in (fisher_interval(float(r), n) for r in sample)]
+        coverage = float(np.mean(covered))
+        assert coverage >= 0.94, f"coverage {coverage:.3f} at rho_s {rho_s}, n {n}"
 
 
 def test_fisher_interval_holds_rho_below_one_even_above_the_rank_ceiling():
@@ -274,7 +302,7 @@ def test_fisher_interval_is_never_a_point():
     low, high = fisher_interval(1.0, 7, "spearman")
     assert high == 1.0 and low < 0.9
     next_rho = 1 - 12 / (7 ** 3 - 7)
-    half = norm.ppf(0.975) * math.sqrt(1.06 / 4)
+    half = t_dist.ppf(0.975, 5) * math.sqrt((1 + next_rho ** 2 / 2) / 4)
     assert low == pytest.approx(math.tanh(math.atanh(next_rho) - half))
     assert fisher_interval(-1.0, 7)[0] == -1.0
     assert fisher_interval(0.9, 3) == (-1.0, 1.0)

@@ -14,6 +14,7 @@ import pytest
 from harness.analyses.correlation.heatmap import heatmap_figure
 from harness.analyses.correlation.multiplicity import benjamini_hochberg, holm, multiplicity
 from harness.analyses.correlation.scatter import mean_z_scores, scatter_points, scatter_title
+from harness.analyses.rankings.report import no_difference_sentence
 from harness.report.elements import scatter_file
 from harness.report.plots import scatter_figure, training_curves_figure
 from harness.report.summary import caveats, ranking_claims, summary_section, tracking_claims
@@ -292,6 +293,25 @@ def test_summary_names_the_pairs_that_do_not_differ_when_few():
         d["significant"] = False
     claim = ranking_claims(RunResults.model_validate(data))[0]
     assert "no two encoders differ significantly" in claim
+
+
+def test_summary_names_several_pairs_that_do_not_differ_pair_by_pair():
+    """Three pairs without a significant difference are named as pairs, not as one list of
+    encoders that would read as six encoders ("between a and b and c and d")."""
+    data = rich_data()
+    ranking = data["rankings"]["mos-lstm"]["id-perm"]
+    ranking["differences"] = [d for d in ranking["differences"]
+                              if {d["a"], d["b"]} <= {"laser", "avg", "sbert", "gem"}]
+    claim = ranking_claims(RunResults.model_validate(data))[0]
+    assert "3 of 6 encoder pairs differ significantly" in claim
+    assert claim.endswith("No significant difference within the pairs: laser and sbert; "
+                          "avg and sbert; avg and gem.")
+    assert "between" not in claim.split("Holm's correction:")[-1]
+    assert no_difference_sentence([("avg", "avg-max-hier"), ("sent2vec", "multiview-d")]) == (
+        "No significant difference within the pairs: avg and avg-max-hier; sent2vec and "
+        "multiview-d.")
+    one = no_difference_sentence([("avg", "gem")])
+    assert one == "No significant difference between avg and gem."
 
 
 def test_summary_claims_only_what_survives_holm_even_with_a_narrow_interval():

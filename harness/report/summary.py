@@ -1,17 +1,26 @@
 """The report's "What this run shows": a few plain sentences generated from the numbers, never
 written by hand. They say which encoders differ significantly on the ranking diagnostic, which
 diagnostics track downstream performance, and what to be careful about. Every claim is one
-that survives the correction it names (Holm's, over the pairs of a diagnostic or over the
-diagnostic x task matrix); anything else is stated as not significant after correction."""
+that survives the correction it names (Holm's, over the pairs of a diagnostic, over the
+diagnostics of the primary analysis declared in the spec, or over the diagnostic x task
+matrix); anything else is stated as not significant after correction. With a primary analysis
+its result is the claim on downstream performance, and the matrix's sentences are labelled
+exploratory."""
 
 from __future__ import annotations
 
 import math
 
 from harness.analyses.correlation.multiplicity import multiplicity
+from harness.analyses.correlation.primary_report import exploratory, primary_claims
 from harness.analyses.correlation.report import INTERVALS
 from harness.analyses.downstream.report import missing_downstream
-from harness.analyses.rankings.report import ranking_setup, significant_pairs, wins
+from harness.analyses.rankings.report import (
+    no_difference_sentence,
+    ranking_setup,
+    significant_pairs,
+    wins,
+)
 from harness.report.elements import (
     ALPHA,
     EMPTY_WARNING,
@@ -72,20 +81,21 @@ def ranking_claims(results: RunResults) -> list[str]:
     sentence = (f"{where}, {len(pairs)} of {plural(total, 'encoder pair')} differ "
                 f"significantly after Holm's correction: {claims}.")
     won = set(pairs)
-    level = [f"{d.a} and {d.b}" for d in ranking.differences
+    level = [(d.a, d.b) for d in ranking.differences
              if (d.a, d.b) not in won and (d.b, d.a) not in won]
     if level and len(level) <= LISTED_PAIRS:
-        sentence += f" No significant difference between {join_names(level)}."
+        sentence += f" {no_difference_sentence(level)}"
     elif level:
         sentence += f" The other {len(level)} pairs do not differ significantly."
     return [sentence]
 
 
 def tracking_claims(results: RunResults) -> list[str]:
-    """Which diagnostics track downstream performance: only the diagnostic x task correlations
-    whose p-value survives Holm's correction over every test of the matrix; every other
-    diagnostic's mean rho is given with its interval across encoders and "not significant
-    after correction"."""
+    """Which diagnostics track downstream performance. With a primary analysis (declared in the
+    spec), its result is the claim and comes first; the matrix's sentences follow, labelled
+    exploratory. The matrix's: only the diagnostic x task correlations whose p-value survives
+    Holm's correction over every test of the matrix; every other diagnostic's mean rho is given
+    with its interval across encoders and "not significant after correction"."""
     corr = results.correlations
     direction = higher_is_better(results)
     cells = [(d, t, c) for d, row in corr.matrix.items() for t, c in row.items()
@@ -122,6 +132,9 @@ def tracking_claims(results: RunResults) -> list[str]:
         how = (f" (95% {INTERVALS.get(corr.interval or '', 'interval')})"
                if any(corr.summary[d].mean_ci95 for d in rest) else "")
         lines.append(f"{lead}{how}, not significant after correction: {'; '.join(parts)}.")
+    claimed = primary_claims(results)
+    if claimed:
+        lines = [*claimed, *(exploratory(line) for line in lines)]
     lower = [d for d in corr.summary if not direction.get(d, True)]
     if lower:
         lines.append(f"For {join_names(lower)} lower is better, so a negative rho is agreement.")

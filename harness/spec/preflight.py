@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from harness.analyses.correlation.checks import primary_problems
 from harness.analyses.probes.checks import probe_problems
 from harness.component_checks import component_problems
 from harness.declarations import (
@@ -44,6 +45,7 @@ def preflight(spec: Spec | TableSpec) -> list[SpecError]:
     task data that is not there, a device this machine lacks."""
     problems = _prepared_files(spec)
     problems += _reference_tables(spec)
+    problems += primary_problems(spec)
     if isinstance(spec, Spec):
         problems += _unavailable_components(spec)
         problems += _task_data(spec)

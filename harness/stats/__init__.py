@@ -13,7 +13,10 @@ each SentEval task (Figure 2), their average and minimum over tasks, and ranks o
   permutation tests of paired differences between encoders, Holm-corrected
   (`harness.stats.multiple`), and rank intervals consistent with them;
 - `harness.stats.correlation` and `harness.stats.ranks`: the paper's correlations (with exact
-  permutation p-values and Fisher-z intervals across encoders) and ranks.
+  permutation p-values and Fisher-z intervals across encoders) and ranks;
+- `harness.stats.joint` and `harness.stats.power`: the primary analysis's test of a
+  diagnostic's mean correlation over tasks (a joint permutation of the encoders) and the
+  smallest population correlation it detects.
 
 Every public name is importable from `harness.stats` itself.
 """
@@ -30,6 +33,7 @@ from harness.stats.correlation import (
     correlate,
     correlation_matrix,
     fisher_interval,
+    fisher_variance,
     permutation_pvalue,
     summarise,
 )
@@ -50,6 +54,7 @@ from harness.stats.intervals import (
     rate_interval,
     seed_spread,
 )
+from harness.stats.joint import P_MONTE_CARLO, JointTest, mean_correlation_test
 from harness.stats.multiple import ALPHA, benjamini_hochberg, holm, holm_adjusted
 from harness.stats.paired import (
     PERMUTATIONS,
@@ -58,17 +63,20 @@ from harness.stats.paired import (
     sentence_tables,
     significance_ranks,
 )
+from harness.stats.power import correlation_power, critical_value, min_detectable_correlation
 from harness.stats.ranks import downstream_rank, rank
 from harness.stats.significance import mcnemar_exact, paired_test, sign_flip_pvalue
 from harness.stats.units import SentenceTable, sentence_table
 
 __all__ = [
     "ALPHA", "BOOTSTRAP", "CLOPPER_PEARSON", "CLUSTER_BOOTSTRAP", "CORRELATIONS", "EXACT_MAX",
-    "FISHER_Z", "KORN_GRAUBARD", "MIN_SEEDS", "PERMUTATIONS", "P_EXACT", "P_SCIPY",
-    "BootstrapInterval", "Correlation", "ProportionInterval", "SentenceTable",
-    "benjamini_hochberg", "bootstrap_ci", "cluster_bootstrap",
-    "corpus_value", "correlate", "correlation_matrix", "downstream_rank", "fisher_interval",
-    "holm", "holm_adjusted", "mcnemar_exact", "metric_score", "mover_difference",
+    "FISHER_Z", "KORN_GRAUBARD", "MIN_SEEDS", "PERMUTATIONS", "P_EXACT", "P_MONTE_CARLO",
+    "P_SCIPY", "BootstrapInterval", "Correlation", "JointTest", "ProportionInterval",
+    "SentenceTable", "benjamini_hochberg", "bootstrap_ci", "cluster_bootstrap",
+    "corpus_value", "correlate", "correlation_matrix", "correlation_power", "critical_value",
+    "downstream_rank", "fisher_interval", "fisher_variance",
+    "holm", "holm_adjusted", "mcnemar_exact", "mean_correlation_test", "metric_score",
+    "min_detectable_correlation", "mover_difference",
     "paired_comparisons", "paired_ranking", "paired_test", "permutation_pvalue",
     "proportion_interval", "rank", "rate_interval", "seed_spread",
     "sentence_table", "sentence_tables", "sign_flip_pvalue", "significance_ranks",

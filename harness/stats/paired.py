@@ -23,8 +23,12 @@ Every encoder of a run is scored on the same test sentences, and the sentence is
   and D, both significantly above B, separates A's and B's intervals whatever A against B
   gives).
 
-Tests and intervals are conditional on the decoders trained: with several seeds a sentence's
-statistics are averaged over them, and seed-to-seed variance is not part of the comparison.
+With one or two decoder seeds, tests and intervals are conditional on the decoders trained (a
+sentence's statistics averaged over its seeds): seed-to-seed variance is not part of the
+comparison. With at least `MIN_SEEDS` seeds per encoder it is: the test is then
+`seeds_t_pvalue` (the sentences' paired bootstrap standard error and each encoder's variance
+over its seeds, Welch's t), so a rank interval holds for the encoders, not only for the
+decoders that happened to be trained.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import numpy as np
 from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
 from harness.records import defined as finite
 from harness.stats.intervals import (
+    MIN_SEEDS,
     check_arguments,
     mover_difference,
     percentile_interval,
@@ -46,7 +51,7 @@ from harness.stats.intervals import (
 )
 from harness.stats.multiple import ALPHA, holm_adjusted
 from harness.stats.ranks import rank
-from harness.stats.significance import paired_test
+from harness.stats.significance import SEEDS_T, PairedTest, paired_test, seeds_t_pvalue
 from harness.stats.units import SentenceTable, check_comparable, sentence_table
 
 if TYPE_CHECKING:
@@ -116,8 +121,17 @@ def _compare(tables: Mapping[str, SentenceTable], scores: np.ndarray,
         observed = tables[a].value - tables[b].value
         resampled = scores[:, names.index(a)] - scores[:, names.index(b)]
         ci = _difference_interval(tables[a], tables[b], resampled, level)
-        test = paired_test(tables[a], tables[b], permutations=permutations,
-                           rng=np.random.default_rng([seed, index]))
+        if min(tables[a].seeds, tables[b].seeds) >= MIN_SEEDS:
+            # Training variance joins the sentences' (`seeds_t_pvalue`): a claim about the
+            # encoders, not about these decoders.
+            spread = resampled[np.isfinite(resampled)]
+            se = float(spread.std(ddof=1)) if len(spread) > 1 else math.nan
+            test = PairedTest(seeds_t_pvalue(observed, se, tables[a].seed_values,
+                                             tables[b].seed_values, tables[a].sentences),
+                              SEEDS_T)
+        else:
+            test = paired_test(tables[a], tables[b], permutations=permutations,
+                               rng=np.random.default_rng([seed, index]))
         raw.append((a, b, observed, ci, test))
     tested = [i for i, item in enumerate(raw) if math.isfinite(item[4].p)]
     adjusted = dict(zip(tested, holm_adjusted([raw[i][4].p for i in tested])))
@@ -185,4 +199,5 @@ def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]
         differences=differences, resamples=resamples, permutations=permutations,
         sentences=tables[names[0]].sentences,
         seeds=max(table.seeds for table in tables.values()) > 1,
+        seed_variance=min(table.seeds for table in tables.values()) >= MIN_SEEDS,
         undefined_resamples=int((~np.isfinite(scores)).any(axis=1).sum()))

@@ -15,6 +15,13 @@ sentences, with the sentence as the unit (`harness.stats.units`).
   probability 1/2 and recomputes the difference of the scores; p = (1 + #{|d*| >= |d|}) /
   (1 + R), which is a valid p-value for R random permutations (Phipson & Smyth 2010), R
   counting the permutations whose difference is defined.
+- With decoders trained with several seeds (at least `MIN_SEEDS` each), a test that adds
+  training variance to the sentences' (`seeds_t_pvalue`): the difference of the two encoders'
+  means over seeds divided by sqrt(se_sentences^2 + s_a^2 / k_a + s_b^2 / k_b), se_sentences
+  the paired bootstrap's standard error over test sentences and s^2 / k each encoder's variance
+  of its seeds' scores over its k seeds, referred to Student's t with the Welch-Satterthwaite
+  degrees of freedom (Welch 1947; Satterthwaite 1946). The tests above hold for the decoders
+  trained; this one for the encoders, whichever decoder seed was drawn.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import numpy as np
 from harness.stats.units import SentenceTable, lattice_counts
 
 MCNEMAR, SIGN_FLIP, PERMUTATION = "mcnemar-exact", "sign-flip-exact", "permutation"
+SEEDS_T = "sentences+seeds-welch-t"
 """Which test gave a p-value (`PairedDifference.test`)."""
 
 _SWAP_CELLS = 4_000_000
@@ -119,3 +127,28 @@ def permutation_pvalue(a: SentenceTable, b: SentenceTable, *, permutations: int,
         defined += int(finite.sum())
         extreme += int(np.sum(np.abs(resampled[finite]) >= abs(observed) - tolerance))
     return (1 + extreme) / (1 + defined)
+
+
+def seeds_t_pvalue(difference: float, se_sentences: float, seeds_a: np.ndarray,
+                   seeds_b: np.ndarray, sentences: int) -> float:
+    """Return the two-sided p-value of `difference`, a's mean over seeds minus b's, with its
+    sentence-level standard error `se_sentences` (paired, over `sentences` test sentences) and
+    training variance estimated from each encoder's per-seed scores (module docstring): Welch's
+    t with the Welch-Satterthwaite degrees of freedom over the three variance components
+    (n - 1 for the sentences', k - 1 for each encoder's seeds'). 1 when the difference and
+    every variance are 0; NaN when the difference is undefined."""
+    from scipy.stats import t as student
+
+    a = np.asarray(seeds_a, dtype=np.float64)
+    b = np.asarray(seeds_b, dtype=np.float64)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    if not math.isfinite(difference) or len(a) < 2 or len(b) < 2:
+        return math.nan
+    parts = [(se_sentences ** 2, max(sentences - 1, 1)),
+             (float(a.var(ddof=1)) / len(a), len(a) - 1),
+             (float(b.var(ddof=1)) / len(b), len(b) - 1)]
+    variance = sum(v for v, _ in parts)
+    if variance <= 0.0:
+        return 1.0 if difference == 0.0 else 0.0
+    df = variance ** 2 / sum(v ** 2 / nu for v, nu in parts)
+    return float(min(1.0, 2.0 * student.sf(abs(difference) / math.sqrt(variance), df)))

@@ -1,6 +1,7 @@
 """The correlation analysis: the V2S diagnostics against the downstream scores across encoders
-(Kerscher & Eger 2020, section 3, Figure 2 and Table 1), with the heatmap, one scatter plot per
-diagnostic and the two rankings side by side."""
+(Kerscher & Eger 2020, section 3, Figure 2 and Table 1), with the primary analysis the spec
+declared (the claim), the heatmap, one scatter plot per diagnostic and the two rankings side
+by side."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from harness.analyses.correlation.correlate import correlate_diagnostics, support_notes
 from harness.analyses.correlation.heatmap import heatmap_png
+from harness.analyses.correlation.primary_report import primary_section
 from harness.analyses.correlation.report import correlation_section
 from harness.analyses.correlation.scatter import scatter_figures, scatter_section
 from harness.analyses.correlation.table1 import table1_section
@@ -37,7 +39,8 @@ class CorrelationAnalysis:
         correlations = correlate_diagnostics(
             diagnostics, _downstream(run), method=section.method, decoder=run.primary,
             rank_by=section.rank_by, lower_is_better=lower_is_better,
-            controls=tuple(name for name in run.encoders if name not in studied))
+            controls=tuple(name for name in run.encoders if name not in studied),
+            primary=section.primary, seed=spec.seed)
         correlations = correlations.model_copy(update={"notes": [
             *correlations.notes, *support_notes(runs, section.rank_by, run.primary,
                                                 section.min_support)]})
@@ -46,7 +49,7 @@ class CorrelationAnalysis:
         return {"correlations": correlations}
 
     def sections(self, results: RunResults, figures: Mapping[str, bytes]) -> list[Section]:
-        found = [correlation_section(results, dict(figures)),
+        found = [primary_section(results), correlation_section(results, dict(figures)),
                  scatter_section(results, dict(figures)), table1_section(results)]
         return [section for section in found if section is not None]
 

@@ -9,6 +9,11 @@ model, no computed scores) is left out of the correlations, and a note says why;
 encoders unless the spec includes them (`correlation.controls`), shown beside as reference
 points.
 
+With `correlation.primary` (`primary`), the analysis declared in the spec runs first: one joint
+permutation test per diagnostic of its mean correlation over tasks, Holm-corrected over the
+diagnostics (`harness.analyses.correlation.primary`); its result is the claim, and the
+cell-level matrix below is exploratory.
+
 Each correlation carries an exact permutation p-value (up to `harness.stats.EXACT_MAX`
 encoders), its Holm-adjusted p over every diagnostic x task cell of the matrix (the family the
 report chooses its claims from), and a Fisher-z interval across the encoders
@@ -22,6 +27,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.analyses.correlation.primary import primary_analysis
+from harness.analyses.correlation.spec import PrimarySection
 from harness.analyses.downstream.scores import Downstream, downstream_scores
 from harness.declarations import ReferenceTable, read_table
 from harness.results import CorrelationCell, Correlations, CorrelationSummary, PairResult
@@ -36,7 +43,8 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float | None]],
                           method: str, decoder: str, rank_by: str,
                           exact_max: int | None = None,
                           lower_is_better: frozenset[str] = frozenset(),
-                          controls: tuple[str, ...] = ()) -> Correlations:
+                          controls: tuple[str, ...] = (),
+                          primary: PrimarySection | None = None, seed: int = 0) -> Correlations:
     """Return the correlations of each diagnostic (metric -> encoder -> value) with each task.
 
     Encoders named in `controls` are left out of the correlations and ranks and recorded in
@@ -47,6 +55,10 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float | None]],
 
     p-values are exact permutation p-values up to `exact_max` encoders (default
     `harness.stats.EXACT_MAX`), scipy's beyond; each cell says which in `p_method`.
+
+    With `primary`, `Correlations.primary` holds the declared primary analysis
+    (`primary_analysis`; its Monte-Carlo permutations and power simulation drawn from `seed`);
+    without, it is None.
     """
     from harness.stats import (
         EXACT_MAX,
@@ -84,10 +96,13 @@ def correlate_diagnostics(diagnostics: dict[str, dict[str, float | None]],
     sources = {"downstream": downstream.source} if downstream.source else {}
     summary = {diag: _summary(values, cells[diag], method)
                for diag, values in summarise(matrix).items()}
+    declared = None if primary is None else primary_analysis(
+        diagnostics, studied, primary, method=method, lower_is_better=lower_is_better,
+        seed=seed, exact_max=exact_max)
     return Correlations(method=method, decoder=decoder, matrix=cells, summary=summary,
                         ranks=ranks, notes=notes, rank_by=rank_by, diagnostics=diagnostics,
                         sources=sources, interval=FISHER_Z, correction="holm",
-                        controls=[name for name in controls])
+                        controls=[name for name in controls], primary=declared)
 
 
 def _cells(matrix: dict[str, dict[str, Any]], method: str
@@ -122,7 +137,8 @@ def _summary(values: dict[str, Any], row: dict[str, CorrelationCell], method: st
 
 def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
                              method: str = "spearman", *, rank_by: str = "id",
-                             exact_max: int | None = None) -> Correlations:
+                             exact_max: int | None = None, primary: PrimarySection | None = None,
+                             seed: int = 0) -> Correlations:
     """Return the correlations between two published tables, without training anything.
 
     Both files are reference tables (`source:`, `tasks:`, `scores:` encoder -> column -> value):
@@ -131,7 +147,9 @@ def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
     Figure 2 (rho per diagnostic x task, mean and min) and Table 1's ranks (by `rank_by`; the
     paper ranks by Id) from the printed numbers. Rows pair by name, except that a row for which
     the diagnostics table declares a model (`models:`) pairs only with a downstream row that
-    declares the same model (`table_declarations`).
+    declares the same model (`table_declarations`). With `primary`, the declared primary
+    analysis over the table's columns (by default all of them: a published table states no
+    direction) runs too, drawing from `seed`.
     """
     table = read_table(diagnostics_table)
     diagnostics = {column: {encoder: row[column] for encoder, row in table.scores.items()
@@ -141,7 +159,8 @@ def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
                                    declared=_row_declarations(table))
     result = correlate_diagnostics(diagnostics, downstream, method=method,
                                    decoder="",
-                                   rank_by=rank_by, exact_max=exact_max)
+                                   rank_by=rank_by, exact_max=exact_max, primary=primary,
+                                   seed=seed)
     return result.model_copy(update={"sources": {"diagnostics": table.source,
                                                  "downstream": downstream.source}})
 

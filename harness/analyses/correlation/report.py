@@ -21,8 +21,9 @@ from harness.results import CorrelationCell, RunResults
 P_METHODS = {"exact": "exact two-sided permutation p-values (all n! pairings)",
              "scipy": "scipy's p-values"}
 
-INTERVALS = {"fisher-z": "Fisher-z interval across encoders (variance 1.06/(n-3) for Spearman, "
-                         "Fieller, Hartley & Pearson 1957)"}
+INTERVALS = {"fisher-z": "Fisher-z interval across encoders (for Spearman variance "
+                         "(1 + rho^2/2)/(n-3), Bonett & Wright 2000, and Student's t with n-2 "
+                         "degrees of freedom)"}
 """How a correlation's interval was got (`Correlations.interval`), in words."""
 
 
@@ -85,6 +86,9 @@ def correlation_section(results: RunResults, figures: dict[str, bytes]) -> Secti
             + (f"; downstream scores: {downstream}" if downstream else "") + ". Mean and min are "
             "over tasks; n is the number of encoders with both values (pairwise deletion). "
             f"* marks p < {ALPHA:g}, uncorrected."]
+    if corr.primary is not None:
+        text.append("Cell by cell these correlations are exploratory: the claim is the primary "
+                    "analysis declared in the spec (above).")
     if corr.interval and (any(c.ci95 for row in matrix.values() for c in row.values()) or any(
             s.mean_ci95 for s in corr.summary.values())):
         text.append(f"Brackets: 95% {INTERVALS.get(corr.interval, corr.interval)}: the "

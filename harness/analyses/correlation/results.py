@@ -1,5 +1,6 @@
-"""The correlation analysis's records in results.json (`correlations`): diagnostics x downstream
-tasks across encoders, their summary, ranks and notes."""
+"""The correlation analysis's records in results.json (`correlations`): the primary analysis
+declared in the spec, the diagnostics x downstream tasks matrix across encoders, its summary,
+ranks and notes."""
 
 from __future__ import annotations
 
@@ -31,6 +32,54 @@ class CorrelationSummary(Record):
     mean_ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
 
 
+class PrimaryTest(Record):
+    """One test of the primary analysis: a diagnostic's mean correlation over the tasks.
+
+    `diagnostic` names it ("id = perm" when diagnostics identical on every encoder were merged
+    into one test), `diagnostics` lists the metrics it stands for; `mean_rho` is the mean over
+    the tasks of the correlation across the encoders, `p` its two-sided joint permutation
+    p-value, `p_holm` that p adjusted by Holm's procedure over the family of tests, and
+    `significant` whether `p_holm` <= the analysis's `alpha`."""
+
+    diagnostic: str
+    diagnostics: list[str] = []
+    mean_rho: float | None = None
+    p: float | None = None
+    p_holm: float | None = None
+    significant: bool = False
+
+
+class PrimaryAnalysis(Record):
+    """The analysis the spec declared before the run (`correlation.primary`): the claim.
+
+    `tests` holds one `PrimaryTest` per diagnostic (identical ones merged), over the same
+    `encoders` (n of them) and the same `tasks` (those every encoder has; `tasks_left_out`
+    those declared or present that some encoder lacks). `p_method` is "exact" (all n!
+    permutations of the encoders) or "monte-carlo" ((b+1)/(m+1) over `permutations` random
+    ones); `correction` ("holm") is over the `family` tests at family-wise error `alpha`.
+    `min_detectable_rho` is the smallest population correlation the test detects with
+    probability `power` at level `power_alpha` (alpha / family: Holm's first step, the
+    conservative statement) under `power_model`; None when none is. `notes` say what was left
+    out and why."""
+
+    statistic: str = "mean-rho"
+    tests: list[PrimaryTest] = []
+    encoders: list[str] = []
+    n: int = 0
+    tasks: list[str] = []
+    tasks_left_out: list[str] = []
+    p_method: str | None = Field(None, exclude_if=is_none)
+    permutations: int = 0
+    alpha: float = 0.05
+    correction: str = "holm"
+    family: int = 0
+    power: float = 0.8
+    power_alpha: float | None = Field(None, exclude_if=is_none)
+    power_model: str = ""
+    min_detectable_rho: float | None = None
+    notes: list[str] = []
+
+
 class Correlations(Record):
     """Diagnostics x downstream tasks across encoders (Kerscher & Eger 2020, Figure 2 and
     Table 1): the matrix, its summary, the rank tables and notes on what was missing.
@@ -39,7 +88,9 @@ class Correlations(Record):
     decoder whose runs they are ("" for published tables), `sources` where they came from.
     `interval` names how the cells' and means' intervals were got ("fisher-z": across
     encoders), `correction` the multiple-comparison correction of `p_holm` over the matrix,
-    and `controls` the control encoders kept out of the correlations and ranks.
+    and `controls` the control encoders kept out of the correlations and ranks. `primary` is
+    the analysis declared in the spec (`PrimaryAnalysis`), whose result is the claim; the
+    matrix is exploratory.
     """
 
     method: str = "spearman"
@@ -54,6 +105,7 @@ class Correlations(Record):
     interval: str | None = Field(None, exclude_if=is_none)
     correction: str | None = Field(None, exclude_if=is_none)
     controls: list[str] = []
+    primary: PrimaryAnalysis | None = Field(None, exclude_if=is_none)
 
     def defined(self) -> bool:
         """True when at least one correlation is defined."""

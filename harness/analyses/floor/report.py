@@ -57,13 +57,15 @@ def floor_section(results: RunResults) -> Section | None:
     text += _chance_note(results)
     text.append("Each gain is tested on the same test sentences, the sentence as the unit "
                 "(McNemar's exact test for a rate with one seed, the exact sign-flip test with "
-                "several, the paired permutation test otherwise), and the tests of one decoder "
+                "two, the paired permutation test otherwise; with three or more decoder seeds "
+                "per encoder, Welch's t over test sentences and seeds, which includes training "
+                "variance), and the tests of one decoder "
                 "and diagnostic are Holm-corrected over the encoders; \"significant\" means "
                 "after that correction. The 95% interval of the gain is the paired bootstrap "
                 f"over {floor.resamples} resamples of the test sentences (uncorrected)"
-                + ("; seeds are averaged per sentence: seed variance not included"
-                   if floor.seeds else "") + ". Where lower is better (ppl) a negative gain is "
-                "the improvement.")
+                + ("; with fewer than three seeds, seeds are averaged per sentence: seed "
+                   "variance not included" if floor.seeds else "")
+                + ". Where lower is better (ppl) a negative gain is the improvement.")
     wanted = rank_by(results)
     tables = []
     for decoder, by_diagnostic in floor.gains.items():

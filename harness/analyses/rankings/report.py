@@ -40,15 +40,27 @@ def wins(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
     return found
 
 
+def no_difference_sentence(pairs: list[tuple[str, str]]) -> str:
+    """The pairs of encoders whose difference is not significant, as a sentence that cannot be
+    read as one group of encoders: "No significant difference between a and b." for one pair,
+    "No significant difference within the pairs: a and b; c and d." for several."""
+    if len(pairs) == 1:
+        return f"No significant difference between {pairs[0][0]} and {pairs[0][1]}."
+    return ("No significant difference within the pairs: "
+            + "; ".join(f"{a} and {b}" for a, b in pairs) + ".")
+
+
 TESTS = {"mcnemar-exact": "McNemar's exact test", "sign-flip-exact": "the exact sign-flip test",
-         "permutation": "the paired permutation test"}
+         "permutation": "the paired permutation test",
+         "sentences+seeds-welch-t": "Welch's t over test sentences and decoder seeds"}
 """The tests of `PairedDifference.test`, in words."""
 
 
 def ranking_setup(ranking: DiagnosticRanking) -> str:
     """How a ranking's tests were got, in words."""
     tests = sorted({TESTS.get(d.test, d.test) for d in ranking.differences if d.test})
-    seeds = ("seeds averaged per sentence: these decoders compared, seed variance not included"
+    seeds = ("seed variance included" if ranking.seed_variance else
+             "seeds averaged per sentence: these decoders compared, seed variance not included"
              if ranking.seeds else "one decoder seed: seed variance not included")
     tested = " and ".join(tests) if tests else "no pair tested"
     return f"{plural(ranking.sentences, 'test sentence')}; {tested}; {seeds}"

@@ -21,7 +21,8 @@ class RankInterval(Record):
 class PairedDifference(Record):
     """Encoder `a`'s score minus encoder `b`'s on the same test sentences (the sentence the
     unit): the observed difference and its 95% paired-bootstrap interval (uncorrected); `p`,
-    the two-sided p-value of `test` ("mcnemar-exact", "sign-flip-exact" or "permutation");
+    the two-sided p-value of `test` ("mcnemar-exact", "sign-flip-exact", "permutation" or,
+    with 3 or more seeds per encoder, "sentences+seeds-welch-t");
     `p_holm`, that p adjusted by Holm's procedure over the pairs compared with it; and
     `significant`, true when `p_holm` <= 0.05: significant after correction."""
 
@@ -41,8 +42,9 @@ class DiagnosticRanking(Record):
     all the pairs; intervals from `resamples` paired bootstrap resamples, permutation tests from
     `permutations` random swaps. A rank interval runs from 1 + the encoders significantly
     better to the ranked encoders minus those significantly worse. `seeds` is true when the
-    decoders had several seeds (averaged per sentence: the comparison holds for the decoders
-    trained, seed variance not included)."""
+    decoders had several seeds; `seed_variance` when every encoder had at least 3, and the
+    tests then include training variance (`harness.stats.significance.seeds_t_pvalue`);
+    otherwise the comparison holds for the decoders trained (seeds averaged per sentence)."""
 
     encoders: dict[str, RankInterval] = {}
     differences: list[PairedDifference] = []
@@ -51,4 +53,5 @@ class DiagnosticRanking(Record):
     correction: str = "holm"
     sentences: int = 0
     seeds: bool = False
+    seed_variance: bool = False
     undefined_resamples: int = 0

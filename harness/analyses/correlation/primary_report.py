@@ -1,0 +1,111 @@
+"""The primary analysis in the report: its table ("Primary analysis") and the sentences that
+state its result as the report's claim (`harness.report.summary` puts them first, and labels
+the diagnostic x task matrix exploratory)."""
+
+from __future__ import annotations
+
+from harness.analyses.correlation.results import PrimaryAnalysis, PrimaryTest
+from harness.report.elements import Section, Table, fmt, fmt_p, join_names, plural
+from harness.results import RunResults
+
+P_METHODS = {"exact": "exact joint permutation p (all {count} relabellings of the encoders)",
+             "monte-carlo": "Monte-Carlo joint permutation p ((b+1)/(m+1) over {count} random "
+                            "relabellings of the encoders)"}
+"""`PrimaryAnalysis.p_method`, in words."""
+
+POWER_MODELS = {"bivariate-normal-one-factor": "simulated under a bivariate normal model of the "
+                "diagnostic and one downstream factor shared by every task (conservative for a "
+                "mean over tasks)"}
+"""`PrimaryAnalysis.power_model`, in words."""
+
+
+def decision(test: PrimaryTest) -> str:
+    """"significant" (with "inverse" for a negative mean) or "not significant", after Holm."""
+    if test.p_holm is None:
+        return "untested"
+    if not test.significant:
+        return "not significant"
+    return "significant" if (test.mean_rho or 0.0) >= 0 else "significant, inverse"
+
+
+def _detectable(primary: PrimaryAnalysis) -> str:
+    if primary.min_detectable_rho is None:
+        return "none"
+    return fmt(primary.min_detectable_rho, 2)
+
+
+def _how(primary: PrimaryAnalysis, method: str) -> str:
+    """How the tests were made, as a phrase."""
+    test = P_METHODS.get(primary.p_method or "", primary.p_method or "p").format(
+        count=f"{primary.permutations:,}")
+    return (f"mean {method.capitalize()} rho over {plural(len(primary.tasks), 'task')} across "
+            f"{plural(primary.n, 'encoder')}, {test}, Holm's correction over "
+            f"{plural(primary.family, 'diagnostic')} (family-wise error {primary.alpha:g})")
+
+
+def _power_phrase(primary: PrimaryAnalysis, method: str) -> str:
+    level = "the family's level"
+    if primary.power_alpha is not None:
+        level = f"alpha {primary.alpha:g}/{primary.family} = {primary.power_alpha:.3g}"
+    if primary.min_detectable_rho is None:
+        return (f"with {plural(primary.n, 'encoder')} no population {method.capitalize()} rho "
+                f"is detected with {primary.power:.0%} power at {level}")
+    return (f"with {plural(primary.n, 'encoder')} the test detects a population "
+            f"{method.capitalize()} rho of {primary.min_detectable_rho:.2f} or more with "
+            f"{primary.power:.0%} power at {level} (Holm's first step, the conservative "
+            "statement); weaker associations can go unseen")
+
+
+def primary_section(results: RunResults) -> Section | None:
+    """The primary analysis's table and how it was made; None when the run declared none."""
+    primary, method = results.correlations.primary, results.correlations.method
+    if primary is None:
+        return None
+    text = ["Declared in the spec before the run (`correlation.primary`); its result is the "
+            "report's claim, and the diagnostic x task matrix is exploratory."]
+    if primary.tests:
+        text.append(f"One test per diagnostic: {_how(primary, method)}. The diagnostic's "
+                    "encoder labels are permuted jointly against the whole task table, so the "
+                    "tasks' dependence on each other stays in the null distribution. "
+                    "Diagnostics with the same value on every encoder are one test (a = b) "
+                    "and count once in the family.")
+        text.append(f"Minimum detectable rho: the smallest population correlation detected "
+                    f"with {primary.power:.0%} power at alpha / family = "
+                    f"{primary.power_alpha:.3g} (Holm's first step: conservative), "
+                    f"{POWER_MODELS.get(primary.power_model, primary.power_model)}.")
+        text.append(f"Tasks: {', '.join(primary.tasks)}.")
+    text += [f"- {note}" for note in primary.notes]
+    tasks = str(len(primary.tasks))
+    rows = [[test.diagnostic, fmt(test.mean_rho, 2), fmt_p(test.p), fmt_p(test.p_holm),
+             decision(test), str(primary.n), tasks, _detectable(primary)]
+            for test in primary.tests]
+    p_column = "exact p" if primary.p_method == "exact" else "p"
+    header = ["diagnostic", "mean rho", p_column, "Holm p", "decision", "n encoders", "tasks",
+              f"min. detectable rho ({primary.power:.0%} power)"]
+    return Section("Primary analysis", text, tables=[Table("", header, rows)] if rows else [])
+
+
+def primary_claims(results: RunResults) -> list[str]:
+    """The primary analysis's result as the claim: the diagnostics whose mean correlation
+    survives Holm's correction, else that none does, every test's numbers, and the power."""
+    primary, method = results.correlations.primary, results.correlations.method
+    if primary is None or not primary.tests:
+        return []
+    numbers = "; ".join(f"{t.diagnostic} {fmt(t.mean_rho, 2)} (p {fmt_p(t.p)}, Holm "
+                        f"{fmt_p(t.p_holm)})" for t in primary.tests)
+    kept = [t for t in primary.tests if t.significant]
+    lead = f"Primary analysis (declared in the spec: {_how(primary, method)})"
+    if kept:
+        named = [f"{t.diagnostic} ({'inversely, ' if (t.mean_rho or 0) < 0 else ''}mean rho "
+                 f"{t.mean_rho:.2f})" for t in kept if t.mean_rho is not None]
+        verdict = (f"{join_names(named)} {'tracks' if len(kept) == 1 else 'track'} downstream "
+                   "performance after Holm's correction")
+    else:
+        verdict = "no diagnostic's mean rho is significant after Holm's correction"
+    power = _power_phrase(primary, method)
+    return [f"{lead}: {verdict}. Mean rho: {numbers}. {power[0].upper()}{power[1:]}."]
+
+
+def exploratory(line: str) -> str:
+    """A sentence about the diagnostic x task matrix, labelled exploratory."""
+    return f"Exploratory, cell by cell (not the claim): {line[:1].lower()}{line[1:]}"
