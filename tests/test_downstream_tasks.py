@@ -14,7 +14,15 @@ from test_downstream_fixtures import write_senteval_fixture
 import harness_plugins.tasks as task_plugin
 from harness.analyses.downstream.scores import table_row
 from harness.errors import HarnessError
-from harness.protocols import BuildContext, DownstreamTask, Examples, GeneratedTask, Options, TaskResult
+from harness.protocols import (
+    BuildContext,
+    DownstreamTask,
+    Examples,
+    GeneratedTask,
+    Options,
+    TaskResult,
+    is_seeded,
+)
 from harness.testing import check_registration, check_task, hashed_bag_of_words
 from harness.vectors import row_cosines as cosine
 from harness_plugins.tasks.senteval.loaders import load_task
@@ -162,6 +170,8 @@ def test_plugin_registers_every_task() -> None:
         assert isinstance(task, GeneratedTask) == info.name.startswith("syn-")
         if not info.name.startswith("syn-"):
             assert info.options is Options
+        # STS12-16 train nothing, so their result does not depend on the seed.
+        assert is_seeded(task) is (info.name not in {f"sts{year}" for year in range(12, 17)})
 
 
 def test_registration_imports_nothing_heavy() -> None:

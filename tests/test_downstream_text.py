@@ -55,7 +55,8 @@ def run_task(tmp_path: Path, pretrained: bool) -> tuple[list[str], dict[str, Any
                                 plugin="p")
     spec = SimpleNamespace(
         components=lambda kind: [component], seed=1,
-        downstream=SimpleNamespace(config="test", data_dir=tmp_path),
+        downstream=SimpleNamespace(config="test", data_dir=tmp_path,
+                                   task_seeds=lambda component, seeded=True: [1111]),
         encode=SimpleNamespace(batch_size=8),
         corpus=SimpleNamespace(normalise=Normalise(lowercase=True, digits="zero")))
     cache = Cache(root=tmp_path / "cache")

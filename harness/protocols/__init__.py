@@ -71,8 +71,12 @@ from harness.protocols.task import (
     Encode,
     Examples,
     GeneratedTask,
+    ScoreSpread,
+    SeedAware,
     TaskData,
     TaskResult,
+    is_seeded,
+    over_seeds,
 )
 
 __all__ = [
@@ -82,10 +86,11 @@ __all__ = [
     "DownstreamTask", "Encode",
     "Encoder", "EncoderAwareMetric", "Examples", "Executor", "Factory", "GeneratedTask",
     "InputEncoding", "Metric", "Options", "PluginFailure", "PositionalEncoder", "ResumableFit",
-    "Settings", "SignedMetric", "StandardisedInputs", "SubwordVocabulary", "TaskData",
+    "ScoreSpread", "SeedAware", "Settings", "SignedMetric", "StandardisedInputs",
+    "SubwordVocabulary", "TaskData",
     "TaskResult", "TrainableEncoder", "TrainingOptions", "UnconditionalLikelihood",
     "VersionedFit", "chance_score", "checked_needs",
     "declared_model", "fit_version", "fits_resumably", "has_chance_level", "higher_is_better",
-    "is_positional", "metric_signature", "plural", "proportion_counts", "required_fields",
-    "unrelated_pairing", "wants_vector_statistics",
+    "is_positional", "is_seeded", "metric_signature", "over_seeds", "plural",
+    "proportion_counts", "required_fields", "unrelated_pairing", "wants_vector_statistics",
 ]

@@ -7,8 +7,9 @@ of the harness, and nothing heavy (numpy appears in annotations only).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -56,12 +57,50 @@ class TaskData:
 
 
 @dataclass(frozen=True)
+class ScoreSpread:
+    """A task's headline score over classifier seeds: each seed and its score, their mean, sample
+    standard deviation (n - 1 in the denominator), minimum and maximum. Build it with `of`."""
+
+    seeds: tuple[int, ...]
+    values: tuple[float, ...]
+    mean: float
+    sd: float
+    min: float
+    max: float
+
+    @classmethod
+    def of(cls, seeds: Sequence[int], values: Sequence[float]) -> ScoreSpread:
+        """Return the spread of `values`, the scores at `seeds` (at least two, one per seed)."""
+        if len(seeds) != len(values) or len(values) < 2:
+            raise ValueError(f"a spread needs one score per seed and at least two seeds; got "
+                             f"{len(seeds)} seeds and {len(values)} scores")
+        numbers = [float(v) for v in values]
+        return cls(seeds=tuple(int(s) for s in seeds), values=tuple(numbers),
+                   mean=statistics.fmean(numbers), sd=statistics.stdev(numbers),
+                   min=min(numbers), max=max(numbers))
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the spread as JSON-ready data."""
+        return {"seeds": list(self.seeds), "values": list(self.values), "mean": self.mean,
+                "sd": self.sd, "min": self.min, "max": self.max}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScoreSpread:
+        """Return the spread `to_json` wrote."""
+        return cls(seeds=tuple(int(s) for s in data["seeds"]),
+                   values=tuple(float(v) for v in data["values"]), mean=float(data["mean"]),
+                   sd=float(data["sd"]), min=float(data["min"]), max=float(data["max"]))
+
+
+@dataclass(frozen=True)
 class TaskResult:
     """The outcome of one task for one encoder.
 
-    `score` is the task's headline number (`metric` names it); `scores` holds every sub-score
-    (dev accuracy, F1, Spearman, per-subset correlations, ...). `columns` are the values under the
-    names reference tables use (e.g. `{"MRPC": 73.2, "MRPC-F1": 81.0}`).
+    `score` is the task's headline number (`metric` names it) at `seed`; `scores` holds every
+    sub-score (dev accuracy, F1, Spearman, per-subset correlations, ...) at `seed`. `columns` are
+    the values under the names reference tables use (e.g. `{"MRPC": 73.2, "MRPC-F1": 81.0}`).
+    `spread` is the headline score over several classifier seeds, the first of them `seed`, for
+    a task evaluated at more than one (None otherwise: one seed, or no seed dependence).
     """
 
     task: str
@@ -75,13 +114,17 @@ class TaskResult:
     seed: int
     columns: Mapping[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    spread: ScoreSpread | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the result as JSON-ready data (the cache and results.json store this)."""
-        return {"task": self.task, "metric": self.metric, "score": self.score,
+        data = {"task": self.task, "metric": self.metric, "score": self.score,
                 "scores": dict(self.scores), "n_train": self.n_train, "n_dev": self.n_dev,
                 "n_test": self.n_test, "config": self.config, "seed": self.seed,
                 "columns": dict(self.columns), "seconds": self.seconds}
+        if self.spread is not None:
+            data["spread"] = self.spread.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TaskResult:
@@ -91,7 +134,9 @@ class TaskResult:
                    n_train=int(data["n_train"]), n_dev=int(data["n_dev"]),
                    n_test=int(data["n_test"]), config=str(data["config"]), seed=int(data["seed"]),
                    columns={str(k): float(v) for k, v in data.get("columns", {}).items()},
-                   seconds=float(data.get("seconds", 0.0)))
+                   seconds=float(data.get("seconds", 0.0)),
+                   spread=(ScoreSpread.from_json(data["spread"]) if data.get("spread")
+                           else None))
 
 
 @runtime_checkable
@@ -103,7 +148,8 @@ class DownstreamTask(Protocol):
     `files(data_dir)` lists the files `load` reads, so the core can digest them for its cache key
     and check them before a run without loading. `evaluate` is handed an `encode` callable
     (sentences -> vectors, batched and checked by the core), so a task never sees the encoder, and
-    must be deterministic given `seed`. Optional parts: `GeneratedTask`, `CombinedColumns`.
+    must be deterministic given `seed`. Optional parts: `GeneratedTask`, `CombinedColumns`,
+    `SeedAware`.
     """
 
     name: str
@@ -147,3 +193,32 @@ class CombinedColumns(Protocol):
     def combined_columns(self, results: Mapping[str, TaskResult]) -> dict[str, float]:
         """Column -> value combined from `results` (task name -> result); empty when a result
         it needs is missing."""
+
+
+@runtime_checkable
+class SeedAware(Protocol):
+    """Optional for a task: whether its result depends on the seed it is given (`seeded`).
+
+    The core evaluates a task at each of the spec's downstream seeds and reports the spread of
+    its headline score (`over_seeds`); a task whose `seeded` is False (it trains nothing, like
+    STS's cosine similarity) is evaluated once. A task without the attribute counts as seeded.
+    """
+
+    seeded: bool
+
+
+def is_seeded(task: object) -> bool:
+    """True unless the task says its result does not depend on the seed (`SeedAware`)."""
+    return not isinstance(task, SeedAware) or bool(task.seeded)
+
+
+def over_seeds(results: Sequence[TaskResult]) -> TaskResult:
+    """Return the first result with `spread`: the headline score of every result, one per
+    classifier seed, in order; one result is returned as it is. `seconds` is their sum."""
+    if not results:
+        raise ValueError("no results to combine")
+    first = results[0]
+    if len(results) == 1:
+        return first
+    spread = ScoreSpread.of([r.seed for r in results], [r.score for r in results])
+    return replace(first, spread=spread, seconds=round(sum(r.seconds for r in results), 3))

@@ -226,10 +226,11 @@ def _absolute_paths(settings: Options, loc: Loc, positions: Positions,
 
 def _check_trained_for(component: Component, kind: str, loc: Loc, spec: Spec,
                        positions: Positions) -> None:
-    """Only decoders take `encoders:` and `seeds:`, and `encoders:` names encoders of the
-    spec."""
-    if kind != "decoder" and "seeds" in component.model_fields_set:
-        raise positions.error("only decoders take `seeds:`", (*loc, "seeds"))
+    """Only decoders take `encoders:`, only decoders and downstream tasks `seeds:`, and
+    `encoders:` names encoders of the spec."""
+    if kind not in ("decoder", "task") and "seeds" in component.model_fields_set:
+        raise positions.error("only decoders and downstream tasks take `seeds:`",
+                              (*loc, "seeds"))
     if component.encoders is None:
         return
     loc = (*loc, "encoders")

@@ -217,8 +217,9 @@ class Component(Entry):
 
     # Decoders only: the encoders this decoder is trained for (default: every encoder).
     encoders: list[str] | None = None
-    # Decoders only: how many decoders to train per encoder, with seeds seed, seed+1, ...; the
-    # diagnostics are then means over them, with their spread (training variance).
+    # Decoders: how many decoders to train per encoder, with seeds seed, seed+1, ...; the
+    # diagnostics are then means over them, with their spread (training variance). Downstream
+    # tasks: how many classifier seeds, overriding `downstream.seeds` (`task_seeds`).
     seeds: int = Field(default=1, ge=1)
 
     def trains_for(self, encoder: str) -> bool:
@@ -272,6 +273,19 @@ class DownstreamSection(Strict):
     tasks: list[Component] = []
     data_dir: Path | None = None
     config: Literal["prototyping", "literature"] = "prototyping"
+    # The tasks' seed, apart from the run's: SentEval's default `params.seed`, so computed
+    # scores are those SentEval's procedure gives at its default (docs/downstream.md).
+    seed: int = Field(default=1111, ge=0, lt=2**32)
+    # Classifier seeds per task (seed, seed + 1, ...): the score is the first's, with the
+    # spread over all; a task's own `seeds:` overrides it.
+    seeds: int = Field(default=5, ge=1, le=1000)
+
+    def task_seeds(self, task: Component, seeded: bool = True) -> list[int]:
+        """The seeds task `task` is evaluated at: `seed` and the next ones, as many as its own
+        `seeds:` or else `seeds` asks for; only `seed` for a task whose result does not depend
+        on it (`seeded` False, `harness.protocols.is_seeded`)."""
+        count = task.seeds if "seeds" in task.model_fields_set else self.seeds
+        return [self.seed + offset for offset in range(count if seeded else 1)]
 
 
 class SpecDocument(Strict):

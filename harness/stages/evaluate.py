@@ -1,7 +1,13 @@
 """Stage 8: an encoder's downstream tasks, evaluated by the harness itself (each task plugin's
-own procedure: SentEval's for the first-party tasks), once per encoder and task, cached. What
-the scores are then compared with, and which count, is the downstream analysis's
-(`harness.analyses.downstream`).
+own procedure: SentEval's for the first-party tasks), once per encoder, task and seed, cached.
+
+The tasks' seeds are `downstream.seed` (SentEval's default, 1111), not the run's, and the next
+ones, as many as `downstream.seeds` (or the task's own `seeds:`) asks for; a task whose result
+does not depend on the seed (`harness.protocols.is_seeded`) is evaluated once. Each seed's
+result is cached on its own (a one-seed run shares the first), the sentences are encoded once
+for all seeds, and the result is the first seed's with the spread over all
+(`harness.protocols.over_seeds`). What the scores are then compared with, and which count, is
+the downstream analysis's (`harness.analyses.downstream`).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError, plugin_call
-from harness.protocols import GeneratedTask, TaskResult
+from harness.protocols import Encode, GeneratedTask, TaskResult, is_seeded, over_seeds
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
 
@@ -28,39 +34,54 @@ def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[
         started = time.perf_counter()
         task = ctx.build_once(component)
         data_dir, data_identity = _task_data(ctx, task)
+        seeds = ctx.spec.downstream.task_seeds(component, is_seeded(task))
         for encoded in encodings:
             parts = {"version": VERSION, "task": component.identity(),
                      "task_version": task.version, "config": ctx.spec.downstream.config,
-                     "seed": ctx.spec.seed, "data": data_identity, "encoder": encoded.identity,
+                     "data": data_identity, "encoder": encoded.identity,
                      "normalise": _task_normalisation(ctx, encoded)}
-            results.setdefault(encoded.encoder, []).append(
-                _evaluate(ctx, task, parts, data_dir, encoded))
+            encode = _encode_once(ctx, encoded, parts["normalise"] is not None)
+            results.setdefault(encoded.encoder, []).append(over_seeds(
+                [_evaluate(ctx, task, {**parts, "seed": seed}, data_dir, encode, encoded.encoder)
+                 for seed in seeds]))
         ctx.add_time("downstream", time.perf_counter() - started)
     return results
 
 
+def _encode_once(ctx: RunContext, encoded: Encoded, normalised: bool) -> Encode:
+    """The `encode` handed to a task: `encoded`'s vectors of the task's text (normalised like
+    the run's corpus when `normalised`), computed once for all of a task's seeds (a task asks
+    for the same sentences at each)."""
+    from harness.corpus import normalise
+
+    options = ctx.spec.corpus.normalise
+    computed: dict[tuple[str, ...], Any] = {}
+
+    def encode(sentences: list[str]) -> Any:
+        key = tuple(sentences)
+        if key not in computed:
+            text = [normalise(s, options) for s in sentences] if normalised else sentences
+            computed.clear()  # a task asks for one list: keep only the latest
+            computed[key] = encoded.encode(text, ctx.spec.encode.batch_size)
+        return computed[key]
+
+    return encode
+
+
 def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
-              encoded: Encoded) -> TaskResult:
-    """One task's result for one encoder, from the cache or evaluated now."""
+              encode: Encode, encoder: str) -> TaskResult:
+    """One task's result for one encoder at the seed `parts` names, from the cache or evaluated
+    now."""
 
     def build(directory: Path) -> dict[str, Any]:
-        from harness.corpus import normalise
-
-        options = ctx.spec.corpus.normalise
-
-        def encode(sentences: list[str]) -> Any:
-            if parts["normalise"] is not None:
-                sentences = [normalise(s, options) for s in sentences]
-            return encoded.encode(sentences, ctx.spec.encode.batch_size)
-
         with plugin_call(parts["task"]["plugin"], f"task {task.name}: evaluate"):
             result = task.evaluate(encode, data_dir, config=ctx.spec.downstream.config,
-                                   seed=ctx.spec.seed, device=ctx.device)
+                                   seed=parts["seed"], device=ctx.device)
         (directory / RESULT_FILE).write_text(json.dumps(result.to_json()), encoding="utf-8")
         return {"score": result.score, "seconds": result.seconds}
 
     directory = ctx.cache.produce("downstream", parts, build,
-                                  label=f"{task.name} {encoded.encoder}")
+                                  label=f"{task.name} {encoder} seed {parts['seed']}")
     return TaskResult.from_json(json.loads((directory / RESULT_FILE).read_text()))
 
 

@@ -1,10 +1,13 @@
 """The downstream scores the diagnostics are correlated with (encoder x task), where each
-encoder's came from (computed by the harness or a published reference table), and the encoders
-that have none, with why."""
+encoder's came from (computed by the harness or a published reference table), the spread of the
+computed ones over classifier seeds, and the encoders that have none, with why."""
 
 from __future__ import annotations
 
-from harness.report.elements import Section, Table, fmt
+from collections.abc import Sequence
+
+from harness.protocols import TaskResult
+from harness.report.elements import Section, Table, fmt, fmt_span
 from harness.results import RunResults
 
 ORIGINS = {"computed": "computed", "reference": "reference table"}
@@ -53,4 +56,38 @@ def downstream_section(results: RunResults) -> Section | None:
         text.append("No downstream scores, so left out of every correlation:")
         text += [f"- {encoder}: {reason}" for encoder, reason in missing.items()]
     tables = [Table("", ["encoder", "origin", *tasks], rows)] if rows else []
+    spread = seed_spread_table(details)
+    if spread is not None:
+        text.append("Computed scores are those at the first classifier seed. Over seeds (each "
+                    "a full run of the task's procedure on the same vectors), a score's mean, "
+                    "sample standard deviation, minimum and maximum:")
+        tables.append(spread)
     return Section("Downstream scores", text, tables=tables)
+
+
+def seed_spread_table(details: dict[str, dict[str, TaskResult]]) -> Table | None:
+    """The table of computed scores over classifier seeds (encoder x task), or None when no
+    result has a spread."""
+    rows = []
+    for encoder, per_task in details.items():
+        for task, result in per_task.items():
+            spread = result.spread
+            if spread is None:
+                continue
+            # Accuracies are percentages (2 decimals); correlations lie in [-1, 1] (4).
+            digits = 2 if abs(result.score) > 1 else 4
+            rows.append([encoder, task, result.metric, fmt(result.score, digits),
+                         fmt(spread.mean, digits), fmt(spread.sd, digits),
+                         fmt(spread.min, digits), fmt(spread.max, digits),
+                         seed_list(spread.seeds)])
+    if not rows:
+        return None
+    return Table("Spread over classifier seeds",
+                 ["encoder", "task", "metric", "score (first seed)", "mean", "sd", "min", "max",
+                  "seeds"], rows)
+
+
+def seed_list(seeds: Sequence[int]) -> str:
+    """"1111–1115" for consecutive seeds, else the seeds separated by commas."""
+    consecutive = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
+    return fmt_span(seeds[0], seeds[-1]) if consecutive else ", ".join(map(str, seeds))

@@ -8,8 +8,10 @@
 - `split` (SST-2, SST-5, SICK-E): L2 chosen on the dev set, which also early-stops every fit.
 
 Accuracies are percentages rounded to two decimals before the L2 is chosen (the first best wins),
-as SentEval does. SentEval fixes the fold shuffling of `inner_kfold` at 1111 (its default seed);
-here every fold split uses `seed`, so `seed=1111` reproduces SentEval's folds.
+as SentEval does. The seeds are SentEval's: every classifier is seeded with `seed` (its
+`params.seed`); the folds are scikit-learn's `StratifiedKFold(n_splits=kfold, shuffle=True,
+random_state=...)` with `random_state` fixed at 1111 for both levels of `inner_kfold`
+(`INNER_KFOLD_SEED`, whatever `seed` is) and `seed` for `kfold`, as validation.py has them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from .configs import L2_GRID, EvaluationConfig
 
 HOLD_OUT = 0.05
 """Fraction of the training set SentEval holds out to early-stop a final fit."""
+
+INNER_KFOLD_SEED = 1111
+"""The `random_state` of both fold splits of SentEval's InnerKFoldClassifier: a constant there,
+not its `seed` (which seeds the classifiers)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,9 @@ def _percent(fractions: list[float]) -> float:
     return round(100 * float(np.mean(fractions)), 2)
 
 
-def _folds(labels: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def stratified_folds(labels: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Return the (train, test) index pairs of SentEval's fold split: scikit-learn's
+    `StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)` over `labels`."""
     from sklearn.model_selection import StratifiedKFold
 
     splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
@@ -73,11 +81,13 @@ def _cross_validated(x: np.ndarray, y: np.ndarray, folds: list[tuple[np.ndarray,
 
 def inner_kfold(x: np.ndarray, y: np.ndarray, n_classes: int, config: EvaluationConfig, *,
                 seed: int, device: str = "cpu") -> Validation:
-    """Return nested k-fold accuracies (SentEval's InnerKFoldClassifier)."""
+    """Return nested k-fold accuracies (SentEval's InnerKFoldClassifier): both fold splits at
+    `INNER_KFOLD_SEED`, every classifier seeded with `seed`."""
     dev, test, chosen = [], [], []
-    for train, held_out in _folds(y, config.kfold, seed):
+    for train, held_out in stratified_folds(y, config.kfold, INNER_KFOLD_SEED):
         x_train, y_train = x[train], y[train]
-        scores = _cross_validated(x_train, y_train, _folds(y_train, config.kfold, seed),
+        scores = _cross_validated(x_train, y_train,
+                                  stratified_folds(y_train, config.kfold, INNER_KFOLD_SEED),
                                   n_classes, config, seed, device)
         best = int(np.argmax(scores))
         dev.append(scores[best])
@@ -92,9 +102,10 @@ def inner_kfold(x: np.ndarray, y: np.ndarray, n_classes: int, config: Evaluation
 def kfold(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray,
           n_classes: int, config: EvaluationConfig, *, seed: int,
           device: str = "cpu") -> Validation:
-    """Return k-fold-on-train, then test, accuracies (SentEval's KFoldClassifier)."""
-    scores = _cross_validated(train_x, train_y, _folds(train_y, config.kfold, seed), n_classes,
-                              config, seed, device)
+    """Return k-fold-on-train, then test, accuracies (SentEval's KFoldClassifier): folds and
+    classifiers both seeded with `seed`."""
+    scores = _cross_validated(train_x, train_y, stratified_folds(train_y, config.kfold, seed),
+                              n_classes, config, seed, device)
     best = int(np.argmax(scores))
     model = _classifier(train_x, n_classes, L2_GRID[best], config, seed, device)
     model.fit(train_x, train_y, validation_split=HOLD_OUT)

@@ -13,6 +13,10 @@ names by its `procedure` key:
 - `paraphrase`, ParaphraseDetection (MRPC): k-fold on train on [|u-v|, u*v]; accuracy and F1;
 - `relatedness`, Relatedness (SICK-R, STSB): Tai et al. (2015) model; Pearson r;
 - `similarity`, SemanticSimilarity (STS12-STS16): cosine; Pearson/Spearman, mean and wmean.
+
+Every family but `similarity` trains a classifier, so its result depends on the seed (`seeded`:
+the core evaluates it at each of `downstream.seeds` seeds, from SentEval's 1111 on, and reports
+the spread); `similarity` does not, and is evaluated once.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -37,7 +42,7 @@ from .relatedness import fit_relatedness
 from .sts import score_subset, score_year
 from .table import COMBINED_STS, TASKS
 
-TASKS_VERSION = "1"
+TASKS_VERSION = "2"
 """Bump when a change to loading or evaluation changes results (part of cache keys)."""
 
 EMPTY_SENTENCE = "."
@@ -116,6 +121,10 @@ class Task(ABC):
     name: str
     source: DataSource
     version: str = TASKS_VERSION
+
+    seeded: ClassVar[bool] = True
+    """Whether the result depends on the seed (the family trains a classifier); the core reads
+    it through `harness.protocols.is_seeded`."""
 
     def files(self, data_dir: Path) -> list[Path]:
         """Return the data files this task reads under `data_dir`."""
@@ -230,7 +239,9 @@ class Relatedness(Task):
 class SemanticSimilarity(Task):
     """STS12-16: cosine similarity, no training; headline = mean Pearson r over subsets. With
     all five years' results, a table row gets `STS`, their mean headline score: Vec2Sent's
-    Table 5 has one STS column (`combined_columns`)."""
+    Table 5 has one STS column (`combined_columns`). No classifier, so no seed dependence."""
+
+    seeded: ClassVar[bool] = False
 
     def combined_columns(self, results: Mapping[str, TaskResult]) -> dict[str, float]:
         """`STS`: the mean of STS12-16's headline scores (mean Pearson r), when all five are
