@@ -145,6 +145,7 @@ def test_a_task_takes_seeds_and_an_encoder_does_not(tmp_path: Path) -> None:
     trec, sts = spec.components("task")
     assert spec.downstream.task_seeds(trec) == [1111, 1112, 1113]
     assert spec.downstream.task_seeds(sts) == [1111, 1112, 1113, 1114, 1115]
+    assert (trec.seeds, sts.seeds) == (3, 5)  # the resolved spec (results.json) says how many
     path.write_text(SPEC.replace("TASKS", "trec").replace("[avg]", "[{name: avg, seeds: 2}]"),
                     encoding="utf-8")
     with pytest.raises(SpecError, match="only decoders and downstream tasks take `seeds:`"):

@@ -127,6 +127,9 @@ def resolve_components(spec: Spec, registry: Registry, positions: Positions,
             loc = (*section, index)
             resolved.append(_resolve(component, kind, loc, registry, positions, spec_folder))
             _check_trained_for(component, kind, loc, spec, positions)
+        if kind == "task":  # each task records how many classifier seeds it asks for
+            resolved = [task.model_copy(update={"seeds": len(spec.downstream.task_seeds(task))})
+                        for task in resolved]
         spec = replace_at(spec, section, resolved)
     executor = _resolve(spec.executor, "executor", ("executor",), registry, positions,
                         spec_folder)
