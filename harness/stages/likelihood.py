@@ -88,13 +88,12 @@ def unconditional_vectors(ctx: RunContext, corpus: Corpus) -> Encoded:
     return Encoded(encoder=UNCONDITIONAL, keys=keys, dim=1, directories=directories)
 
 
-def unconditional_model(ctx: RunContext, decoding: Decoding) -> TrainedDecoder:
-    """The unconditional twin of the decoder that generated the samples, trained when the cache
-    lacks it (module docstring)."""
+def unconditional_model(ctx: RunContext, decoding: Decoding, zero: Encoded) -> TrainedDecoder:
+    """The unconditional twin of the decoder that generated the samples, trained on `zero`
+    (`unconditional_vectors`) when the cache lacks it (module docstring)."""
     trained = decoding.trained
-    return train_decoder_for(ctx, decoding.component, unconditional_vectors(ctx, decoding.corpus),
-                             decoding.corpus, decoding.vocab, seed=trained.seed,
-                             sentences=trained.sentences)
+    return train_decoder_for(ctx, decoding.component, zero, decoding.corpus, decoding.vocab,
+                             seed=trained.seed, sentences=trained.sentences)
 
 
 def unconditional_likelihood(ctx: RunContext, decoding: Decoding) -> UnconditionalLikelihood:
@@ -103,7 +102,7 @@ def unconditional_likelihood(ctx: RunContext, decoding: Decoding) -> Uncondition
     from harness.stages.generate import load_trained_decoder
 
     zero = unconditional_vectors(ctx, decoding.corpus)
-    trained = unconditional_model(ctx, decoding)
+    trained = unconditional_model(ctx, decoding, zero)
     started = time.perf_counter()
 
     def build(directory: Path) -> dict[str, Any]:
