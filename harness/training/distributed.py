@@ -21,6 +21,8 @@ import os
 import signal
 import socket
 import threading
+import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -172,7 +174,7 @@ def prepare(model: nn.Module, vocab: Any, vectors: Any, ids: Any, options: Train
     token_ids = ids if isinstance(ids, TokenIds) else TokenIds.from_sequences(ids)
     np.save(job.workdir / "values.npy", token_ids.values)
     np.save(job.workdir / "offsets.npy", token_ids.offsets)
-    for stale in job.workdir.glob("diverged-*.json"):
+    for stale in job.workdir.glob("failure-*.*"):
         stale.unlink()
     return job
 
@@ -238,9 +240,14 @@ def launch(entry: Callable[[WorkerJob], Any], job: WorkerJob) -> Any:
         with _signal_handlers_kept():
             results = elastic_launch(config, entry)(job)
     except ChildFailedError as failed:
-        rank, failure = failed.get_first_failure()
-        raise _fault(job, rank, _first_line(failure.message, failure.exitcode),
-                     failure.error_file) from None
+        recorded = _first_recorded_failure(job)
+        if recorded is not None:
+            raise recorded from None
+        rank, failure = failed.get_first_failure()  # a process that died without raising
+        where = f" (traceback: {failure.error_file})" if failure.error_file and Path(
+            failure.error_file).exists() else ""
+        raise HarnessError(f"{job.who}: training process {rank} of {workers} failed: "
+                           f"{_first_line(failure.message, failure.exitcode)}{where}") from None
     return results[0]
 
 
@@ -271,25 +278,42 @@ def start(job: WorkerJob) -> tuple[Ranks, torch.device, nn.Module]:
     return Ranks(rank, world), device, copy.deepcopy(job.model)
 
 
-def record_divergence(job: WorkerJob, rank: int, error: DivergedError) -> None:
-    """Write what `error` says to the work folder, for the caller to raise it again."""
-    write_text_atomic(job.workdir / f"diverged-{rank}.json", json.dumps({
-        "message": str(error), "step": error.step,
-        "checkpoint": None if error.checkpoint is None else str(error.checkpoint)}))
+def record_failure(job: WorkerJob, rank: int, error: BaseException) -> None:
+    """Write what `error`, raised on process `rank`, says to the work folder, with the time it
+    was raised and its traceback, for the caller to name the process that failed first.
+
+    The launcher names whichever failed process it polls first, which is often a process
+    whose collective broke because another had already failed; the record written before a
+    process exits, and so before its peers can see it gone, names the cause."""
+    stem = job.workdir / f"failure-{rank}"
+    write_text_atomic(stem.with_suffix(".txt"), "".join(
+        traceback.format_exception(type(error), error, error.__traceback__)))
+    record: dict[str, Any] = {"time_ns": time.time_ns(), "rank": rank,
+                              "line": f"{type(error).__name__}: {_first_line(str(error), 1)}"}
+    if isinstance(error, DivergedError):
+        record["diverged"] = {
+            "message": str(error), "step": error.step,
+            "checkpoint": None if error.checkpoint is None else str(error.checkpoint)}
+    write_text_atomic(stem.with_suffix(".json"), json.dumps(record))
 
 
-def _fault(job: WorkerJob, rank: int, line: str, error_file: str | None) -> HarnessError:
-    """Return the caller's error for process `rank` failing with `line` (its traceback in
-    `error_file`, when the launcher recorded one)."""
-    record = job.workdir / f"diverged-{rank}.json"
-    if record.exists():
-        saved = json.loads(record.read_text(encoding="utf-8"))
+def _first_recorded_failure(job: WorkerJob) -> HarnessError | None:
+    """Return the caller's error for the process whose recorded failure came first (None when
+    none recorded one): DivergedError when training diverged, else HarnessError naming the
+    process, its error's first line and its traceback file."""
+    records = [json.loads(path.read_text(encoding="utf-8"))
+               for path in job.workdir.glob("failure-*.json")]
+    if not records:
+        return None
+    first = min(records, key=lambda record: (record["time_ns"], record["rank"]))
+    if "diverged" in first:
+        saved = first["diverged"]
         checkpoint = saved["checkpoint"]
         return DivergedError(saved["message"], step=saved["step"],
                              checkpoint=None if checkpoint is None else Path(checkpoint))
-    where = f" (traceback: {error_file})" if error_file and Path(error_file).exists() else ""
-    return HarnessError(f"{job.who}: training process {rank} of {job.options.workers} "
-                        f"failed: {line}{where}")
+    where = job.workdir / f"failure-{first['rank']}.txt"
+    return HarnessError(f"{job.who}: training process {first['rank']} of "
+                        f"{job.options.workers} failed: {first['line']} (traceback: {where})")
 
 
 def _first_line(message: Any, exitcode: int) -> str:

@@ -119,8 +119,8 @@ def _train_rank(job: WorkerJob) -> TrainingSummary | None:
     ranks, device, model = distributed.start(job)
     try:
         summary = _rank_run(job, ranks, device, model)
-    except DivergedError as error:
-        distributed.record_divergence(job, ranks.rank, error)
+    except Exception as error:
+        distributed.record_failure(job, ranks.rank, error)
         raise
     finally:
         # The trainer's DDP wrapper goes before the process group it uses: a gloo group torn
