@@ -1,4 +1,4 @@
-"""Tests of harness.stats.paired and harness.stats.significance: paired tests between encoders
+"""Tests of harness.analyses.rankings.paired and harness.stats.significance: paired tests between encoders
 with the sentence as the unit, Holm's correction, rank intervals consistent with the tests, and
 Fisher-z intervals of correlations across encoders.
 
@@ -22,12 +22,11 @@ from harness.stats import (
     holm,
     holm_adjusted,
     mcnemar_exact,
-    paired_comparisons,
-    paired_ranking,
     paired_test,
     sentence_table,
     sign_flip_pvalue,
 )
+from harness.analyses.rankings.paired import paired_comparisons, paired_ranking
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityMetric, IdentityPerPermutationMetric
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.stats import paired_ranking
+from harness.analyses.rankings.paired import paired_ranking
 from harness.stats.significance import SEEDS_T, seeds_t_pvalue
 from harness_plugins.metrics.overlap import IdentityMetric
 

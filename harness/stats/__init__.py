@@ -9,9 +9,9 @@ each SentEval task (Figure 2), their average and minimum over tasks, and ranks o
 - `harness.stats.intervals`: a metric score's interval: exact Clopper & Pearson (1934) over
   sentences for a proportion, a (cluster) percentile bootstrap over sentences otherwise, and a
   seed component where enough seeds were trained to estimate it (`metric_score`);
-- `harness.stats.significance` and `harness.stats.paired`: exact (McNemar, sign-flip) and
-  permutation tests of paired differences between encoders, Holm-corrected
-  (`harness.stats.multiple`), and rank intervals consistent with them;
+- `harness.stats.significance`: exact (McNemar, sign-flip) and permutation tests of paired
+  differences between encoders, corrected by `harness.stats.multiple` (the rankings analysis
+  builds its rank intervals from them: `harness.analyses.rankings.paired`);
 - `harness.stats.correlation` and `harness.stats.ranks`: the paper's correlations (with exact
   permutation p-values and Fisher-z intervals across encoders) and ranks;
 - `harness.stats.joint` and `harness.stats.power`: the primary analysis's test of a
@@ -56,13 +56,6 @@ from harness.stats.intervals import (
 )
 from harness.stats.joint import P_MONTE_CARLO, JointTest, mean_correlation_test
 from harness.stats.multiple import ALPHA, benjamini_hochberg, holm, holm_adjusted
-from harness.stats.paired import (
-    PERMUTATIONS,
-    paired_comparisons,
-    paired_ranking,
-    sentence_tables,
-    significance_ranks,
-)
 from harness.stats.power import correlation_power, critical_value, min_detectable_correlation
 from harness.stats.ranks import downstream_rank, rank
 from harness.stats.significance import mcnemar_exact, paired_test, sign_flip_pvalue
@@ -70,15 +63,15 @@ from harness.stats.units import SentenceTable, sentence_table
 
 __all__ = [
     "ALPHA", "BOOTSTRAP", "CLOPPER_PEARSON", "CLUSTER_BOOTSTRAP", "CORRELATIONS", "EXACT_MAX",
-    "FISHER_Z", "KORN_GRAUBARD", "MIN_SEEDS", "PERMUTATIONS", "P_EXACT", "P_MONTE_CARLO",
+    "FISHER_Z", "KORN_GRAUBARD", "MIN_SEEDS", "P_EXACT", "P_MONTE_CARLO",
     "P_SCIPY", "BootstrapInterval", "Correlation", "JointTest", "ProportionInterval",
     "SentenceTable", "benjamini_hochberg", "bootstrap_ci", "cluster_bootstrap",
     "corpus_value", "correlate", "correlation_matrix", "correlation_power", "critical_value",
     "downstream_rank", "fisher_interval", "fisher_variance",
     "holm", "holm_adjusted", "mcnemar_exact", "mean_correlation_test", "metric_score",
     "min_detectable_correlation", "mover_difference",
-    "paired_comparisons", "paired_ranking", "paired_test", "permutation_pvalue",
+    "paired_test", "permutation_pvalue",
     "proportion_interval", "rank", "rate_interval", "seed_spread",
-    "sentence_table", "sentence_tables", "sign_flip_pvalue", "significance_ranks",
+    "sentence_table", "sign_flip_pvalue", 
     "summarise",
 ]

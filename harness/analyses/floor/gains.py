@@ -14,7 +14,7 @@ Such a metric declares its chance level (`harness.protocols.ChanceLevelMetric`):
 cosine, the encoder's cosine between each test sentence's vector and an unrelated test
 sentence's. Its gain is measured against the encoder's own chance level.
 
-Each gain is a paired comparison on the same test sentences (`harness.stats.paired_comparisons`:
+Each gain is a paired comparison on the same test sentences (`harness.analyses.rankings.paired.paired_comparisons`:
 exact or permutation test, the bootstrap interval), Holm-corrected over the encoders compared
 on that decoder and diagnostic.
 """
@@ -67,7 +67,8 @@ def gains_over_floor(metrics: Mapping[str, Metric], statistics: Statistics, chan
     compares each encoder with the `floor` encoder, when the run has one. Each group of
     comparisons (one decoder and diagnostic) is Holm-corrected on its own.
     """
-    from harness.stats import metric_score, paired_comparisons, sentence_table
+    from harness.analyses.rankings.paired import paired_comparisons
+    from harness.stats import metric_score, sentence_table
 
     gains: dict[str, dict[str, dict[str, FloorGain]]] = {}
     for (decoder, name), scored in statistics.items():

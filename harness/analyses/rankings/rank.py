@@ -1,7 +1,7 @@
 """How firmly the test set orders the encoders on each diagnostic.
 
 The diagnostics of every encoder are scored on the same test sentences, so encoders are compared
-paired, with the sentence as the unit (`harness.stats.paired`): each pair's difference gets an
+paired, with the sentence as the unit (`harness.analyses.rankings.paired`): each pair's difference gets an
 exact (McNemar, sign-flip) or paired permutation test, Holm-corrected over the pairs of the
 diagnostic, and each encoder a rank interval consistent with those tests. The encoders compared
 are the ones under study: control encoders are reference points unless the spec includes them
@@ -26,7 +26,7 @@ def rank_stability(ctx: RunContext, statistics: Statistics
     tests with `correlation.permutations` swaps where no exact one applies, intervals from
     `correlation.resamples` paired bootstrap resamples, Holm over each diagnostic's pairs."""
     from harness.protocols import higher_is_better
-    from harness.stats import paired_ranking
+    from harness.analyses.rankings.paired import paired_ranking
 
     started = time.perf_counter()
     section = ctx.spec.correlation

@@ -11,7 +11,7 @@ from harness.records import Record, is_none
 class RankInterval(Record):
     """One encoder's place on one diagnostic: the point value, its rank (1 best; ties share the
     best) and its rank interval, from the pairwise tests after Holm's correction
-    (`harness.stats.paired.significance_ranks`)."""
+    (`harness.analyses.rankings.paired.significance_ranks`)."""
 
     value: float | None
     rank: int | None = None
