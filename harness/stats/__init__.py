@@ -72,6 +72,6 @@ __all__ = [
     "min_detectable_correlation", "mover_difference",
     "paired_test", "permutation_pvalue",
     "proportion_interval", "rank", "rate_interval", "seed_spread",
-    "sentence_table", "sign_flip_pvalue", 
+    "sentence_table", "sign_flip_pvalue",
     "summarise",
 ]

@@ -14,9 +14,9 @@ Such a metric declares its chance level (`harness.protocols.ChanceLevelMetric`):
 cosine, the encoder's cosine between each test sentence's vector and an unrelated test
 sentence's. Its gain is measured against the encoder's own chance level.
 
-Each gain is a paired comparison on the same test sentences (`harness.analyses.rankings.paired.paired_comparisons`:
-exact or permutation test, the bootstrap interval), Holm-corrected over the encoders compared
-on that decoder and diagnostic.
+Each gain is a paired comparison on the same test sentences (the rankings' test,
+`harness.analyses.rankings.paired.paired_comparisons`: exact or permutation test, the bootstrap
+interval), Holm-corrected over the encoders compared on that decoder and diagnostic.
 """
 
 from __future__ import annotations

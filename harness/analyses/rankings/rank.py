@@ -25,8 +25,8 @@ def rank_stability(ctx: RunContext, statistics: Statistics
     """Decoder -> diagnostic -> the studied encoders' rank intervals and paired differences:
     tests with `correlation.permutations` swaps where no exact one applies, intervals from
     `correlation.resamples` paired bootstrap resamples, Holm over each diagnostic's pairs."""
-    from harness.protocols import higher_is_better
     from harness.analyses.rankings.paired import paired_ranking
+    from harness.protocols import higher_is_better
 
     started = time.perf_counter()
     section = ctx.spec.correlation
