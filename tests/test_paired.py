@@ -17,6 +17,7 @@ import pytest
 from scipy.stats import binomtest, norm
 from scipy.stats import t as t_dist
 
+from harness.analyses.rankings.paired import paired_comparisons, paired_ranking
 from harness.stats import (
     fisher_interval,
     holm,
@@ -26,7 +27,6 @@ from harness.stats import (
     sentence_table,
     sign_flip_pvalue,
 )
-from harness.analyses.rankings.paired import paired_comparisons, paired_ranking
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityMetric, IdentityPerPermutationMetric
 
