@@ -1,5 +1,6 @@
 """The house rules anyone can check: no import cycles, no module over 500 lines, and a contract
-module on the ground floor that imports nothing from the rest of the harness."""
+module on the ground floor that imports nothing from the rest of the harness. The import rules
+and the module size cover the benchmark scripts too."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"harness": ROOT / "harness", "harness_plugins": ROOT / "plugins"}
+SCRIPTS = {"benchmarks": ROOT / "benchmarks"}
+"""Folders of scripts, not installed: each runs as `python benchmarks/perf/x.py` with its own
+folder on `sys.path`, so it imports its neighbours by their bare names (`from released import
+...`); the tests import the same files as `benchmarks.perf.released`, the names used here."""
 MAX_LINES = 500
 
 
-def modules() -> dict[str, Path]:
-    """Every first-party module by its import name (the plugins install as harness_plugins)."""
+def modules(folders: dict[str, Path] | None = None) -> dict[str, Path]:
+    """Every first-party module by its import name (the plugins install as harness_plugins),
+    the benchmark scripts included; or those of `folders` only."""
     found = {}
-    for package, folder in PACKAGES.items():
+    for package, folder in (folders or {**PACKAGES, **SCRIPTS}).items():
         for path in sorted(folder.rglob("*.py")):
             parts = list(path.relative_to(folder).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -28,10 +34,25 @@ def modules() -> dict[str, Path]:
     return found
 
 
+def resolve(target: str, known: set[str], folder: str | None = None) -> str:
+    """The known module that an import of `target` loads (`a.b.name` -> `a.b`), or "" for none.
+    A script's `folder` comes first on its `sys.path`: there, a neighbour's bare name wins."""
+    if folder:
+        local = f"{folder}.{target}"
+        while local not in known and len(local) > len(folder):
+            local = local.rpartition(".")[0]
+        if len(local) > len(folder):
+            return local
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    return target
+
+
 def imported(name: str, path: Path, known: set[str]) -> Iterator[str]:
     """The first-party modules `name` imports anywhere in its file: at the top, inside functions
     and under TYPE_CHECKING alike (a type-only import still ties the two modules together)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    folder = package if name.partition(".")[0] in SCRIPTS else None
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -41,14 +62,14 @@ def imported(name: str, path: Path, known: set[str]) -> Iterator[str]:
                 anchor = package.split(".")
                 anchor = anchor[:len(anchor) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
-            # `from a import b` imports the module a.b when b is one, else a name of module a
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
-                       for alias in node.names]
+            # `from a import b` imports the module a.b when b is one, else a name of module a:
+            # `resolve` keeps what is known
+            targets = [f"{base}.{alias.name}" for alias in node.names]
         else:
             continue
+        local = None if getattr(node, "level", 0) else folder
         for target in targets:
-            while target and target not in known:  # a.b.name -> a.b
-                target = target.rpartition(".")[0]
+            target = resolve(target, known, local)
             if target and target != name:
                 yield target
 
@@ -95,7 +116,26 @@ def test_the_import_walker_resolves_relative_and_submodule_imports(tmp_path: Pat
                                                   "harness.cache"}
 
 
+def test_the_import_walker_resolves_a_scripts_neighbours(tmp_path: Path) -> None:
+    """A script's bare import of a neighbour is that neighbour; a bare name that is none is not,
+    and the tests' dotted name of a script means the same file."""
+    source = tmp_path / "a.py"
+    source.write_text("from b import x\nimport harness.cache\nfrom benchmarks.perf import c\n"
+                      "def f():\n    import d\n    from shared import y\n")
+    known = {"benchmarks.perf.a", "benchmarks.perf.b", "benchmarks.perf.c", "benchmarks.shared",
+             "harness.cache"}
+    assert set(imported("benchmarks.perf.a", source, known)) == {
+        "benchmarks.perf.b", "harness.cache", "benchmarks.perf.c"}
+
+
+def test_the_walk_covers_the_benchmarks() -> None:
+    graph = import_graph()
+    assert {"benchmarks.perf.decoder_common", "benchmarks.perf.released"} <= graph[
+        "benchmarks.perf.training"]
+
+
 def test_no_import_cycles() -> None:
+    """Across the harness, the plugins and the benchmark scripts."""
     graph = import_graph()
     assert len(graph) > 100  # the walk found the code
     cycle = find_cycle(graph)
@@ -108,6 +148,14 @@ def test_the_core_never_imports_the_first_party_plugins() -> None:
     leaks = sorted(f"{module} -> {target}" for module, targets in graph.items()
                    if module.startswith("harness.") or module == "harness"
                    for target in targets if target.startswith("harness_plugins"))
+    assert leaks == []
+
+
+def test_nothing_installed_imports_the_benchmarks() -> None:
+    graph = import_graph()
+    leaks = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                   if not module.startswith("benchmarks.")
+                   for target in targets if target.startswith("benchmarks."))
     assert leaks == []
 
 
@@ -142,6 +190,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # 1: the parts with no notion of a run
     ("harness", "harness.records", "harness.cache", "harness.devices", "harness.vectors",
      "harness.lines", "harness.skipgram", "harness.vocab", "harness.outputs", "harness.registry",
+     "harness.commands",
      "harness.hookspecs", "harness.component_checks", "harness.data", "harness.data.*",
      "harness.synthetic", "harness.synthetic.*", "harness.training", "harness.training.*",
      "harness.generation", "harness.generation.*"),
@@ -168,8 +217,23 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # 10: a run, and the command line
     ("harness.runner",),
     ("harness.cli",),
+    # 12: what the benchmark scripts share: the decoder benchmarks' data, arguments and report,
+    # the released model's forward pass, the machine's matrix-product rate
+    ("benchmarks.perf.decoder_common", "benchmarks.perf.released", "benchmarks.perf.matmul"),
+    # 13: the benchmark scripts
+    ("benchmarks.*",),
 )
-"""The core's floors, lowest first: a module imports only from its own floor or below."""
+"""The floors of the core and, above it, of the benchmark scripts, lowest first: a module imports
+only from its own floor or below."""
+
+SCRIPT_FLOOR = len(FLOORS) - 1
+"""The benchmark scripts' floor, where a module imports nothing from its own floor: what two
+scripts need lives on the floor below."""
+
+
+def on_a_floor(module: str) -> bool:
+    """Whether `module` is of the core or a benchmark script (the plugins have no floors)."""
+    return module.startswith(("harness.", "benchmarks.")) or module == "harness"
 
 
 def floor_of(module: str) -> int:
@@ -183,14 +247,15 @@ def floor_of(module: str) -> int:
 
 
 def test_imports_only_run_down() -> None:
-    """No module of the core imports from a floor above its own (`FLOORS`)."""
+    """No module of the core or the benchmarks imports from a floor above its own (`FLOORS`),
+    and no benchmark script from another script."""
     graph = import_graph()
     upward = sorted(f"{module} (floor {floor_of(module)}) -> {target} (floor {floor_of(target)})"
-                    for module, targets in graph.items() if module.startswith("harness")
-                    and not module.startswith("harness_plugins")
-                    for target in targets if target.startswith("harness.")
-                    and floor_of(target) > floor_of(module))
-    assert upward == [], "imports running up:\n" + "\n".join(upward)
+                    for module, targets in graph.items() if on_a_floor(module)
+                    for target in targets if on_a_floor(target)
+                    and (floor_of(target) > floor_of(module)
+                         or floor_of(target) == floor_of(module) == SCRIPT_FLOOR))
+    assert upward == [], "imports running up (or between scripts):\n" + "\n".join(upward)
 
 
 MAX_FUNCTION_LINES = 80
@@ -198,7 +263,7 @@ MAX_FUNCTION_LINES = 80
 
 def test_no_function_is_over_80_lines() -> None:
     long = []
-    for name, path in modules().items():
+    for name, path in modules(PACKAGES).items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1

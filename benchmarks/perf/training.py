@@ -41,14 +41,16 @@ from harness.training.batches import bucketed_batches
 from harness.training.trainer import train_decoder
 from harness_plugins.decoders.lstm import build_mos_lstm
 
-# The data preparation and model arguments are the generation benchmark's (same directory).
+# The data preparation, model arguments and report helpers are shared with the generation
+# benchmark (same directory).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generation import (  # noqa: E402
+from decoder_common import (  # noqa: E402
     add_common_arguments,
     benchmark_data,
     decoder_options,
     emit,
     peak_memory,
+    profiled,
     report_header,
 )
 from released import PaperStyleMoS  # noqa: E402
@@ -86,40 +88,6 @@ def paper_style_tokens_per_s(module: PaperStyleMoS, batches: list[np.ndarray], d
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     return tokens / (time.perf_counter() - started)
-
-
-def profiled(run: Any, device: str, table: Path) -> dict[str, Any]:
-    """Trace `run()` with the torch profiler; write its operators by GPU time to `table` and
-    return where the time went: the GPU's kernel time against the wall clock (the rest is
-    launch overhead, host work and waits), launches, host synchronisations."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-
-    activities = [ProfilerActivity.CPU]
-    if device.startswith("cuda"):
-        activities.append(ProfilerActivity.CUDA)
-    with profile(activities=activities) as trace:
-        started = time.perf_counter()
-        run()
-        if device.startswith("cuda"):
-            torch.cuda.synchronize(device)
-        wall = time.perf_counter() - started
-    events = trace.key_averages()
-    # Kernel time: the events the GPU itself ran (each kernel once; the operators that launched
-    # them carry the same time again, so they are not summed), as the table's own total.
-    device_s = sum(e.self_device_time_total for e in trace.events()
-                   if e.device_type == DeviceType.CUDA) / 1e6
-    table.parent.mkdir(parents=True, exist_ok=True)
-    sort = "self_device_time_total" if device.startswith("cuda") else "self_cpu_time_total"
-    table.write_text(events.table(sort_by=sort, row_limit=60), encoding="utf-8")
-
-    def calls(*names: str) -> dict[str, Any]:
-        return {e.key: {"count": e.count, "host_s": e.cpu_time_total / 1e6}
-                for e in events if any(n in e.key for n in names)}
-
-    return {"wall_s": wall, "gpu_busy_s": device_s, "gpu_busy_fraction": device_s / wall,
-            "launches": sum(e.count for e in events if "LaunchKernel" in e.key),
-            "synchronisations": calls("Synchronize", "cudaMemcpy"), "table": str(table)}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from harness.spec.load import load_spec
 from harness.spec.overrides import apply_overrides
 from harness.spec.preflight import preflight, refuse
 from harness.spec.schema import (
+    ENCODE_BATCH_SIZE,
     AnalysisEntry,
     Component,
     CorpusSection,
@@ -29,12 +30,13 @@ from harness.spec.schema import (
     SpecDocument,
     TableSpec,
     VocabSection,
+    encode_batch_size,
 )
 
 __all__ = [
-    "AnalysisEntry", "Component", "DefenceEntry", "Entry", "CorpusSection",
+    "ENCODE_BATCH_SIZE", "AnalysisEntry", "Component", "DefenceEntry", "Entry", "CorpusSection",
     "CorrelationSection", "DiagnosticsSection", "DownstreamSection", "EncodeSection",
     "ExecutorEntry", "GenerationSection", "Normalise",
     "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
-    "apply_overrides", "load_spec", "preflight", "refuse",
+    "apply_overrides", "encode_batch_size", "load_spec", "preflight", "refuse",
 ]

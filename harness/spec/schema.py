@@ -103,9 +103,19 @@ class VocabSection(Strict):
         return self
 
 
+ENCODE_BATCH_SIZE = 256
+"""Sentences per call of an encoder's `encode` where the spec sets no `encode.batch_size`."""
+
+
 class EncodeSection(Strict):
     dtype: Literal["float32", "float16"] = "float32"
-    batch_size: int = Field(default=256, gt=0)
+    batch_size: int = Field(default=ENCODE_BATCH_SIZE, gt=0)
+
+
+def encode_batch_size(spec: Spec) -> int:
+    """Sentences per call of an encoder's `encode` in a run of `spec`: its `encode.batch_size`
+    (default `ENCODE_BATCH_SIZE`). Every stage that encodes reads the batch size here."""
+    return spec.encode.batch_size
 
 
 class GenerationSection(Strict):

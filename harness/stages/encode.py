@@ -13,7 +13,7 @@ import numpy as np
 
 from harness.errors import PluginError, plugin_call
 from harness.protocols import Encoder, TrainableEncoder, fit_version, fits_resumably, is_positional
-from harness.spec import Component
+from harness.spec import ENCODE_BATCH_SIZE, Component, encode_batch_size
 from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
@@ -52,7 +52,8 @@ class Encoded:
         """Return the vectors of `split` ("train" or "test"), memory-mapped."""
         return open_vectors(self.directories[split] / f"{split}.npy")
 
-    def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
+    def encode(self, sentences: Sequence[str], batch_size: int = ENCODE_BATCH_SIZE
+               ) -> np.ndarray:
         """Return vectors of any sentences, batched and checked like the corpus' vectors.
 
         A positional encoder (`harness.protocols.PositionalEncoder`) is called without a split
@@ -148,7 +149,7 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
             path = directory / f"{split}.npy"
             shards = ctx.shards.count if ctx.shards is not None else 1
             plan = create_vector_file(path, len(sentences), dim=dim, dtype=section.dtype,
-                                      shards=shards, batch_size=section.batch_size)
+                                      shards=shards, batch_size=encode_batch_size(ctx.spec))
             pending = [s for s in plan if shard_done(path, s, len(sentences)) < len(s)]
             write = shard_writer(ctx, component, encoder, split, sentences, path, dim)
             if ctx.shards is None or len(pending) < 2:
@@ -174,18 +175,18 @@ def shard_writer(ctx: RunContext, component: Component, encoder: Encoder, split:
                  sentences: Sequence[str], path: Path, dim: int) -> Callable[[Shard], None]:
     """Return a function that encodes one shard of `split` with `encoder` into `path`
     (`harness.vectors.write_shard`), in this process."""
-    section, plugin = ctx.spec.encode, component.plugin
+    batch_size, plugin = encode_batch_size(ctx.spec), component.plugin
     positional = is_positional(encoder)  # told each batch's split and first row
 
     def encode(batch: list[str], start: int) -> Any:
-        return encode_batch(encoder, batch, section.batch_size, plugin, component.name,
+        return encode_batch(encoder, batch, batch_size, plugin, component.name,
                             split=split if positional else None, start=start)
 
     def write(shard: Shard) -> None:
         label = f"encode {component.name} {split}" + (
             f" rows {shard.start}-{shard.stop}" if len(shard) < len(sentences) else "")
         write_shard(path, sentences, shard, encode, with_start=True, dim=dim, plugin=plugin,
-                    batch_size=section.batch_size, label=label)
+                    batch_size=batch_size, label=label)
 
     return write
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.errors import DataError, plugin_call
 from harness.protocols import Encode, GeneratedTask, TaskResult, is_seeded, over_seeds
+from harness.spec import encode_batch_size
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
 
@@ -62,7 +63,7 @@ def _encode_once(ctx: RunContext, encoded: Encoded, normalised: bool) -> Encode:
         if key not in computed:
             text = [normalise(s, options) for s in sentences] if normalised else sentences
             computed.clear()  # a task asks for one list: keep only the latest
-            computed[key] = encoded.encode(text, ctx.spec.encode.batch_size)
+            computed[key] = encoded.encode(text, encode_batch_size(ctx.spec))
         return computed[key]
 
     return encode

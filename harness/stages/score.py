@@ -36,7 +36,7 @@ from harness.protocols import (
     unrelated_pairing,
 )
 from harness.results import MetricScore, json_safe
-from harness.spec import Component
+from harness.spec import Component, encode_batch_size
 from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
 from harness.stages.generate import Samples
@@ -116,7 +116,7 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
                                           f"field {name!r}, which the samples lack")
             fields[name] = [record[name] for record in samples.records]
         if "encoder" in needs and encoded is not None:
-            fields["encoder"] = _input_encoding(encoded, ctx.spec.encode.batch_size)
+            fields["encoder"] = _input_encoding(encoded, encode_batch_size(ctx.spec))
         if "decoder" in needs and decoding is not None:
             fields["decoder"] = decoder_likelihood(ctx, decoding)
         if unconditional is not None:

@@ -15,7 +15,7 @@ from harness.analyses.privacy.canaries import Canary, recovery_counts
 from harness.analyses.privacy.results import EntityRecovery, PrivacyPoint
 from harness.protocols import TaskResult
 from harness.records import MetricScore
-from harness.spec import Component
+from harness.spec import Component, encode_batch_size
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
@@ -76,7 +76,7 @@ def canary_recovery(ctx: RunContext, attacker: Component, trained: TrainedDecode
 
     def build(directory: Path) -> dict[str, Any]:
         model = load_trained_decoder(ctx, attacker, trained, encoded, vocab)
-        vectors = encoded.encode(sentences, batch_size=ctx.spec.encode.batch_size)
+        vectors = encoded.encode(sentences, batch_size=encode_batch_size(ctx.spec))
         hypotheses = [vocab.vocab.decode(h.ids) for h in
                       decode(model, vectors, ctx.spec.generation, vocab, ctx.device)]
         (directory / HYPOTHESES_FILE).write_text(json.dumps(hypotheses, ensure_ascii=False),

@@ -13,7 +13,16 @@ import numpy as np
 from harness.cache import Cache
 from harness.devices import resolve_device
 from harness.errors import SpecError
-from harness.spec import Component, GenerationSection, Normalise, Spec, preflight, refuse
+from harness.spec import (
+    ENCODE_BATCH_SIZE,
+    Component,
+    GenerationSection,
+    Normalise,
+    Spec,
+    encode_batch_size,
+    preflight,
+    refuse,
+)
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.encode import Encoded, encode_corpus
@@ -34,7 +43,7 @@ class ProbedPair:
     vocab: Vocab
     generation: GenerationSection
     device: str
-    batch_size: int = 256
+    batch_size: int = ENCODE_BATCH_SIZE
 
     def encode(self, sentences: Sequence[str]) -> np.ndarray:
         """The encoder's vectors of `sentences` (normalised as the corpus is, by the caller)."""
@@ -68,7 +77,7 @@ def probed_pair(ctx: RunContext, decoder: Component, trained: TrainedDecoder, en
     return ProbedPair(encoder=encoded.encoder, decoder=decoder.name, encoded=encoded,
                       model=load_trained_decoder(ctx, decoder, trained, encoded, vocab),
                       vocab=vocab, generation=generation, device=ctx.device,
-                      batch_size=ctx.spec.encode.batch_size)
+                      batch_size=encode_batch_size(ctx.spec))
 
 
 def trained_pairs(spec: Spec, cache: Cache, encoders: Sequence[str] = (),
