@@ -1,76 +1,56 @@
-"""The `harness` command: parse arguments, call the library, print. Nothing else lives here."""
+"""The `harness` command: parse arguments, call the library, print. Nothing else lives here.
+
+The core's commands are defined here; plugins add theirs through the `register_commands` hook
+(`harness generate` and `harness analogy` come from the probes analysis, `harness data
+senteval` from the SentEval tasks' plugin), and `PluginCommands` finds them when they are asked
+for.
+"""
 
 from __future__ import annotations
 
-import functools
 import json
-import logging
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from harness import __version__
+from harness.commands import command
 from harness.errors import HarnessError
-from harness.outputs import shown
 
-EXIT_USER_ERROR = 2
-EXIT_INTERNAL_ERROR = 1
-
-
-class _StderrHandler(logging.StreamHandler):
-    """Writes to whatever `sys.stderr` is now (click's test runner swaps it per invocation)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-
-    @property  # type: ignore[override]
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: Any) -> None:
-        pass
+_REGISTERED = "harness.registered_commands"
+"""Where a group keeps, in the root context's `meta`, the commands plugins registered."""
 
 
-def _configure_logging(verbose: int) -> None:
-    handler = _StderrHandler()
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
-    logging.getLogger("harness").setLevel(logging.DEBUG if verbose else logging.INFO)
+class PluginCommands(click.Group):
+    """A group of the core's commands and those plugins register for it (`register_commands`
+    in `harness.hookspecs`). The plugins load, once per invocation, only when help lists the
+    commands or a name is not one of the core's."""
+
+    def __init__(self, *args: Any, plugin_group: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.plugin_group = plugin_group
+
+    def registered(self, ctx: click.Context) -> dict[str, click.Command]:
+        """The commands plugins registered in this group, by name."""
+        meta = ctx.find_root().meta
+        if _REGISTERED not in meta:
+            from harness.loader import load_registry
+
+            meta[_REGISTERED] = load_registry().commands
+        return {info.name: info.command for info in meta[_REGISTERED].values()
+                if info.group == self.plugin_group}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The core's commands and the plugins', sorted."""
+        return sorted({*self.commands, *self.registered(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A core command, else a plugin's, else None."""
+        return self.commands.get(cmd_name) or self.registered(ctx).get(cmd_name)
 
 
-def command(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Add -v/--debug and turn errors into one line and an exit code (2 user, 1 internal)."""
-
-    @click.option("-v", "--verbose", count=True, help="More log output (stage details).")
-    @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-    @functools.wraps(function)
-    def wrapper(*args: Any, verbose: int, debug: bool, **kwargs: Any) -> Any:
-        _configure_logging(verbose)
-        try:
-            return function(*args, **kwargs)
-        except HarnessError as exc:
-            if debug:
-                raise
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(EXIT_USER_ERROR)
-        except KeyboardInterrupt:
-            click.echo("interrupted: rerun the same command to resume", err=True)
-            sys.exit(130)
-        except Exception as exc:  # noqa: BLE001 - the CLI boundary
-            if debug:
-                raise
-            click.echo(f"internal error: {type(exc).__name__}: {exc} "
-                       "(rerun with --debug for the traceback)", err=True)
-            sys.exit(EXIT_INTERNAL_ERROR)
-
-    return wrapper
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=PluginCommands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="harness")
 def main() -> None:
     """Vec2Sent evaluation harness: train a decoder per sentence encoder, regenerate sentences
@@ -211,153 +191,6 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
     click.echo(f"results: {out / 'results.json'}")
 
 
-def probe_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The options `generate` and `analogy` share with `run`, plus which pairs to probe."""
-    for decorator in reversed([
-        click.option("--encoder", "encoders", multiple=True, metavar="NAME",
-                     help="Only this encoder of the spec (repeatable; default: all)."),
-        click.option("--decoder", "decoders", multiple=True, metavar="NAME",
-                     help="Only this decoder of the spec (repeatable; default: all)."),
-        click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
-                     help="Override a spec value, as for `harness run`."),
-        click.option("--device", default=None, help="auto, cpu, cuda, cuda:N or mps."),
-        click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
-                     help="Artifact cache (default: $HARNESS_CACHE or the user cache "
-                          "directory)."),
-        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
-    ]):
-        function = decorator(function)
-    return function
-
-
-def _probed_spec(spec: Path, overrides: tuple[str, ...], device: str | None) -> Any:
-    from harness.loader import load_registry
-    from harness.spec import TableSpec, load_spec
-
-    parsed = load_spec(spec, [*overrides, f"device={device}"] if device else list(overrides),
-                       load_registry())
-    if isinstance(parsed, TableSpec):
-        raise HarnessError(f"{spec}: a table spec trains no decoder to probe")
-    return parsed
-
-
-def _print_probe(result: Any, as_json: bool, label: Callable[[str], str]) -> None:
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
-        return
-    width = max((len(f"{p.encoder} -> {p.decoder}") for p in result.probes), default=0)
-    for i, row in enumerate(result.rows):
-        click.echo(label(row))
-        for probe in result.probes:
-            click.echo(f"  {f'{probe.encoder} -> {probe.decoder}':<{width}}  "
-                       f"{shown(probe.outputs[i])}")
-
-
-@main.command()
-@click.argument("spec", type=click.Path(path_type=Path))
-@click.argument("sentences", nargs=-1)
-@click.option("--file", "sentence_file", type=click.Path(path_type=Path), default=None,
-              help="Read the sentences from a file, one per line.")
-@click.option("--interpolate", "steps", type=int, default=None, metavar="STEPS",
-              help="Decode STEPS vectors alpha*x + (1-alpha)*y, alpha from 1 to 0, between "
-                   "exactly two sentences x and y.")
-@probe_options
-@command
-def generate(spec: Path, sentences: tuple[str, ...], sentence_file: Path | None,
-             steps: int | None, encoders: tuple[str, ...], decoders: tuple[str, ...],
-             overrides: tuple[str, ...], device: str | None, cache_dir: Path | None,
-             as_json: bool) -> None:
-    """Regenerate SENTENCES from their vectors with every encoder and decoder of SPEC
-    (Kerscher & Eger 2020, Table 2 left), or interpolate between two of them.
-
-    The spec's decoders are taken from the cache when `harness run SPEC` has trained them;
-    whatever the cache lacks is built first, as `harness run` would. Sentences are normalised
-    like the spec's corpus and decoded with its `generation` settings.
-    """
-    from harness.analyses.probes import generate as generate_probe
-    from harness.analyses.probes import interpolate
-    from harness.cache import Cache, default_root
-    from harness.errors import DataError
-
-    texts = list(sentences)
-    if sentence_file is not None:
-        try:
-            texts += [line for line in sentence_file.read_text(encoding="utf-8").splitlines()
-                      if line.strip()]
-        except OSError as exc:
-            raise DataError(f"--file {sentence_file}: cannot read it ({exc.strerror})") from None
-    if steps is not None and len(texts) != 2:
-        raise HarnessError(f"--interpolate needs exactly two sentences, got {len(texts)}")
-    parsed = _probed_spec(spec, overrides, device)
-    cache = Cache(cache_dir or default_root())
-    selection = {"encoders": encoders, "decoders": decoders}
-    if steps is not None:
-        result = interpolate(parsed, cache, texts[0], texts[1], steps, **selection)
-    else:
-        result = generate_probe(parsed, cache, texts, **selection)
-    _print_probe(result, as_json, lambda row: row)
-
-
-@main.command()
-@click.argument("spec", type=click.Path(path_type=Path))
-@click.argument("sentences", nargs=-1, metavar="[A B C]")
-@click.option("--file", "set_file", type=click.Path(path_type=Path), default=None,
-              metavar="SET.tsv", help="Solve and score an analogy set: rows "
-              "a<TAB>b<TAB>c[<TAB>expected[<TAB>relation]] (docs/probes.md).")
-@click.option("--form", type=click.Choice(["paper", "classic"]), default="paper",
-              show_default=True, help="paper: A : B :: z : C, z decoded from A - B + C; "
-              "classic: A : B :: C : d, d decoded from B - A + C.")
-@click.option("--expr", default=None, metavar="EXPR",
-              help='Decode a vector expression over sentences named with --let, e.g. '
-                   '"a - b + c" or "0.5*a + 0.5*b" (names, numbers, + - * /, parentheses).')
-@click.option("--let", "lets", multiple=True, metavar="NAME=SENTENCE",
-              help="Name a sentence for --expr (repeatable).")
-@probe_options
-@command
-def analogy(spec: Path, sentences: tuple[str, ...], set_file: Path | None, form: str,
-            expr: str | None, lets: tuple[str, ...], encoders: tuple[str, ...],
-            decoders: tuple[str, ...], overrides: tuple[str, ...], device: str | None,
-            cache_dir: Path | None, as_json: bool) -> None:
-    """Solve the sentence analogy A : B :: z : C by decoding vec(A) - vec(B) + vec(C) with
-    every encoder and decoder of SPEC (Kerscher & Eger 2020, section 4 and Table 2 right); or
-    solve and score a whole analogy set (--file: per-item rows, then each pair's accuracy with
-    its exact 95% interval); or decode any vector expression over named sentences (--expr).
-
-    Decoders come from the cache as for `harness generate`.
-    """
-    from harness.analyses.probes import analogy as analogy_probe
-    from harness.analyses.probes import analogy_set, decode_expression
-    from harness.analyses.probes.expression import parse_lets
-    from harness.analyses.probes.text import render_analogy_run
-    from harness.cache import Cache, default_root
-
-    if sum((bool(sentences), set_file is not None, expr is not None)) != 1:
-        raise HarnessError("give three sentences A B C, or --file SET.tsv, or --expr EXPR "
-                           "with --let NAME=SENTENCE")
-    if lets and expr is None:
-        raise HarnessError("--let names sentences for --expr; give --expr too")
-    if expr is not None and form != "paper":
-        raise HarnessError("--form applies to A B C and --file; --expr says its own form")
-    if sentences and len(sentences) != 3:
-        raise HarnessError(f"expected three sentences A B C, got {len(sentences)}")
-    named = parse_lets(lets)
-    parsed = _probed_spec(spec, overrides, device)
-    cache = Cache(cache_dir or default_root())
-    selection = {"encoders": encoders, "decoders": decoders}
-    if set_file is not None:
-        run = analogy_set(parsed, cache, set_file, form, **selection)  # type: ignore[arg-type]
-        click.echo(json.dumps(run.to_json(), indent=2, ensure_ascii=False) if as_json
-                   else render_analogy_run(run), nl=as_json)
-    elif expr is not None:
-        _print_probe(decode_expression(parsed, cache, expr, named, **selection), as_json,
-                     lambda row: row)
-    else:
-        a, b, c = sentences
-        result = analogy_probe(parsed, cache, a, b, c, form=form, **selection)  # type: ignore[arg-type]
-        _print_probe(result, as_json, lambda row: f"{row}  " + (
-            "(z in a : b :: z : c)" if form == "paper" else "(d in a : b :: c : d)"))
-
-
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--format", "formats", multiple=True, type=click.Choice(["md", "html", "csv"]),
@@ -399,28 +232,9 @@ def compare(run_a: Path, run_b: Path, method: str, decoder_a: str | None,
                else render_comparison(comparison))
 
 
-@main.group()
+@main.group(cls=PluginCommands, plugin_group="data")
 def data() -> None:
     """Download and prepare data sets (the only commands that use the network)."""
-
-
-@data.command("senteval")
-@click.option("--dir", "directory", type=click.Path(path_type=Path), required=True,
-              help="Where to put SentEval's data/downstream layout.")
-@click.option("--tasks", default=None, metavar="MR,SST2,...",
-              help="Only the files these tasks need (default: every task).")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
-@command
-def data_senteval(directory: Path, tasks: str | None, quiet: bool) -> None:
-    """Download SentEval's downstream data from the official sources (as SentEval's
-    get_transfer_data.bash does), resumably, and verify every file's line count."""
-    from harness.data.senteval import download_senteval
-
-    report = download_senteval(directory, tasks=tasks.split(",") if tasks else None,
-                               progress=not quiet)
-    click.echo(report.summary())
-    if not report.ok:
-        raise HarnessError("; ".join(report.problems()))
 
 
 @data.command("newscrawl")

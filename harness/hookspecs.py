@@ -7,11 +7,14 @@ factories return is declared in `harness.protocols`.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pluggy
 
 from harness.protocols import Availability, Factory, Options
+
+if TYPE_CHECKING:
+    import click
 
 hookspec = pluggy.HookspecMarker("harness")
 hookimpl = pluggy.HookimplMarker("harness")
@@ -39,6 +42,20 @@ class Register(Protocol):
         `pretrained` marks an encoder whose model was trained elsewhere: downstream tasks hand
         it their text as they give it, where an encoder built from the run's corpus (its
         vocabulary, a fit) gets the text normalised like that corpus (`corpus.normalise`).
+        """
+
+
+class RegisterCommand(Protocol):
+    """The callback the `register_commands` hook receives, bound to the calling plugin."""
+
+    def __call__(self, command: click.Command, *, group: str | None = None) -> None:
+        """Add `command`, a `click.Command` or `click.Group`, to the `harness` CLI under its
+        own name (`command.name`: lower case letters, digits and hyphens).
+
+        `group=None` makes it `harness NAME`; `group="data"` makes it a subcommand of one of
+        the core's groups (`COMMAND_GROUPS`), `harness data NAME`. A name the core's own
+        commands have (`CORE_COMMANDS`) or another plugin registered is refused, and the
+        message names both plugins.
         """
 
 
@@ -75,6 +92,25 @@ def register_analyses(register: Register) -> None:
 @hookspec
 def register_executors(register: Register) -> None:
     """Register executors, which carry out a run's jobs (`harness.executors.Executor`)."""
+
+
+@hookspec
+def register_commands(register: RegisterCommand) -> None:
+    """Register commands of the `harness` CLI: click commands or groups
+    (`harness.hookspecs.RegisterCommand`; `harness.commands.command` gives them `-v`/`--debug`
+    and one-line errors). Registration imports the module defining them, so import anything
+    heavy inside the command's body."""
+
+
+COMMAND_GROUPS: tuple[str, ...] = ("data",)
+"""The core's command groups a plugin may add a command to (`register(command, group=...)`)."""
+
+CORE_COMMANDS: frozenset[str] = frozenset(
+    {"list", "validate", "run", "report", "compare", "data", "data newscrawl"})
+"""The commands of the core itself (`harness.cli`), by path: no plugin can register these."""
+
+COMMAND_HOOK = "register_commands"
+"""The hook that registers commands rather than components (not in `HOOK_FOR_KIND`)."""
 
 
 HOOK_FOR_KIND: dict[str, str] = {

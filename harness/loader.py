@@ -22,7 +22,7 @@ import pluggy
 
 from harness import hookspecs
 from harness.protocols import PluginFailure
-from harness.registry import RegistrationError, Registry, make_info
+from harness.registry import CommandInfo, RegistrationError, Registry, make_command, make_info
 
 ENTRY_POINT_GROUP = "harness"
 DISABLE_ENV = "HARNESS_DISABLE_PLUGINS"
@@ -89,7 +89,8 @@ def load_registry(entry_points: Iterable[md.EntryPoint] | None = None) -> Regist
 
 def register_plugin(manager: pluggy.PluginManager, registry: Registry, module: Any, name: str,
                     distribution: str = "", version: str = "") -> str | None:
-    """Register one plugin's components; return an error message instead of raising."""
+    """Register one plugin's components and commands; return an error message instead of
+    raising."""
     try:
         manager.register(module, name=name)
         manager.check_pending()
@@ -98,16 +99,15 @@ def register_plugin(manager: pluggy.PluginManager, registry: Registry, module: A
             manager.unregister(module)
         return f"invalid hooks: {_describe(exc)}"
     staged: list[Any] = []
-    for kind, hook_name in hookspecs.HOOK_FOR_KIND.items():
+    commands: list[CommandInfo] = []
+    calls = [(hook_name, partial(_stage_component, staged, kind, name, distribution, version))
+             for kind, hook_name in hookspecs.HOOK_FOR_KIND.items()]
+    calls.append((hookspecs.COMMAND_HOOK,
+                  partial(_stage_command, commands, name, distribution, version)))
+    for hook_name, register in calls:
         for impl in getattr(manager.hook, hook_name).get_hookimpls():
             if impl.plugin_name != name:
                 continue
-
-            def register(component_name: Any, factory: Any, *, _kind: str = kind,
-                         **metadata: Any) -> None:
-                staged.append(make_info(_kind, component_name, factory, plugin=name,
-                                        distribution=distribution, version=version, **metadata))
-
             try:
                 # pluggy lets a hook take fewer arguments than its spec
                 impl.function(**{arg: register for arg in impl.argnames})
@@ -121,12 +121,35 @@ def register_plugin(manager: pluggy.PluginManager, registry: Registry, module: A
     keys = [(info.kind, info.name) for info in staged]
     if len(keys) != len(set(keys)):
         return f"registers the same name twice: {sorted(k[1] for k in keys)}"
+    paths = [info.path for info in commands]
+    if len(paths) != len(set(paths)):
+        return f"registers the same command twice: {sorted(paths)}"
     try:
         for info in staged:
             if info.name in registry.components[info.kind]:
                 registry.add(info)  # raises, naming both plugins
+        for command in commands:
+            if command.path in registry.commands:
+                registry.add_command(command)  # raises, naming both plugins
     except RegistrationError as exc:
         return str(exc)
     for info in staged:
         registry.add(info)
+    for command in commands:
+        registry.add_command(command)
     return None
+
+
+def _stage_component(staged: list[Any], kind: str, plugin: str, distribution: str, version: str,
+                     component_name: Any, factory: Any, **metadata: Any) -> None:
+    """The `register` callback of a component hook (`harness.hookspecs.Register`)."""
+    staged.append(make_info(kind, component_name, factory, plugin=plugin,
+                            distribution=distribution, version=version, **metadata))
+
+
+def _stage_command(staged: list[CommandInfo], plugin: str, distribution: str, version: str,
+                   command: Any, *, group: Any = None) -> None:
+    """The `register` callback of `register_commands` (`harness.hookspecs.RegisterCommand`)."""
+    staged.append(make_command(command, group, plugin=plugin, distribution=distribution,
+                               version=version, core=hookspecs.CORE_COMMANDS,
+                               groups=hookspecs.COMMAND_GROUPS))

@@ -1,4 +1,5 @@
-"""Name -> component registry: cheap metadata and factories, lookups with "did you mean"."""
+"""Name -> component registry: cheap metadata and factories, lookups with "did you mean"; and
+the commands plugins add to the `harness` CLI."""
 
 from __future__ import annotations
 
@@ -25,19 +26,50 @@ from harness.protocols import (
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*(:[a-z0-9-]+)?$")
 """Component names: lower case, hyphenated; a view of a component may add a `:suffix`."""
+COMMAND_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+"""Command names: lower case, hyphenated."""
 
 
 class RegistrationError(Exception):
     """A plugin tried to register something invalid; the plugin manager records it as a failure."""
 
 
+@dataclass(frozen=True)
+class CommandInfo:
+    """A command a plugin added to the `harness` CLI (`register_commands`)."""
+
+    name: str
+    group: str | None
+    command: Any  # a click.Command (or click.Group)
+    plugin: str = ""
+    distribution: str = ""
+    version: str = ""
+
+    @property
+    def path(self) -> str:
+        """How it is invoked after `harness`: "generate", "data senteval"."""
+        return f"{self.group} {self.name}" if self.group else self.name
+
+
 @dataclass
 class Registry:
-    """All registered components by kind, plus the plugins that failed to load or register."""
+    """All registered components by kind and the commands plugins add (by path), plus the
+    plugins that failed to load or register."""
 
     components: dict[str, dict[str, ComponentInfo]] = field(
         default_factory=lambda: {kind: {} for kind in KINDS})
     failures: list[PluginFailure] = field(default_factory=list)
+    commands: dict[str, CommandInfo] = field(default_factory=dict)
+
+    def add_command(self, info: CommandInfo) -> None:
+        """Add a command; refuses a path another plugin registered, naming both plugins."""
+        existing = self.commands.get(info.path)
+        if existing is not None:
+            raise RegistrationError(
+                f"command `harness {info.path}` is already registered by plugin "
+                f"{existing.plugin!r}; plugin {info.plugin!r} cannot register it again "
+                "(disable one with HARNESS_DISABLE_PLUGINS)")
+        self.commands[info.path] = info
 
     def add(self, info: ComponentInfo) -> None:
         """Add a component; refuses a duplicate name, naming both plugins."""
@@ -125,3 +157,29 @@ def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
                          plugin=plugin,
                          distribution=distribution, version=version)
 
+
+def make_command(command: Any, group: Any = None, *, plugin: str = "", distribution: str = "",
+                 version: str = "", core: frozenset[str] = frozenset(),
+                 groups: tuple[str, ...] = ()) -> CommandInfo:
+    """Validate what a plugin passed to the `register` of `register_commands` and return the
+    command's metadata. `core` holds the paths of the core's own commands, which no plugin can
+    take; `groups`, the core's groups a command may join."""
+    import click
+
+    if not isinstance(command, click.Command):
+        raise RegistrationError(f"command {getattr(command, '__name__', command)!r}: expected "
+                                f"a click.Command or click.Group, got {type(command).__name__}")
+    name = command.name
+    if not isinstance(name, str) or not COMMAND_PATTERN.match(name):
+        raise RegistrationError(
+            f"invalid command name {name!r}: use lower case letters, digits and hyphens")
+    if group is not None and group not in groups:
+        raise RegistrationError(f"command {name!r}: group must be None or one of the core's "
+                                f"groups ({', '.join(groups)}), got {group!r}")
+    info = CommandInfo(name=name, group=group, command=command, plugin=plugin,
+                       distribution=distribution, version=version)
+    if info.path in core:
+        raise RegistrationError(
+            f"command `harness {info.path}` is the core's own; plugin {plugin!r} cannot "
+            "register it (give the command another name)")
+    return info

@@ -179,6 +179,41 @@ def test_hook_register_analyses(tmp_path: Path) -> None:
         load_spec(spec, registry=registry)
 
 
+def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A third-party plugin adds a command and a `data` subcommand; `harness` runs them with
+    the core's -v/--debug and one-line errors and lists them with the core's commands."""
+    import harness.loader
+    from harness.cli import main
+
+    registry = load_registry(entry_points=[fake("fake-command", "command"), *first_party()])
+    assert registry.failures == []
+    assert {path: info.plugin for path, info in registry.commands.items()} == {
+        "generate": "harness-analyses", "analogy": "harness-analyses",
+        "data senteval": "harness-tasks", "fake-hello": "fake-command",
+        "data fake-fetch": "fake-command"}
+    assert registry.get("encoder", "fake-command-encoder").plugin == "fake-command"
+    monkeypatch.setattr(harness.loader, "load_registry", lambda: registry)
+    runner = CliRunner()
+    done = runner.invoke(main, ["fake-hello", "world", "--shout"])
+    assert (done.exit_code, done.stdout) == (0, "HELLO WORLD\n")
+    failed = runner.invoke(main, ["fake-hello", "nobody"])
+    assert (failed.exit_code, failed.stderr) == (2, "error: nobody to greet\n")
+    usage = runner.invoke(main, ["fake-hello", "--help"], prog_name="harness").stdout
+    assert usage.startswith("Usage: harness fake-hello [OPTIONS] WHO")
+    assert all(option in usage for option in ("--shout", "--verbose", "--debug"))
+    listed = runner.invoke(main, ["--help"]).stdout
+    assert "fake-hello  Greet WHO (a fake plugin's command)." in listed
+    assert "generate" in listed and "run" in listed
+    data = runner.invoke(main, ["data", "--help"]).stdout
+    assert all(name in data for name in ("fake-fetch", "senteval", "newscrawl"))
+    fetched = runner.invoke(main, ["data", "fake-fetch", "--dir", "somewhere"])
+    assert (fetched.exit_code, fetched.stdout) == (0, "fetched into somewhere\n")
+    # without the plugin the command is unknown, as click says of any unknown name
+    monkeypatch.setattr(harness.loader, "load_registry", lambda: load_registry(first_party()))
+    missing = runner.invoke(main, ["fake-hello", "world"])
+    assert missing.exit_code == 2 and "No such command 'fake-hello'" in missing.stderr
+
+
 def hookspec_names() -> list[str]:
     """Every hook declared in harness.hookspecs."""
     return sorted(name for name, value in vars(hookspecs).items()
@@ -190,7 +225,7 @@ def test_every_hook_has_a_test() -> None:
     assert names, "found no hookspecs in harness.hookspecs"
     missing = [name for name in names if f"test_hook_{name}" not in globals()]
     assert not missing, f"add a test_hook_<name> test in {__file__} for: {missing}"
-    assert sorted(hookspecs.HOOK_FOR_KIND.values()) == names
+    assert sorted([*hookspecs.HOOK_FOR_KIND.values(), hookspecs.COMMAND_HOOK]) == names
 
 
 def test_every_hook_is_documented() -> None:

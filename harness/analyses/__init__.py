@@ -16,6 +16,11 @@ They are registered like every other component, through the entry-point group "h
 shows them; the spec's `analyses:` chooses which run (`all` by default). `run.AnalysisRun` is
 what the runner hands each; `run.run_analyses` runs them in order. Registering imports none of
 them: each factory imports its folder when a run builds it.
+
+An analysis may also add commands to the `harness` CLI, through the same entry point's
+`register_commands` hook: those of `WITH_COMMANDS` (the probes' `harness generate` and
+`harness analogy`) list them in their folder's `commands.COMMANDS`, a module that imports click
+and nothing heavy.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from functools import partial
 from importlib import import_module
 from typing import Any
 
-from harness.hookspecs import Register, hookimpl
+from harness.hookspecs import Register, RegisterCommand, hookimpl
 from harness.protocols import BuildContext, Options
 
 FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -64,3 +69,15 @@ def register_analyses(register: Register) -> None:
     """Register the first-party analyses."""
     for name, (cls, needs, description) in FIRST_PARTY.items():
         register(name, partial(_build, name, cls), description=description, needs=needs)
+
+
+WITH_COMMANDS: tuple[str, ...] = ("probes",)
+"""The first-party analyses whose folder has a `commands` module adding commands to `harness`."""
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    """Register the first-party analyses' commands (`harness generate`, `harness analogy`)."""
+    for name in WITH_COMMANDS:
+        for command in import_module(f"harness.analyses.{name}.commands").COMMANDS:
+            register(command)

@@ -40,11 +40,11 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
                    "`harness list` would show it under failed plugins; fix the hook or the "
                    "arguments it passes to register(...)")
     infos = list(registry)
-    hooks = sorted(hookspecs.HOOK_FOR_KIND.values())
+    hooks = sorted([*hookspecs.HOOK_FOR_KIND.values(), hookspecs.COMMAND_HOOK])
     marked = {impl.function.__name__ for hook in hooks
               for impl in getattr(manager.hook, hook).get_hookimpls() if impl.plugin_name == name}
     unmarked = [h for h in hooks if callable(getattr(plugin_module, h, None)) and h not in marked]
-    if not infos:
+    if not infos and not registry.commands:  # a plugin may add only commands
         advice = (f"decorate {', '.join(unmarked)} with @harness.hookspecs.hookimpl"
                   if unmarked else f"implement one of {', '.join(hooks)} with "
                   "@harness.hookspecs.hookimpl and call register(name, factory, ...)")

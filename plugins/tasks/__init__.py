@@ -5,13 +5,16 @@ rows of the plugin's task table (`senteval.table`), registered under their lower
 (`sick-r`); the built task's `name` is spelled as SentEval and reference tables spell it
 (`SICK-R`). Registration imports nothing heavy: each factory imports `senteval.tasks` or
 `synthetic` (numpy, torch, scikit-learn) when a run builds the task.
+
+The plugin also adds `harness data senteval`, the downloader of SentEval's data
+(`senteval.commands`), through the `register_commands` hook third-party commands use.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.hookspecs import Register, hookimpl
+from harness.hookspecs import Register, RegisterCommand, hookimpl
 from harness.protocols import Options
 
 from .options import SyntheticOptions
@@ -56,3 +59,11 @@ def register_tasks(register: Register) -> None:
     for name, description in SYNTHETIC_DESCRIPTIONS.items():
         register(name, _synthetic_factory(name), description=description,
                  options=SyntheticOptions)
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    """Register `harness data senteval`, which downloads SentEval's data."""
+    from .senteval.commands import data_senteval
+
+    register(data_senteval, group="data")
