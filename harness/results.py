@@ -240,12 +240,15 @@ class DecoderEntry(Record):
 
 
 class AnalysisRecord(Record):
-    """An analysis the run ran (the spec's `analyses:`), with its options."""
+    """An analysis the run ran (the spec's `analyses:`), with its options, the plugin that
+    registered it and that plugin's distribution (what to install to redraw its section)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
     name: str
     options: dict[str, Any] = {}
+    plugin: str | None = Field(None, exclude_if=is_none)
+    distribution: str | None = Field(None, exclude_if=is_none)
 
 
 class RunSpec(Record):

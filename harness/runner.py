@@ -75,7 +75,7 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
         vocab=vocab.summary)
     samples = _sample_files(execution.outcomes)
     results = RunResults(
-        spec=spec.model_dump(mode="json"), provenance=provenance, runs=run.runs,
+        spec=spec_record(spec), provenance=provenance, runs=run.runs,
         encoders=run.descriptions or None,
         published=published_tables(spec.report.compare, run.declared) or None,
         examples=_examples({pair: files[0] for pair, files in samples.items()}),
@@ -91,6 +91,18 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
         raise HarnessError(f"{len(execution.failures)} of {len(run.encoders)} encoder jobs "
                            f"failed (the others' results are in {out}): {failed}")
     return results
+
+
+def spec_record(spec: Spec) -> dict[str, Any]:
+    """The spec as results.json keeps it: its JSON form, each analysis with the plugin that
+    registered it and that plugin's distribution, so `harness report` elsewhere can say what
+    to install to draw the section of one that is missing there."""
+    record = spec.model_dump(mode="json")
+    assert spec.analyses != "all"  # resolved when the spec was loaded
+    record["analyses"] = [{**given, "plugin": entry.plugin,
+                           "distribution": entry.info.distribution or None}
+                          for given, entry in zip(record["analyses"], spec.analyses)]
+    return record
 
 
 def run_tables(spec: TableSpec, out: Path) -> RunResults:

@@ -21,16 +21,21 @@ from tqdm.auto import tqdm
 from harness.errors import HarnessError, PluginError
 
 
-def check_vectors(vectors: object, count: int, dim: int, plugin: str) -> np.ndarray:
-    """Return the encoder output as an array, or raise naming the plugin when it is malformed."""
+def check_vectors(vectors: object, count: int, dim: int, plugin: str, *,
+                  what: str = "encode", unit: str = "batch") -> np.ndarray:
+    """Return the encoder output as an array, or raise naming the plugin when it is malformed.
+    `what` names the call that returned it (a defence's: which defence, at which level, on
+    which encoder's vectors), `unit` what its rows are (a batch, a defence's block)."""
     array = np.asarray(vectors)
     if array.ndim != 2 or array.shape != (count, dim):
-        raise PluginError(plugin, f"encode returned shape {array.shape}, expected ({count}, {dim})")
+        raise PluginError(plugin, f"{what} returned shape {array.shape}, expected "
+                                  f"({count}, {dim})")
     if not np.issubdtype(array.dtype, np.floating):
-        raise PluginError(plugin, f"encode returned dtype {array.dtype}, expected floats")
+        raise PluginError(plugin, f"{what} returned dtype {array.dtype}, expected floats")
     if not np.isfinite(array).all():
         bad = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
-        raise PluginError(plugin, f"encode returned a non-finite value (row {bad} of the batch)")
+        raise PluginError(plugin, f"{what} returned a non-finite value (row {bad} of the "
+                                  f"{unit})")
     return array
 
 

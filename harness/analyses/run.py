@@ -102,6 +102,7 @@ def run_analyses(run: AnalysisRun, entries: list[Entry]) -> dict[str, Any]:
     """Every analysis of `entries` in order, each handed the fields the ones before it
     filled; the results fields they fill together (`results_fields`)."""
     filled: dict[str, Any] = {}
+    owners: dict[str, Entry] = {}  # results field -> the analysis that filled it
     for entry in entries:
         analysis = run.ctx.build(entry)
         if not isinstance(analysis, Analysis):
@@ -109,6 +110,16 @@ def run_analyses(run: AnalysisRun, entries: list[Entry]) -> dict[str, Any]:
                                             "and figures (harness.protocols.Analysis)")
         run.options = entry.settings
         found = results_fields(entry.name, analysis.run(run), plugin=entry.plugin)
+        for key in found.keys() - {"analyses"}:
+            if key in owners:
+                owner = owners[key]
+                raise PluginError(entry.plugin, f"analysis {entry.name!r} returned {key!r}, "
+                                                f"which analysis {owner.name!r} (plugin "
+                                                f"{owner.plugin!r}) filled already: an analysis "
+                                                "may not replace another's results; rename the "
+                                                "key to keep it under results.json "
+                                                f"`analyses: {{{entry.name}: ...}}`")
+            owners[key] = entry
         own = {**filled.get("analyses", {}), **found.pop("analyses", {})}
         filled.update(found)
         if own:
@@ -117,14 +128,38 @@ def run_analyses(run: AnalysisRun, entries: list[Entry]) -> dict[str, Any]:
     return filled
 
 
+RUNNER_FIELDS = frozenset({"schema_tag", "spec", "provenance", "runs", "encoders", "published",
+                           "examples", "failures", "analyses"})
+"""The results fields the runner fills itself, which no analysis may return."""
+
+
 def results_fields(name: str, found: Mapping[str, Any], *, plugin: str) -> dict[str, Any]:
     """What analysis `name` returned as results fields: a field `harness.results.RunResults`
-    has by its name; any other under `analyses: {name: {...}}`, as JSON (a value JSON cannot
-    hold names the plugin)."""
+    has by its name, which must hold that field's type; any other under
+    `analyses: {name: {...}}`, as JSON. A field the runner fills (`RUNNER_FIELDS`), a value of
+    the wrong type and one JSON cannot hold are refused naming the plugin and the key."""
+    from pydantic import ValidationError
+
     from harness.results import RunResults
 
     known = set(RunResults.model_fields)
     fields = {key: value for key, value in found.items() if key in known}
+    for key, value in fields.items():
+        if key in RUNNER_FIELDS:
+            raise PluginError(plugin, f"analysis {name!r} returned {key!r}, a results field "
+                                      "the runner fills itself: rename the key (any other name "
+                                      f"is kept under results.json `analyses: {{{name}: ...}}`)")
+        try:
+            RunResults.model_validate({key: value})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"][1:])
+            raise PluginError(plugin, f"analysis {name!r} returned {key!r}, a results field "
+                                      f"(harness.results.RunResults.{key}) this value does not "
+                                      f"fit ({first['msg']}{f' at {where}' if where else ''}):"
+                                      " return that field's type, or rename the key to keep it "
+                                      f"under results.json `analyses: {{{name}: ...}}`"
+                              ) from None
     own = {key: value.model_dump(mode="json") if hasattr(value, "model_dump") else value
            for key, value in found.items() if key not in known}
     if own:

@@ -5,7 +5,9 @@ asked through the registry, so a plugin's analysis shows its own)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
@@ -17,25 +19,68 @@ from harness.report.header import definitions_section, run_section
 from harness.report.published import published_section
 from harness.report.sizes import size_figures, sizes_section
 from harness.report.summary import summary_section
-from harness.results import RunResults
+from harness.results import AnalysisRecord, RunResults
+
+log = logging.getLogger("harness.report")
+
+
+@dataclass(frozen=True)
+class MissingAnalysis:
+    """Stands in for an analysis the run ran that is not installed where the report is made:
+    no figure, and a note in place of its section saying what to install."""
+
+    record: AnalysisRecord
+
+    def _who(self) -> str:
+        plugin = self.record.plugin
+        return f"analysis {self.record.name!r}" + (f" (plugin {plugin!r})" if plugin else "")
+
+    def install(self) -> str:
+        """What to install to draw the section."""
+        distribution = self.record.distribution
+        return (f"pip install {distribution}" if distribution else "install the package that "
+                "registers it (results.json does not name it)")
+
+    def warning(self) -> str:
+        """The warning line `harness report` prints."""
+        return (f"warning: {self._who()} is not installed here, so the report leaves out its "
+                f"section: {self.install()}, then rerun `harness report`")
+
+    def figures(self, results: RunResults) -> dict[str, bytes]:
+        """None: the analysis that draws them is not here."""
+        return {}
+
+    def sections(self, results: RunResults, figures: Mapping[str, bytes]) -> list[Section]:
+        """A note in place of the analysis's section."""
+        distribution = self.record.distribution
+        install = (f"Install {distribution} (pip install {distribution})" if distribution
+                   else "Install the package that registers it")
+        return [Section(f"Analysis {self.record.name}: not shown", [
+            f"The run's {self._who()} is not installed where this report was made; its "
+            f"results are in results.json. {install} and rerun `harness report` to show "
+            "them."])]
 
 
 def analyses_of(results: RunResults) -> list[Any]:
     """The analyses a run ran (its spec's `analyses:`; every registered one for results that
-    do not say), built from the registry; one that is not installed here is left out."""
+    do not say), built from the registry; one that is not installed here is a
+    `MissingAnalysis`, with a warning naming what to install."""
     from harness.loader import load_registry
 
     registry = load_registry()
     named = results.spec.analyses
-    entries = ([(info.name, {}) for info in registry.in_order("analysis")]
-               if named is None else [(entry.name, entry.options) for entry in named])
-    found = []
-    for name, given in entries:
+    records = ([AnalysisRecord(name=info.name) for info in registry.in_order("analysis")]
+               if named is None else named)
+    found: list[Any] = []
+    for record in records:
         try:
-            info = registry.get("analysis", name)
+            info = registry.get("analysis", record.name)
         except HarnessError:  # results of an analysis not installed here
+            missing = MissingAnalysis(record)
+            log.warning("%s", missing.warning())
+            found.append(missing)
             continue
-        options = info.options.model_validate(given)
+        options = info.options.model_validate(record.options)
         found.append(info.factory(options, BuildContext()))
     return found
 

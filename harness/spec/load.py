@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from harness.analyses.correlation.checks import check_primary
+from harness.analyses.privacy.checks import check_privacy
 from harness.analyses.probes.checks import resolve_probes
 from harness.errors import SpecError
 from harness.registry import Registry
@@ -54,5 +55,6 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     if registry is not None and isinstance(spec, Spec):
         spec = resolve_components(spec, registry, positions, folder)
         check_primary(spec, positions)
+        check_privacy(spec, positions)
     sha256 = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
     return spec.located(positions, sha256)

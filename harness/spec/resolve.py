@@ -152,6 +152,7 @@ def _analyses(spec: Spec, registry: Registry, positions: Positions,
                  for info in registry.in_order("analysis") if info.status() == "ok"]
     else:
         named = [(("analyses", index), entry) for index, entry in enumerate(spec.analyses)]
+        _check_once("analysis", ("analyses",), spec.analyses, positions)
     resolved = {entry.name: (loc, _resolve(entry, "analysis", loc, registry, positions,
                                            spec_folder)) for loc, entry in named}
     ordered: list[AnalysisEntry] = []
@@ -246,18 +247,33 @@ def _check_trained_for(component: Component, kind: str, loc: Loc, spec: Spec,
                               f"({', '.join(known)})", loc)
 
 
+ONCE: dict[str, str] = {
+    "defence": "the privacy analysis keys its points by defence name, so the two would be "
+               "merged: keep one entry and list every level in its `levels:`",
+    "analysis": "an analysis runs once per run and files its results under its name: keep one "
+                "entry, with its options",
+}
+"""Why a defence or an analysis may appear once in a spec, and what to do instead."""
+
+
 def _check_unique_names(spec: Spec, positions: Positions) -> None:
     """Each component may appear once per section: results, samples and ranks are keyed by
-    name, so two entries of one name would overwrite each other."""
+    name, so two entries of one name would overwrite each other; so may each defence."""
     for kind, section in SECTION_FOR_KIND.items():
-        seen: dict[str, int] = {}
-        for index, component in enumerate(spec.components(kind)):
-            if component.name in seen:
-                raise positions.error(
-                    f"{kind} {component.name!r} appears twice (also entry {seen[component.name]}); "
-                    "results are keyed by name: keep one entry, or compare option settings in "
-                    "two runs (`harness compare`)", (*section, index, "name"))
-            seen[component.name] = index
+        _check_once(kind, section, spec.components(kind), positions)
+    _check_once("defence", ("defences",), spec.defences, positions)
+
+
+def _check_once(kind: str, section: Loc, entries: list[Any], positions: Positions) -> None:
+    """Raise at the second entry of a name in `entries`, the spec's `section`."""
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        if entry.name in seen:
+            why = ONCE.get(kind, "results are keyed by name: keep one entry, or compare option "
+                                 "settings in two runs (`harness compare`)")
+            raise positions.error(f"{kind} {entry.name!r} appears twice (also entry "
+                                  f"{seen[entry.name]}); {why}", (*section, index, "name"))
+        seen[entry.name] = index
 
 
 def _check_curve_encoders(spec: Spec, positions: Positions) -> None:

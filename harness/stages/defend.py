@@ -41,13 +41,29 @@ def block_rng(seed: int, stream: str, start: int) -> np.random.Generator:
     return np.random.default_rng([seed, STREAMS[stream], start])
 
 
+def defence_at(entry: Entry, encoder: str = "", encoder_plugin: str = "") -> str:
+    """The defence at its level on an encoder's vectors, as errors name it: "defence 'gaussian'
+    at scale 0.5 on the vectors of encoder 'avg' (plugin 'harness-encoders')"."""
+    option = getattr(entry.info.options, "LEVEL", "")
+    level = getattr(entry.settings, option, None) if option else None
+    shown = f"{level:g}" if isinstance(level, float) else str(level)
+    found = f"defence {entry.name!r}" + (f" at {option} {shown}" if option else "")
+    if encoder:
+        found += f" on the vectors of encoder {encoder!r}"
+        found += f" (plugin {encoder_plugin!r})" if encoder_plugin else ""
+    return found
+
+
 def defended_block(defence: Defence, vectors: np.ndarray, rng: np.random.Generator,
-                   entry: Entry) -> np.ndarray:
-    """`defence.transform` of one block, checked (shape, dtype, finite) and naming the plugin."""
+                   entry: Entry, *, encoder: str = "", encoder_plugin: str = "") -> np.ndarray:
+    """`defence.transform` of one block, checked (shape, dtype, finite); an error names the
+    defence's plugin, the defence at its level and the encoder whose vectors it defends."""
     width = defence.output_dim(vectors.shape[1])
-    with plugin_call(entry.plugin, f"defence {entry.name!r}: transform"):
+    what = defence_at(entry, encoder, encoder_plugin)
+    with plugin_call(entry.plugin, f"{what}: transform"):
         out = defence.transform(np.asarray(vectors, dtype=np.float32), rng)
-    return check_vectors(out, len(vectors), width, entry.plugin)
+    return check_vectors(out, len(vectors), width, entry.plugin, what=f"{what}: transform",
+                         unit="block")
 
 
 def text_rng(seed: int, sentences: Sequence[str]) -> np.random.Generator:
@@ -67,6 +83,8 @@ class DefendedEncoder:
     defence: Defence
     entry: Entry
     seed: int
+    encoder: str = ""  # the encoder's name and plugin, for errors
+    encoder_plugin: str = ""
 
     @property
     def dim(self) -> int:
@@ -78,7 +96,8 @@ class DefendedEncoder:
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         vectors = self.inner.encode(list(sentences), batch_size=batch_size)
-        return defended_block(self.defence, vectors, text_rng(self.seed, sentences), self.entry)
+        return defended_block(self.defence, vectors, text_rng(self.seed, sentences), self.entry,
+                              encoder=self.encoder, encoder_plugin=self.encoder_plugin)
 
 
 def defend_encoded(ctx: RunContext, encoded: Encoded, entry: Entry) -> tuple[Encoded, str]:
@@ -90,7 +109,7 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: Entry) -> tuple[Enc
     if not isinstance(defence, Defence):
         raise PluginError(entry.plugin, f"defence {entry.name!r} lacks fit, transform, "
                                         "output_dim or describe (harness.protocols.Defence)")
-    with plugin_call(entry.plugin, f"defence {entry.name!r}: fit"):
+    with plugin_call(entry.plugin, f"{defence_at(entry, encoded.encoder, encoded.plugin)}: fit"):
         defence.fit(np.asarray(encoded.vectors("train"), dtype=np.float32))
     width = defence.output_dim(encoded.dim)
     identity = {**encoded.identity, "defence": entry.identity(), "defence_seed": ctx.spec.seed}
@@ -106,7 +125,8 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: Entry) -> tuple[Enc
             def transform(rows: Sequence[int], start: int) -> np.ndarray:
                 block = source[start:start + len(rows)]
                 return defended_block(defence, block, block_rng(ctx.spec.seed, split, start),
-                                      entry)
+                                      entry, encoder=encoded.encoder,
+                                      encoder_plugin=encoded.plugin)
 
             write_vectors(directory / f"{split}.npy", range(len(source)), transform,
                           with_start=True, dim=width, plugin=entry.plugin, batch_size=BLOCK,
@@ -117,7 +137,8 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: Entry) -> tuple[Enc
                                                label=f"{encoded.encoder} {split} {entry.name}")
         keys[split] = directories[split].name
     ctx.add_time("defend", time.perf_counter() - started)
-    model = (DefendedEncoder(encoded.model, defence, entry, ctx.spec.seed)
+    model = (DefendedEncoder(encoded.model, defence, entry, ctx.spec.seed,
+                             encoder=encoded.encoder, encoder_plugin=encoded.plugin)
              if encoded.model is not None else None)
     return replace(encoded, keys=keys, dim=width, directories=directories, identity=identity,
                    model=model), defence.describe()

@@ -24,12 +24,16 @@ def check_analysis(analysis: Any, workdir: Path, *, name: str | None = None,
       on a second call (analyses are deterministic given the run's seed);
     - from the results alone, saved and read back as `harness report` reads them, `figures`
       returns PNG bytes by file name and `sections` a list of report sections (each with a
-      `title`), the same as before saving.
+      `title`), the same as before saving;
+    - fields of its own (kept under results.json `analyses: {name: ...}`) are filed under the
+      name it registers under, and its sections show them: an analysis that reads them back
+      under another name would fill results.json and never draw its section.
 
     `name` is the name it registers under, which keeps its own fields in results.json
-    (`analyses: {name: ...}`; default: its `name` attribute, else its class name); `options`
-    are its validated options (default: none); `fields` stand for the results fields of the
-    analyses it `needs` (e.g. the downstream analysis's for one that reads downstream scores).
+    (`analyses: {name: ...}`; default: its `name` attribute; an analysis with fields of its own
+    needs one or the other); `options` are its validated options (default: none); `fields`
+    stand for the results fields of the analyses it `needs` (e.g. the downstream analysis's
+    for one that reads downstream scores), which it may read but not replace.
     """
     from harness.analyses.run import AnalysisRun, results_fields
     from harness.executors.local import LocalExecutor
@@ -38,7 +42,7 @@ def check_analysis(analysis: Any, workdir: Path, *, name: str | None = None,
     from harness.results import RunResults, load_results
 
     shown = name_of(analysis)
-    name = name or str(getattr(analysis, "name", "") or shown)
+    name = name or str(getattr(analysis, "name", "") or "")
     if not isinstance(analysis, Analysis):
         raise fail(f"{shown} does not implement harness.protocols.Analysis",
                    "give it run(run) -> mapping of results fields, sections(results, figures) "
@@ -52,11 +56,12 @@ def check_analysis(analysis: Any, workdir: Path, *, name: str | None = None,
                           fields=dict(fields or {}))
         run.out.mkdir(parents=True, exist_ok=True)
         try:
-            filled = results_fields(name, analysis.run(run), plugin=shown)
+            filled = results_fields(name or shown, analysis.run(run), plugin=shown)
         except Exception as exc:
             raise fail(f"{shown}.run failed on the tiny run: {type(exc).__name__}: {exc}",
                        "return a mapping of results fields whose values are JSON data or "
                        "pydantic models") from exc
+        _check_own_fields(shown, name, filled, fields or {})
         found.append(json.dumps(RunResults(**(fields or {}), **filled).to_json(),
                                 sort_keys=True))
     if found[0] != found[1]:
@@ -82,4 +87,36 @@ def check_analysis(analysis: Any, workdir: Path, *, name: str | None = None,
     if drawn[0] != drawn[1]:
         raise fail(f"{shown}.sections differ once results.json is read back",
                    "build sections from the results fields alone (they round-trip as JSON)")
+    _check_shown(shown, name, filled, drawn[1])
     return filled
+
+
+def _check_shown(shown: str, name: str, filled: dict[str, Any], drawn: list[Any]) -> None:
+    """Fail when the analysis filled fields of its own but drew no section from them."""
+    own = (filled.get("analyses") or {}).get(name) or {}
+    if not drawn and any(value not in (None, {}, [], "") for value in own.values()):
+        raise fail(f"{shown} filled analyses.{name} ({', '.join(own)}) but sections() drew "
+                   "nothing from it, so the report never shows it",
+                   f"read the fields back from results.analyses[{name!r}], the name it "
+                   "registers under (register(NAME, ...)), and return no field of its own where "
+                   "there is nothing to show")
+
+
+def _check_own_fields(shown: str, name: str, filled: dict[str, Any],
+                      needed: dict[str, Any]) -> None:
+    """Fail for fields of its own filed under no registered name (the name unknown here), and
+    for results fields it replaces that the analyses it needs filled."""
+    own = (filled.get("analyses") or {}).get(name or shown)
+    if own and not name:
+        raise fail(f"{shown}.run filled fields of its own ({', '.join(own)}), which "
+                   "results.json files under the name the analysis registers under, and "
+                   "check_analysis does not know it",
+                   "pass it: check_analysis(analysis, workdir, name='your-analysis'), the name "
+                   "given to register(...), or give the analysis a `name` attribute; its "
+                   "sections() read the fields back from results.analyses[that name]")
+    replaced = sorted((filled.keys() - {"analyses"}) & needed.keys())
+    if replaced:
+        raise fail(f"{shown}.run returned {', '.join(replaced)}, which the analyses it needs "
+                   "filled (`fields`)",
+                   "read them from run.fields and return fields of its own; the runner refuses "
+                   "an analysis that replaces another's results")

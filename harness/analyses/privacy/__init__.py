@@ -1,6 +1,6 @@
-"""The privacy analysis: its spec section (`spec`, `privacy:`), the canaries (`canaries`), the
-attack on one encoder's vectors (`attack`) and the whole study (`study`), its records
-(`results`), report sections and figure (`report`); `analysis.PrivacyAnalysis` is what the
-runner calls. The defences are plugins (`register_defences`), applied by the stage
-`harness.stages.defend`.
+"""The privacy analysis: its spec section (`spec`, `privacy:`) and its checks (`checks`), the
+canaries (`canaries`), the attack on one encoder's vectors (`attack`) and the whole study
+(`study`), its records (`results`), report sections and figure (`report`);
+`analysis.PrivacyAnalysis` is what the runner calls. The defences are plugins
+(`register_defences`), applied by the stage `harness.stages.defend`.
 """

@@ -181,7 +181,7 @@ def test_length_gaps_by_hand() -> None:
 def test_length_gap_analysis_conforms(tmp_path: Path) -> None:
     """On a tiny real run: its fields, and its report section from results.json alone."""
     analysis = plugin.build_length_gap(plugin.LengthGapOptions(digits=1), BuildContext())
-    fields = check_analysis(analysis, tmp_path)
+    fields = check_analysis(analysis, tmp_path, name=plugin.LENGTH_GAP)
     pairs = fields["analyses"]["example-length-gap"]["pairs"]
     assert set(pairs) == {"avg", "random-gaussian"}
     assert all(gap["n"] == 30 for by in pairs.values() for gap in by.values())

@@ -116,6 +116,11 @@ def register_executors(register: Register) -> None:
                          "on this machine")
 
 
+LENGTH_GAP = "example-length-gap"
+"""The name the length-gap analysis registers under: results.json files its fields under it,
+and its report section reads them back from there."""
+
+
 class LengthGapOptions(Options):
     """Options of the length-gap analysis (spec: `analyses: [..., {name: example-length-gap,
     digits: 1}]`)."""
@@ -127,11 +132,11 @@ def build_length_gap(options: LengthGapOptions, context: BuildContext) -> Length
     """A new length-gap analysis."""
     from .gap import LengthGapAnalysis
 
-    return LengthGapAnalysis(name="example-length-gap", digits=options.digits)
+    return LengthGapAnalysis(name=LENGTH_GAP, digits=options.digits)
 
 
 @hookimpl
 def register_analyses(register: Register) -> None:
     """Register the length-gap analysis."""
-    register("example-length-gap", build_length_gap, options=LengthGapOptions,
+    register(LENGTH_GAP, build_length_gap, options=LengthGapOptions,
              description="example plugin: regenerated minus input length per pair")
