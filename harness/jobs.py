@@ -1,5 +1,7 @@
 """One encoder's pipeline, the unit of work an executor runs: fit, encode, then for each decoder
-trained for the encoder train, generate and score, then the downstream tasks.
+trained for the encoder train, generate and score, then the downstream tasks, then the work
+the spec's analyses declared for the encoder (`harness.protocols.AnalysisJob`: the privacy
+analysis's attackers, the probes' decoding).
 
 The one assembly of a job, in two halves every executor calls: `start_job` (fit, encode, and
 what the encoder is) and `finish_job` (the decoders and the downstream tasks). The local
@@ -20,10 +22,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from harness.cache import Cache
-from harness.errors import HarnessError
-from harness.protocols import TaskResult
+from harness.errors import HarnessError, PluginError
+from harness.protocols import AnalysisJob, Options, PlannedAnalysis, TaskResult
 from harness.results import EncoderDescription, PairResult, SeedRun, SizePoint
-from harness.spec import Component, Spec
+from harness.spec import Component, Entry, Spec
 from harness.stages.base import RunContext, ShardRunner, ShardWork
 from harness.stages.corpus import Corpus, prepare_corpus
 from harness.stages.describe import describe_encoder
@@ -57,6 +59,7 @@ class EncoderOutcome(BaseModel):
     hits: int = 0
     builds: int = 0
     description: EncoderDescription | None = None  # what the encoder is (results.json `encoders`)
+    analysis_jobs: list[str] = []  # the analyses' jobs it ran, as "analysis: what"
 
 
 @dataclass(frozen=True)
@@ -144,14 +147,64 @@ def start_job(ctx: RunContext, encoder: Component, corpus: Corpus, vocab: Vocab)
 
 
 def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -> EncoderOutcome:
-    """The job's second half: every decoder trained for the encoder (`decode_and_score`), then
-    the downstream tasks; the outcome the runner collects."""
+    """The job's second half: every decoder trained for the encoder (`decode_and_score`), the
+    downstream tasks, then the analyses' jobs for the encoder (`run_analysis_jobs`); the
+    outcome the runner collects."""
     decoded = decode_and_score(ctx, job.encoder, job.encoded, corpus, vocab)
     tasks = (evaluate_tasks(ctx, [job.encoded]).get(job.encoder.name, [])
              if ctx.spec.downstream.tasks else [])
+    ran = run_analysis_jobs(ctx, job.encoder.name, corpus, vocab)
     return EncoderOutcome(encoder=job.encoder.name, dim=job.encoded.dim, runs=decoded.runs,
                           samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
-                          device=ctx.device, description=job.description)
+                          device=ctx.device, description=job.description,
+                          analysis_jobs=[f"{j.analysis}: {j.what}" for j in ran])
+
+
+@dataclass(frozen=True)
+class JobWork:
+    """What an analysis's job is handed (`PlannedAnalysis.run_job`): the run's context (spec,
+    cache, device) as the encoder's job has it, the corpus and vocabulary, and the analysis's
+    own options."""
+
+    ctx: RunContext
+    corpus: Corpus
+    vocab: Vocab
+    options: Options
+
+
+def planned(ctx: RunContext) -> list[tuple[Entry, PlannedAnalysis, list[AnalysisJob]]]:
+    """The spec's analyses that declare jobs, each with the jobs it declares, in the spec's
+    order: the run's plan beside the encoders' own work."""
+    found = []
+    assert ctx.spec.analyses != "all"  # resolved when the spec was loaded
+    for entry in ctx.spec.analyses:
+        analysis = ctx.build(entry)
+        if not isinstance(analysis, PlannedAnalysis):
+            continue
+        jobs = list(analysis.jobs(ctx.spec))
+        strays = [job for job in jobs if job.analysis != entry.name]
+        if strays:
+            raise PluginError(entry.plugin, f"analysis {entry.name!r} declared a job for "
+                                            f"analysis {strays[0].analysis!r}: name each job "
+                                            f"after the analysis that runs it ({entry.name!r})")
+        found.append((entry, analysis, jobs))
+    return found
+
+
+def run_analysis_jobs(ctx: RunContext, encoder: str, corpus: Corpus,
+                      vocab: Vocab) -> list[AnalysisJob]:
+    """Carry out every analysis job declared for `encoder`, in the spec's order of the
+    analyses; their time goes to each analysis's stage. Return the jobs run."""
+    ran = []
+    for entry, analysis, jobs in planned(ctx):
+        for job in jobs:
+            if job.encoder != encoder:
+                continue
+            started = time.perf_counter()
+            analysis.run_job(job, JobWork(ctx, corpus, vocab, entry.settings))
+            ctx.add_time(entry.name, time.perf_counter() - started)
+            ran.append(job)
+    return ran
 
 
 def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path, *,

@@ -22,7 +22,7 @@ from harness.cache import Cache
 from harness.declarations import published_tables
 from harness.errors import HarnessError
 from harness.executors import Executor
-from harness.jobs import EncoderOutcome, check_curve
+from harness.jobs import EncoderOutcome, check_curve, planned
 from harness.protocols import BuildContext
 from harness.provenance import provenance as _provenance
 from harness.report.write import write_run
@@ -61,6 +61,10 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     corpus = prepare_corpus(ctx)
     check_curve(spec, corpus)  # before any training
     vocab = prepare_vocab(ctx, corpus)
+    for entry, _, jobs in planned(ctx):  # the analyses' work, done in the encoders' jobs
+        if jobs:
+            log.info("plan: %s: %d jobs in the encoders' jobs (%s)", entry.name, len(jobs),
+                     ", ".join(job.encoder for job in jobs))
     execution = executor.run(ctx, corpus, vocab)
     run = AnalysisRun(ctx=ctx, corpus=corpus, vocab=vocab, execution=execution, out=out)
     assert spec.analyses != "all"  # resolved when the spec was loaded

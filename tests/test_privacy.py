@@ -14,8 +14,8 @@ from harness.analyses.privacy.canaries import ENTITY_TYPES, canaries, recovered,
 from harness.analyses.privacy.study import matched_leakage
 from harness.cache import Cache
 from harness.loader import load_registry
-from harness.runner import run_spec
 from harness.spec import load_spec
+from tests.watched_runs import Watched, watched_run
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -43,13 +43,31 @@ report: {formats: [md]}
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Watched]:
     root = tmp_path_factory.mktemp("privacy")
     path = root / "spec.yaml"
     path.write_text(SPEC, encoding="utf-8")
     spec = load_spec(path, registry=load_registry())
-    results = run_spec(spec, root / "run", cache=Cache(root / "cache")).to_json()
-    return root, results["privacy"]
+    return root, watched_run(spec, root / "run", Cache(root / "cache"))
+
+
+@pytest.fixture(scope="module")
+def study(watched: tuple[Path, Watched]) -> tuple[Path, dict]:
+    root, run = watched
+    assert run.results is not None
+    return root, run.results.to_json()["privacy"]
+
+
+def test_the_attackers_train_in_the_encoders_jobs_and_the_study_only_reads(
+        watched: tuple[Path, Watched]) -> None:
+    """Each studied encoder's job ran its privacy job (the attacker on clean vectors and at
+    the three defence levels); the analyses then built nothing."""
+    _, run = watched
+    assert run.jobs == {"avg": ["privacy: mos-lstm attacks avg's vectors clean and at 3 "
+                                "defence levels"],
+                        "random-gaussian": ["privacy: mos-lstm attacks random-gaussian's "
+                                            "vectors clean and at 3 defence levels"]}
+    assert run.analysis_builds == 0
 
 
 def points(privacy: dict, encoder: str) -> dict[str, dict]:

@@ -18,6 +18,7 @@ from harness.results import load_results
 from harness.runner import run_spec
 from harness.spec import load_spec
 from tests.test_runner import _write_spec
+from tests.watched_runs import Watched, watched_run
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -27,16 +28,28 @@ PROBES = ["probes.analogies=[{generate: quickstart, items: 10}]",
 
 
 @pytest.fixture(scope="module")
-def probed(tmp_path_factory: pytest.TempPathFactory):
-    """The tiny spec with every probe, run once."""
+def watched(tmp_path_factory: pytest.TempPathFactory):
+    """The tiny spec with every probe, run once and watched (`tests.watched_runs`)."""
     root = tmp_path_factory.mktemp("probed")
-    registry = load_registry()
-    spec = load_spec(_write_spec(root), PROBES, registry=registry)
+    spec = load_spec(_write_spec(root), PROBES, registry=load_registry())
     cache = Cache(root / "cache")
-    results = run_spec(spec, root / "run", cache=cache)
+    return root, spec, cache, watched_run(spec, root / "run", cache)
+
+
+@pytest.fixture(scope="module")
+def probed(watched):
+    """The run's root, spec, cache, results and the avg -> mos-lstm samples."""
+    root, spec, cache, run = watched
     samples = [json.loads(line) for line in
                (root / "run" / "samples" / "avg__mos-lstm.jsonl").read_text().splitlines()]
-    return root, spec, cache, results, samples
+    return root, spec, cache, run.results, samples
+
+
+def test_the_probes_are_decoded_in_the_encoders_job_and_the_analysis_only_reads(
+        watched) -> None:
+    run: Watched = watched[3]
+    assert run.jobs == {"avg": ["probes: probes decoded by avg's decoders"]}
+    assert run.analysis_builds == 0
 
 
 def test_a_run_probes_every_pair_and_writes_results_report_and_items(probed) -> None:

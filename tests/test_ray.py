@@ -247,3 +247,27 @@ def test_a_failing_job_is_named_and_the_others_results_are_kept(cluster: Any,
     assert [(r["encoder"], r["decoder"]) for r in written["runs"]] == [("avg", "mos-lstm")]
     assert set(written["failures"]) == {"broken"}
     assert "avg" in written["downstream"] and "broken" not in written["downstream"]
+
+
+ANALYSED = ("defences=[{name: gaussian, levels: [0.5, 2.0]}]", "privacy.leakage=bleu",
+            "probes.noise={scales: [0.5], sentences: 8}")
+"""The privacy analysis (an attacker per encoder and defence level) and a probe."""
+
+
+def test_the_analyses_jobs_run_in_the_ray_tasks_as_they_run_locally(cluster: Any,
+                                                                     tmp_path: Path) -> None:
+    """The privacy analysis's attackers and the probes' decoding run in each encoder's Ray
+    task (counted from the task's log), with the local executor's privacy and probe results."""
+    local = run_spec(load_spec(write_spec(tmp_path / "local"), ANALYSED, load_registry()),
+                     tmp_path / "local" / "run",
+                     cache=Cache(tmp_path / "local" / "cache")).to_json()
+    spec = load_spec(write_spec(tmp_path), (*ANALYSED, "executor=ray"), load_registry())
+    results = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache")).to_json()
+    assert results["privacy"] == local["privacy"] and len(results["privacy"]["points"]) == 2
+    assert results["probes"] == local["probes"] and len(results["probes"]) == 2
+    for encoder in ("avg", "hier"):
+        job_log = (tmp_path / "cache" / "logs" / "ray-small" / f"{encoder}.log").read_text()
+        # its decoder, then the attacker at each gaussian level (the clean attacker is the
+        # decoder the job trained already)
+        assert job_log.count(f"train {encoder} -> mos-lstm: building") == 3
+        assert job_log.count(f"probes {encoder} -> mos-lstm: building") == 1

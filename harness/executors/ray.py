@@ -4,9 +4,12 @@
 (fit, encode, train, generate, score, downstream tasks) against the run's cache, which every
 node must see at the same path; it returns only small JSON. Before any job is dispatched, a
 task on every node checks that it sees the run's inputs and can write the cache
-(`harness.executors.reach`). A job's resources are decided when it is submitted: a GPU when
-the spec's device is `cuda` (an autoscaling cluster adds GPU nodes for it), or when it is
-`auto` and the cluster has GPUs then (option `gpus` overrides both), and `cpus` CPUs. With
+(`harness.executors.reach`). A job's resources are decided when it is submitted, from what it
+trains: a GPU per training process of its decoders (their `workers`, the analyses' attackers
+included) when the spec's device is `cuda` (an autoscaling cluster adds GPU nodes for it), or
+when it is `auto` and the cluster has GPUs then (option `gpus` overrides both), and `cpus`
+CPUs (on CPUs, at least one per training process). A job also runs the work the analyses
+declared for its encoder (`harness.protocols.AnalysisJob`). With
 option `shards` > 1 a job encodes each vector file in that many shards: shards 2, 3, ... as
 Ray tasks with the job's resources while the job encodes the first
 (`harness.stages.encode`). Each job's log goes to `CACHE/logs/SPEC/ENCODER.log`, named when
@@ -37,7 +40,7 @@ from tqdm.auto import tqdm
 from harness.errors import HarnessError
 from harness.executors.base import Execution, account
 from harness.executors.reach import Input, Token, job_inputs, refusal, unreachable
-from harness.jobs import EncoderOutcome, run_encoder_job, run_shard_job
+from harness.jobs import EncoderOutcome, planned, run_encoder_job, run_shard_job
 from harness.spec import Spec
 from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
@@ -167,8 +170,9 @@ class RayExecutor:
             check_nodes(ray, job_inputs(ctx.spec, _forwarded_environment()), cache_root)
             log.info("ray: %d jobs; their logs: %s%sENCODER.log", len(names), logs, os.sep)
             refs = {}
+            workers = job_workers(ctx)
             for name in names:
-                resources = self.resources(ray, ctx.spec.device)
+                resources = self.resources(ray, ctx.spec.device, workers[name])
                 task = ray.remote(encoder_job).options(
                     **resources.options("harness-encoder-job"))
                 log.info("job %s: %g CPU, %g GPU", name, resources.cpus, resources.gpus)
@@ -176,16 +180,19 @@ class RayExecutor:
                                  self.shards, resources)] = name
             return self._collect(ray, ctx, refs, names)
 
-    def resources(self, ray: Any, device: str) -> Resources:
-        """A job's resources, decided when it is submitted: option `gpus` when given, else
-        one GPU for device `cuda`, none for `cpu`, and for `auto` one when the cluster has
-        GPUs now."""
+    def resources(self, ray: Any, device: str, workers: int = 1) -> Resources:
+        """A job's resources, decided when it is submitted, for a job whose decoders train in
+        at most `workers` processes (`job_workers`): option `gpus` when given, else a GPU per
+        training process for device `cuda`, none for `cpu`, and for `auto` those when the
+        cluster has GPUs now; `cpus` CPUs, or a CPU per training process on CPUs when that
+        is more."""
         gpus = self.gpus
         if gpus is None:
             kind = device.partition(":")[0]
             has_gpus = ray.cluster_resources().get("GPU", 0) > 0
-            gpus = 1.0 if kind == "cuda" or (kind == "auto" and has_gpus) else 0.0
-        return Resources(cpus=self.cpus, gpus=gpus, retries=self.retries)
+            gpus = float(workers) if kind == "cuda" or (kind == "auto" and has_gpus) else 0.0
+        cpus = self.cpus if gpus else max(self.cpus, float(workers))
+        return Resources(cpus=cpus, gpus=gpus, retries=self.retries)
 
     def _collect(self, ray: Any, ctx: RunContext, refs: dict[Any, str],
                  names: list[str]) -> Execution:
@@ -208,6 +215,22 @@ class RayExecutor:
                 bar.update(1)
         return Execution([outcomes[n] for n in names if n in outcomes],
                          {n: failures[n] for n in names if n in failures})
+
+
+def job_workers(ctx: RunContext) -> dict[str, int]:
+    """Encoder -> the most processes any decoder its job trains asks for (a decoder's
+    `workers`): the spec's decoders trained for the encoder and those its analysis jobs train
+    (the privacy analysis's attackers). Parallelism is set there, once."""
+    workers = {decoder.name: int(getattr(decoder.settings, "workers", 1))
+               for decoder in ctx.spec.decoders}
+    found = {encoder.name: max([workers[d.name] for d in ctx.spec.decoders
+                                if d.trains_for(encoder.name)], default=1)
+             for encoder in ctx.spec.components("encoder")}
+    for _, _, jobs in planned(ctx):
+        for job in jobs:
+            found[job.encoder] = max([found[job.encoder],
+                                      *(workers.get(name, 1) for name in job.trains)])
+    return found
 
 
 def check_nodes(ray: Any, inputs: list[Input], cache_root: str) -> None:

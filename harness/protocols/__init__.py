@@ -16,7 +16,7 @@ here imports the rest of the harness, or anything heavy: numpy and torch appear 
 only.
 """
 
-from harness.protocols.analysis import Analysis
+from harness.protocols.analysis import Analysis, AnalysisJob, PlannedAnalysis
 from harness.protocols.components import (
     BuildContext,
     ConditionalLanguageModel,
@@ -80,12 +80,13 @@ from harness.protocols.task import (
 )
 
 __all__ = [
-    "KINDS", "METRIC_NEEDS", "Analysis", "Availability", "BuildContext", "ChanceLevelMetric",
+    "KINDS", "METRIC_NEEDS", "Analysis", "AnalysisJob", "Availability", "BuildContext", "ChanceLevelMetric",
     "CombinedColumns", "ComponentInfo", "ConditionalLanguageModel", "DecoderLikelihood",
     "DecoderOptions", "Defence",
     "DownstreamTask", "Encode",
     "Encoder", "EncoderAwareMetric", "Examples", "Executor", "Factory", "GeneratedTask",
-    "InputEncoding", "Metric", "Options", "PluginFailure", "PositionalEncoder", "ResumableFit",
+    "InputEncoding", "Metric", "Options", "PlannedAnalysis", "PluginFailure",
+    "PositionalEncoder", "ResumableFit",
     "ScoreSpread", "SeedAware", "Settings", "SignedMetric", "StandardisedInputs",
     "SubwordVocabulary", "TaskData",
     "TaskResult", "TrainableEncoder", "TrainingOptions", "UnconditionalLikelihood",

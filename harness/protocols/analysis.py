@@ -12,6 +12,7 @@ the report sections it returns (`harness.report.elements.Section`) are named in 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -35,3 +36,38 @@ class Analysis(Protocol):
 
     def figures(self, results: Any) -> dict[str, bytes]:
         """Its figures as file name -> PNG bytes, only those with something to show."""
+
+
+@dataclass(frozen=True)
+class AnalysisJob:
+    """Work an analysis needs done for one encoder before it runs: decoders to train, vectors to
+    transform, probes to decode. Declared before anything runs (`PlannedAnalysis.jobs`), it
+    runs inside that encoder's job, wherever the executor runs the job (this process, a Ray
+    worker), after the encoder's decoders and downstream tasks; the analysis then reads what
+    it left in the cache."""
+
+    analysis: str
+    """The spec's name of the analysis that declared it."""
+    encoder: str
+    """The encoder whose job runs it."""
+    trains: tuple[str, ...] = ()
+    """The decoders it trains (an attacker per defence level counts once per level)."""
+    what: str = ""
+    """What it does, in a few words, for the log and `harness validate`."""
+
+
+@runtime_checkable
+class PlannedAnalysis(Analysis, Protocol):
+    """An analysis with work of its own for the encoders' jobs (the privacy analysis's
+    attackers, the probes' decoding): it declares that work before the run (`jobs`), each job
+    carries it out where the encoder's job runs (`run_job`), and `run` then only reads what the
+    jobs left in the cache."""
+
+    def jobs(self, spec: Any) -> list[AnalysisJob]:
+        """The jobs this analysis needs for the resolved `Spec`, each named after this
+        analysis's entry in the spec; none when the spec asks nothing of it."""
+
+    def run_job(self, job: AnalysisJob, work: Any) -> None:
+        """Carry out `job` in the encoder's job: `work` is the job's `harness.jobs.JobWork`
+        (the run's context, corpus and vocabulary, and this analysis's options); what it
+        computes goes to the cache (`work.ctx.cache`)."""

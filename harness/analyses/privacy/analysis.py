@@ -9,14 +9,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.analyses.privacy.report import privacy_figures, privacy_sections
-from harness.analyses.privacy.study import privacy_study
+from harness.analyses.privacy.study import attack_encoder, privacy_jobs, privacy_study
 from harness.analyses.run import AnalysisRun
+from harness.jobs import JobWork
+from harness.protocols import AnalysisJob
 from harness.report.elements import Section
 from harness.results import RunResults
 
 
 class PrivacyAnalysis:
-    """Fills `privacy` (`Privacy`), or nothing when the spec names no defence."""
+    """Fills `privacy` (`Privacy`), or nothing when the spec names no defence. Its attackers
+    train in the encoders' jobs (`jobs`, `run_job`), so they reach the executor."""
+
+    NAME = "privacy"
+
+    def jobs(self, spec: Any) -> list[AnalysisJob]:
+        return privacy_jobs(spec, self.NAME)
+
+    def run_job(self, job: AnalysisJob, work: JobWork) -> None:
+        attack_encoder(work.ctx, work.corpus, work.vocab, job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         return {"privacy": privacy_study(run)}

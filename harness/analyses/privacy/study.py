@@ -16,16 +16,49 @@ from harness.analyses.privacy.results import MatchedLeakage, Privacy, PrivacyPoi
 from harness.analyses.probes.pairs import normaliser
 from harness.analyses.run import AnalysisRun
 from harness.errors import HarnessError
+from harness.protocols import AnalysisJob
 from harness.spec import Component
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
 from harness.stages.defend import defend_encoded
 from harness.stages.encode import encode_corpus
+from harness.stages.vocab import Vocab
 
 UTILITY = ("the mean over the spec's downstream tasks of each task's score on these vectors "
            "divided by its score on the clean vectors (1 = no loss)")
 
 
+def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
+    """One job per studied encoder, named `name`: its attacker trained on its clean vectors
+    and on each defence level's, scored, with the downstream tasks and canaries on each
+    (`attack_encoder`); none when the spec names no defence."""
+    if not spec.defences:
+        return []
+    attacker = _attacker(spec, spec.privacy.attacker)
+    levels = sum(len(entry.at_levels()) for entry in spec.defences)
+    encoders = [e.name for e in spec.components("encoder")]
+    return [AnalysisJob(analysis=name, encoder=encoder, trains=(attacker.name,) * (1 + levels),
+                        what=f"{attacker.name} attacks {encoder}'s vectors clean and at "
+                             f"{levels} defence levels")
+            for encoder in spec.studied(encoders)]
+
+
+def attack_encoder(ctx: RunContext, corpus: Corpus, vocab: Vocab,
+                   encoder_name: str) -> list[PrivacyPoint]:
+    """The clean point, then each defence's levels, of one encoder: every attacker trained and
+    scored through the cache, so the study (`privacy_study`) reads what a job computed."""
+    spec = ctx.spec
+    section = spec.privacy
+    (encoder,) = [e for e in spec.components("encoder") if e.name == encoder_name]
+    canary_set = (canaries(section.canaries, section.canary_seed,
+                           normaliser(spec.corpus.normalise)) if section.canaries else None)
+    return _encoder_points(ctx, corpus, vocab, encoder, _attacker(spec, section.attacker),
+                           canary_set)
+
+
 def privacy_study(run: AnalysisRun) -> Privacy | None:
-    """The study, or None when the spec names no defence."""
+    """The study, or None when the spec names no defence: the points the jobs computed
+    (`privacy_jobs`), read from the cache."""
     spec, ctx = run.spec, run.ctx
     if not spec.defences:
         return None
@@ -35,13 +68,11 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
     if section.leakage not in [m.name for m in spec.metrics]:
         raise HarnessError(f"privacy.leakage: {section.leakage!r} is not among the spec's "
                            f"metrics ({', '.join(m.name for m in spec.metrics)})")
-    canary_set = (canaries(section.canaries, section.canary_seed,
-                           normaliser(spec.corpus.normalise)) if section.canaries else None)
     studied = set(spec.studied(run.encoders)) - set(run.execution.failures)
     points: dict[str, list[PrivacyPoint]] = {}
     for encoder in spec.components("encoder"):
         if encoder.name in studied:
-            points[encoder.name] = _encoder_points(run, encoder, attacker, canary_set)
+            points[encoder.name] = attack_encoder(ctx, run.corpus, run.vocab, encoder.name)
     floor = floor_encoder(spec.encoders)
     floor_scores = next((r.metrics for r in run.runs
                          if r.encoder == floor and r.decoder == attacker.name), {})
@@ -68,17 +99,16 @@ def _attacker(spec: Any, name: str | None) -> Component:
     return found[0]
 
 
-def _encoder_points(run: AnalysisRun, encoder: Component, attacker: Component,
-                    canary_set: Any) -> list[PrivacyPoint]:
+def _encoder_points(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder: Component,
+                    attacker: Component, canary_set: Any) -> list[PrivacyPoint]:
     """The clean point, then each defence's levels, of one encoder."""
-    ctx, corpus, vocab = run.ctx, run.corpus, run.vocab
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
     clean = attack(ctx, attacker, encoded, corpus, vocab, canaries=canary_set)
     clean_tasks = clean.point.tasks
     rows = [clean.point.model_copy(update={
         "utility": 1.0 if clean_tasks else None,
         "utility_ci95": relative_interval(clean.point.tasks_ci95, clean_tasks, clean_tasks)})]
-    for entry in run.spec.defences:
+    for entry in ctx.spec.defences:
         for at in entry.at_levels():
             option = getattr(at.info.options, "LEVEL", "")
             defended, describes = defend_encoded(ctx, encoded, at)
@@ -89,7 +119,7 @@ def _encoder_points(run: AnalysisRun, encoder: Component, attacker: Component,
             update: dict[str, Any] = {
                 "utility": relative_utility(found.tasks, clean_tasks),
                 "utility_ci95": relative_interval(found.tasks_ci95, found.tasks, clean_tasks)}
-            if run.spec.privacy.non_adaptive and defended.dim == encoded.dim:
+            if ctx.spec.privacy.non_adaptive and defended.dim == encoded.dim:
                 update["non_adaptive"] = leaked(ctx, attacker, clean.trained, defended, corpus,
                                                 vocab)
             rows.append(got.point.model_copy(update=update))

@@ -7,15 +7,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.analyses.probes.probing import run_probes, write_probe_items
+from harness.analyses.probes.probing import probe_jobs, run_probes, write_probe_items
 from harness.analyses.probes.report import probe_examples_section, probe_figures, probes_section
 from harness.analyses.run import AnalysisRun
+from harness.jobs import JobWork
+from harness.protocols import AnalysisJob
 from harness.report.elements import Section
 from harness.results import RunResults
 
 
 class ProbesAnalysis:
-    """Fills `probes` (one `PairProbes` per pair), after the jobs trained the decoders."""
+    """Fills `probes` (one `PairProbes` per pair): each encoder's job decodes its pairs'
+    probes (`jobs`, `run_job`), and `run` reads them back."""
+
+    NAME = "probes"
+
+    def jobs(self, spec: Any) -> list[AnalysisJob]:
+        return probe_jobs(spec, self.NAME)
+
+    def run_job(self, job: AnalysisJob, work: JobWork) -> None:
+        run_probes(work.ctx, work.corpus, work.vocab, only=job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         probed = run_probes(run.ctx, run.corpus, run.vocab, skip=run.execution.failures)

@@ -36,6 +36,7 @@ from harness.analyses.probes.results import PairProbes
 from harness.analyses.probes.spec import AnalogySource, ProbesSection
 from harness.cache import file_digest
 from harness.outputs import sample_file_name
+from harness.protocols import AnalysisJob
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded, encode_corpus
@@ -84,10 +85,11 @@ def interpolation_pairs(section: ProbesSection, corpus: Corpus,
     return [(normalise(x), normalise(y)) for x, y in pairs]
 
 
-def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab,
-               skip: Collection[str] = ()) -> Probed:
-    """Every pair's probes, from the cache or computed now; encoders in `skip` (their jobs
-    failed) are left out. Nothing when the spec asks for no probe."""
+def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, skip: Collection[str] = (),
+               only: str | None = None) -> Probed:
+    """Every pair's probes (only encoder `only`'s, when given), from the cache or computed
+    now; encoders in `skip` (their jobs failed) are left out. Nothing when the spec asks for
+    no probe."""
     section = ctx.spec.probes
     probed = Probed()
     if not section.active:
@@ -105,7 +107,7 @@ def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab,
               "noise": None if section.noise is None
               else {**section.noise.model_dump(mode="json"), "seed": seed}}
     for encoder in ctx.spec.components("encoder"):
-        if encoder.name in skip:
+        if encoder.name in skip or only not in (None, encoder.name):
             continue
         encoded = encode_corpus(ctx, encoder, corpus, vocab)
         for decoder in ctx.spec.decoders:
@@ -178,3 +180,15 @@ def write_probe_items(out: Path, probed: Probed) -> None:
         for stale in folder.glob("*.jsonl"):
             if stale.name not in written:
                 stale.unlink()
+
+
+def probe_jobs(spec: Any, name: str) -> list[AnalysisJob]:
+    """One job per encoder with a decoder trained for it, named `name`: the pairs' probes
+    decoded in the encoder's job (`run_probes` with `only`); none when the spec asks for no
+    probe."""
+    if not spec.probes.active:
+        return []
+    return [AnalysisJob(analysis=name, encoder=encoder.name,
+                        what=f"probes decoded by {encoder.name}'s decoders")
+            for encoder in spec.components("encoder")
+            if any(decoder.trains_for(encoder.name) for decoder in spec.decoders)]
