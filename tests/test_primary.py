@@ -307,7 +307,7 @@ def test_primary_analysis_of_the_paper_tables() -> None:
 
 
 def test_the_summary_states_the_primary_claim_first_and_the_matrix_as_exploratory() -> None:
-    from harness.report.summary import tracking_claims
+    from harness.analyses.correlation.summary import tracking_claims
 
     result = correlations_from_tables(PAPER / "v2s-table4.yaml", PAPER / "senteval-table5.yaml",
                                       primary=PrimarySection(diagnostics=["id-perm", "id"]))

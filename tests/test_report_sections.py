@@ -14,10 +14,13 @@ import pytest
 from harness.analyses.correlation.heatmap import heatmap_figure
 from harness.analyses.correlation.multiplicity import benjamini_hochberg, holm, multiplicity
 from harness.analyses.correlation.scatter import mean_z_scores, scatter_points, scatter_title
+from harness.analyses.correlation.summary import tracking_claims
 from harness.analyses.rankings.report import no_difference_sentence
+from harness.analyses.rankings.summary import ranking_claims
 from harness.report.elements import scatter_file
 from harness.report.plots import scatter_figure, training_curves_figure
-from harness.report.summary import caveats, ranking_claims, summary_section, tracking_claims
+from harness.report.sections import analyses_of
+from harness.report.summary import caveats, summary_section
 from harness.report.write import render_markdown, write_reports
 from harness.results import RunResults, load_results
 from tests.report_fixtures import ID_PERM, P_VALUES, rich_data, rich_results, section
@@ -269,7 +272,7 @@ def test_summary_states_the_known_conclusions(text: str):
     assert ("not significant after correction: id 0.50 [-0.20, 0.80]; bleu -0.50 [-0.90, "
             "-0.10]; perm 0.37.") in part
     assert "tracked by" not in part and "bleu tracks" not in part
-    notes = caveats(rich_results())
+    notes = caveats(rich_results(), analyses_of(rich_results()))
     assert notes[0] == ("id-perm of sbert / mos-lstm and id-perm of gem / mos-lstm rest on "
                         "fewer than 30 sentences (low support).")
     assert notes[1].startswith("the decoders of laser / mos-lstm and avg / simple-lstm were "
@@ -343,9 +346,29 @@ def test_summary_with_four_encoders_says_no_p_can_reach_the_level():
     for row in data["correlations"]["matrix"].values():
         for cell in row.values():
             cell["n"] = 4
-    notes = caveats(RunResults.model_validate(data))
+    results = RunResults.model_validate(data)
+    notes = caveats(results, analyses_of(results))
     assert ("with 4 encoders the smallest possible exact two-sided p-value is 2/4! = 0.083, so "
             "no correlation can reach p < 0.05.") in notes
+
+
+def test_an_analysis_of_a_plugin_adds_its_claims_and_caveats_to_the_summary():
+    """"What this run shows" asks every analysis of the run: a plugin's claim follows the
+    first-party ones, its caveat follows theirs."""
+    class Mine:
+        def claims(self, results: RunResults) -> list[str]:
+            return ["Mine finds that avg leads."]
+
+        def caveats(self, results: RunResults) -> list[str]:
+            return ["mine rests on five sentences."]
+
+    results = rich_results()
+    analyses = analyses_of(results)
+    before = summary_section(results, analyses)
+    section = summary_section(results, [*analyses, Mine()])
+    assert before is not None and section is not None
+    assert section.text[0] == before.text[0] + " Mine finds that avg leads."
+    assert section.text[1:] == [*before.text[1:], "- mine rests on five sentences."]
 
 
 def test_summary_absent_when_nothing_to_say():

@@ -24,7 +24,9 @@ class Analysis(Protocol):
     `harness.results.RunResults` by its name (the first-party analyses fill `correlations`,
     `rankings`, ...), or under `analyses.<name>` any JSON value of its own. `sections` and
     `figures` show it in the report, from the results alone (`harness report RUN_DIR` redraws
-    a report without running anything)."""
+    a report without running anything). Optional: `claims(results) -> list[str]` and
+    `caveats(results) -> list[str]`, its sentences for the report's "What this run shows"
+    (`harness.report.summary`), each a claim that survives the correction it names."""
 
     def run(self, run: Any) -> Mapping[str, Any]:
         """The results fields this analysis fills, from the `AnalysisRun` (the spec, the

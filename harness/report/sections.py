@@ -150,15 +150,16 @@ def report_sections(results: RunResults, figures: Mapping[str, bytes],
                     ) -> list[Section]:
     """The report's sections in order. `docs`: where the report links docs/metrics.md."""
     notes = results.correlations.notes
+    analyses = analyses_of(results) if analyses is None else analyses
     candidates: list[Section | None] = [
         run_section(results),
-        summary_section(results),
+        summary_section(results, analyses),
         Section("Notes", [f"- {note}" for note in notes]) if notes else None,
         definitions_section(results, docs),
         diagnostics_section(results),
         sizes_section(results, dict(figures)),
     ]
-    for analysis in analyses_of(results) if analyses is None else analyses:
+    for analysis in analyses:
         candidates += analysis.sections(results, figures)
     candidates += [published_section(results), samples_section(results),
                    training_section(results, dict(figures))]

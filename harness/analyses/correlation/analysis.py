@@ -14,6 +14,7 @@ from harness.analyses.correlation.heatmap import heatmap_png
 from harness.analyses.correlation.primary_report import primary_section
 from harness.analyses.correlation.report import correlation_section
 from harness.analyses.correlation.scatter import scatter_figures, scatter_section
+from harness.analyses.correlation.summary import correlation_caveats, tracking_claims
 from harness.analyses.correlation.table1 import table1_section
 from harness.analyses.downstream.scores import Downstream
 from harness.analyses.run import AnalysisRun
@@ -57,6 +58,12 @@ class CorrelationAnalysis:
         if not results.correlations.defined():
             return {}
         return {HEATMAP_FILE: heatmap_png(results.correlations), **scatter_figures(results)}
+
+    def claims(self, results: RunResults) -> list[str]:
+        return tracking_claims(results)
+
+    def caveats(self, results: RunResults) -> list[str]:
+        return correlation_caveats(results)
 
 
 def _downstream(run: AnalysisRun) -> Downstream:

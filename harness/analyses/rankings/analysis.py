@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.analyses.rankings.rank import rank_stability
 from harness.analyses.rankings.report import stability_section
+from harness.analyses.rankings.summary import ranking_claims
 from harness.analyses.run import AnalysisRun
 from harness.report.elements import Section
 from harness.results import RunResults
@@ -25,3 +26,6 @@ class RankingsAnalysis:
 
     def figures(self, results: RunResults) -> dict[str, bytes]:
         return {}
+
+    def claims(self, results: RunResults) -> list[str]:
+        return ranking_claims(results)
