@@ -38,7 +38,7 @@ class Register(Protocol):
         or the analyses whose results an analysis reads;
         `control` marks an encoder that is a reference point rather than a model under study
         (a random or untrained baseline): it is kept out of the correlations across encoders
-        and the rankings unless a spec asks otherwise (`correlation.controls: include`);
+        and the rankings unless a spec asks otherwise (`comparison.controls: include`);
         `pretrained` marks an encoder whose model was trained elsewhere: downstream tasks hand
         it their text as they give it, where an encoder built from the run's corpus (its
         vocabulary, a fit) gets the text normalised like that corpus (`corpus.normalise`).

@@ -25,6 +25,7 @@ from pydantic import (
     computed_field,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
 from harness.analyses.correlation.results import (
@@ -39,8 +40,9 @@ from harness.analyses.privacy.results import Privacy
 from harness.analyses.probes.results import PairProbes
 from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
 from harness.errors import DataError
-from harness.protocols import TaskResult
+from harness.protocols import Settings, TaskResult
 from harness.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
+from harness.stats.comparison import ComparisonSection, moved_to_comparison
 
 __all__ = [
     "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CorrelationCell", "Correlations",
@@ -267,7 +269,14 @@ class RunSpec(Record):
     decoders: list[DecoderEntry] | None = Field(None, exclude_if=is_none)
     generation: dict[str, Any] | None = Field(None, exclude_if=is_none)
     correlation: CorrelationSection | None = Field(None, exclude_if=is_none)
+    comparison: ComparisonSection | None = Field(None, exclude_if=is_none)
     analyses: list[AnalysisRecord] | None = Field(None, exclude_if=is_none)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _comparison_moved(cls, value: Any) -> Any:
+        """An older results.json keeps the comparison settings under `correlation:`."""
+        return moved_to_comparison(value)[0] if isinstance(value, dict) else value
 
     @field_validator("correlation", mode="before")
     @classmethod
@@ -276,8 +285,8 @@ class RunSpec(Record):
             return {k: v for k, v in value.items() if k in CorrelationSection.model_fields}
         return value
 
-    @field_serializer("correlation")
-    def _as_given(self, section: CorrelationSection | None) -> dict[str, Any] | None:
+    @field_serializer("correlation", "comparison")
+    def _as_given(self, section: Settings | None) -> dict[str, Any] | None:
         """The keys the spec gave (a run's spec gives them all), no default added."""
         return None if section is None else section.model_dump(mode="json", exclude_unset=True)
 

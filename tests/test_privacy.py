@@ -32,7 +32,7 @@ decoders: [{name: mos-lstm, layers: 1, hidden: 128, epochs: 8, lr: 0.01, batch_s
 generation: {beam: 1, max_len: 20}
 metrics: [id, token-f1, bleu]
 downstream: {tasks: [{name: syn-topic, train: 300, dev: 100, test: 150}]}
-correlation: {controls: include}
+comparison: {controls: include}
 defences:
   - {name: rotation, key: 3}
   - {name: gaussian, levels: [0.05, 1000]}

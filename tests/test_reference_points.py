@@ -59,7 +59,7 @@ def test_every_cell_carries_its_holm_adjusted_p():
 
 def _spec(tmp_path: Path, controls: str | None):
     path = tmp_path / "spec.yaml"
-    extra = f"correlation: {{controls: {controls}}}\n" if controls else ""
+    extra = f"comparison: {{controls: {controls}}}\n" if controls else ""
     path.write_text("name: t\ncorpus:\n  train: {generate: quickstart, sentences: 100}\n"
                     "  test: {generate: quickstart, sentences: 20}\n"
                     "encoders: [avg, hier, random-gaussian, {name: random-lstm, dim: 8}]\n"

@@ -98,7 +98,7 @@ def test_diagnostics_show_seeds_support_flags_and_interval_methods(text: str):
             "MOVER): seed variance included.") in part
     assert "- simple-lstm: id, id-perm by the exact Clopper-Pearson interval" in part
     assert "- simple-lstm: bleu by a percentile bootstrap over test sentences." in part
-    assert ("⚠ support under 30 (correlation.min_support): id-perm of sbert / mos-lstm (n=12), "
+    assert ("⚠ support under 30 (comparison.min_support): id-perm of sbert / mos-lstm (n=12), "
             "id-perm of gem / mos-lstm (n=4).") in part
     assert "laser / mos-lstm and avg / simple-lstm was lowest in the last epoch" in part
     assert "id-perm of gem / mos-lstm is undefined in 17 bootstrap resamples" in part

@@ -28,7 +28,8 @@ encoders: [avg, hier]
 decoders: [{{name: mos-lstm, hidden: 32, epochs: 2, batch_size: 32{seeds}}}]
 generation: {{beam: 2, max_len: 20}}
 metrics: [id, bleu]
-correlation: {{rank_by: bleu, resamples: 200}}
+correlation: {{rank_by: bleu}}
+comparison: {{resamples: 200}}
 report: {{formats: [md]}}
 """
 

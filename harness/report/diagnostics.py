@@ -164,7 +164,7 @@ def diagnostics_section(results: RunResults) -> Section | None:
     low = [f"{name} of {pair_name(run)} (n={run.metrics[name].support})"
            for run in runs for name in metrics if low_support(run.metrics.get(name), threshold)]
     if low:
-        text.append(f"{FLAG} support under {threshold} (correlation.min_support): "
+        text.append(f"{FLAG} support under {threshold} (comparison.min_support): "
                     f"{', '.join(low)}. Such a rate moves by whole percentage points with each "
                     "trial: read it, and any rank built on it, with care.")
     improving = [pair_name(run) for run in runs if still_improving(run)[0]]

@@ -12,7 +12,7 @@ from harness.results import MetricScore, PairResult, RunResults
 from harness.stats.multiple import ALPHA as ALPHA  # the level every section marks and counts at
 
 DEFAULT_MIN_SUPPORT = 30
-"""`correlation.min_support` when the spec does not say (older results.json)."""
+"""`comparison.min_support` when the spec does not say (older results.json)."""
 
 FLAG = "⚠"
 """Marks a value to read with care: support under `min_support`, a decoder still improving."""
@@ -102,22 +102,23 @@ def digits_for(higher_is_better: bool) -> int:
     return 1 if higher_is_better else 2
 
 
-def correlation_setting(results: RunResults, key: str, default: Any) -> Any:
-    """A key of the spec's `correlation` section, or `default` for an older results.json."""
-    section = results.spec.correlation
+def spec_setting(results: RunResults, section_name: str, key: str, default: Any) -> Any:
+    """A key of the spec's `correlation` or `comparison` section, or `default` for an older
+    results.json without it."""
+    section = getattr(results.spec, section_name)
     given = section is not None and key in section.model_fields_set  # recorded, not a default
     value = getattr(section, key) if given else None
     return default if value is None else value
 
 
 def min_support(results: RunResults) -> int:
-    """The spec's `correlation.min_support`: rates of fewer trials are flagged."""
-    return int(correlation_setting(results, "min_support", DEFAULT_MIN_SUPPORT))
+    """The spec's `comparison.min_support`: rates of fewer trials are flagged."""
+    return int(spec_setting(results, "comparison", "min_support", DEFAULT_MIN_SUPPORT))
 
 
 def rank_by(results: RunResults) -> str:
     """The diagnostic the encoders are ranked by (`correlation.rank_by`)."""
-    return results.correlations.rank_by or str(correlation_setting(results, "rank_by", ""))
+    return results.correlations.rank_by or str(spec_setting(results, "correlation", "rank_by", ""))
 
 
 def metric_order(runs: list[PairResult]) -> list[str]:

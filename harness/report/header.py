@@ -9,10 +9,10 @@ from typing import Any
 from harness.report.elements import (
     Section,
     Table,
-    correlation_setting,
     fmt,
     min_support,
     rank_by,
+    spec_setting,
 )
 from harness.results import RunResults
 
@@ -113,9 +113,9 @@ def run_section(results: RunResults) -> Section | None:
         rows.append(["generation", _options({k: v for k, v in generation.items()
                                              if v is not None})])
     if results.runs or results.correlations.matrix:
-        resamples = correlation_setting(results, "resamples", None)
-        permutations = correlation_setting(results, "permutations", None)
-        controls = correlation_setting(results, "controls", None)
+        resamples = spec_setting(results, "comparison", "resamples", None)
+        permutations = spec_setting(results, "comparison", "permutations", None)
+        controls = spec_setting(results, "comparison", "controls", None)
         rows.append(["correlation", f"{results.correlations.method}, rank by "
                      f"{rank_by(results) or '–'}, min support {min_support(results)}"
                      + (f", {resamples} bootstrap resamples" if resamples else "")

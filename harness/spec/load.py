@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -24,6 +26,26 @@ from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml
 from harness.spec.resolve import resolve_components, resolve_paths
 from harness.spec.schema import Spec, TableSpec
+from harness.stats.comparison import moved_to_comparison
+
+log = logging.getLogger("harness.spec")
+
+
+def _comparison_moved(data: dict[str, Any], positions: Positions) -> dict[str, Any]:
+    """`data` with the comparison settings an older spec gives under `correlation:` read as
+    `comparison:`'s, each with a deprecation warning naming its file and line; refused when
+    both sections give one."""
+    moved_data, moved = moved_to_comparison(data)
+    given = data.get("comparison") if isinstance(data.get("comparison"), dict) else {}
+    for key in moved:
+        where = ("correlation", key)
+        if key in given:
+            raise SpecError(f"correlation.{key} and comparison.{key} are both given: keep "
+                            f"comparison.{key} and remove correlation.{key}",
+                            file=positions.file, line=positions.line(where))
+        log.warning("%s:%s: correlation.%s is deprecated: write it under `comparison:` (read "
+                    "as comparison.%s)", positions.file, positions.line(where) or "?", key, key)
+    return moved_data
 
 
 def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None
@@ -45,7 +67,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     positions = Positions(str(path), lines, frozenset(apply_overrides(data, overrides)))
     model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
     try:
-        spec = model.model_validate(data)
+        spec = model.model_validate(_comparison_moved(data, positions))
     except ValidationError as exc:
         raise_validation_error(exc, positions, prefix=(), model=model)
     folder = path.resolve().parent

@@ -28,6 +28,7 @@ from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options, Settings
 from harness.registry import build
 from harness.spec.positions import Positions
+from harness.stats.comparison import ComparisonSection
 
 
 class Strict(Settings):
@@ -344,6 +345,7 @@ class Spec(SpecDocument):
     metrics: list[Component] = []
     downstream: DownstreamSection = DownstreamSection()
     correlation: CorrelationSection = CorrelationSection()
+    comparison: ComparisonSection = ComparisonSection()
     report: ReportSection = ReportSection()
     executor: ExecutorEntry = ExecutorEntry()
     # The analyses over the jobs' results, in order: `all` (every registered analysis that can
@@ -403,8 +405,8 @@ class Spec(SpecDocument):
 
     def studied(self, encoders: list[str]) -> list[str]:
         """The encoders among `encoders` that enter correlations and rankings: all of them with
-        `correlation.controls: include`, else those not registered as controls."""
-        if self.correlation.controls == "include":
+        `comparison.controls: include`, else those not registered as controls."""
+        if self.comparison.controls == "include":
             return list(encoders)
         controls = set(self.controls())
         return [name for name in encoders if name not in controls]
@@ -460,4 +462,5 @@ class TableSpec(SpecDocument):
     diagnostics: DiagnosticsSection
     downstream: DownstreamSection
     correlation: CorrelationSection = CorrelationSection()
+    comparison: ComparisonSection = ComparisonSection()
     report: ReportSection = ReportSection()

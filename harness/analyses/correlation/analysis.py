@@ -44,7 +44,7 @@ class CorrelationAnalysis:
             primary=section.primary, seed=spec.seed)
         correlations = correlations.model_copy(update={"notes": [
             *correlations.notes, *support_notes(runs, section.rank_by, run.primary,
-                                                section.min_support)]})
+                                                spec.comparison.min_support)]})
         for note in correlations.notes:
             log.warning("%s", note)
         return {"correlations": correlations}

@@ -6,7 +6,7 @@ and encoders ranked by downstream performance and by a diagnostic (Table 1). The
 runs on a run's own scores or, without training, on published tables
 (`correlations_from_tables`). An encoder without downstream scores (no table row bound to its
 model, no computed scores) is left out of the correlations, and a note says why; so are control
-encoders unless the spec includes them (`correlation.controls`), shown beside as reference
+encoders unless the spec includes them (`comparison.controls`), shown beside as reference
 points.
 
 With `correlation.primary` (`primary`), the analysis declared in the spec runs first: one joint

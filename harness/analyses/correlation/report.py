@@ -101,7 +101,7 @@ def correlation_section(results: RunResults, figures: dict[str, bytes]) -> Secti
                     "fixed, so it does not reflect the uncertainty across encoders.")
     if corr.controls:
         text.append(f"Control encoders ({join_names(corr.controls)}) are not in the "
-                    "correlations or the ranks (correlation.controls: exclude); they are "
+                    "correlations or the ranks (comparison.controls: exclude); they are "
                     "reference points: " + _reference_points(results) + ".")
     if methods:
         text.append("p: " + "; ".join(P_METHODS.get(m, m) for m in methods) + ".")

@@ -110,5 +110,5 @@ def floor_gains(ctx: RunContext, statistics: Statistics, chance: Chance) -> Floo
     spec = ctx.spec
     return gains_over_floor({c.name: ctx.build_once(c) for c in spec.metrics}, statistics,
                             chance, floor_encoder(spec.encoders),
-                            resamples=spec.correlation.resamples,
-                            permutations=spec.correlation.permutations, seed=spec.seed)
+                            resamples=spec.comparison.resamples,
+                            permutations=spec.comparison.permutations, seed=spec.seed)

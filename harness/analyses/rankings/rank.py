@@ -5,7 +5,7 @@ paired, with the sentence as the unit (`harness.analyses.rankings.paired`): each
 exact (McNemar, sign-flip) or paired permutation test, Holm-corrected over the pairs of the
 diagnostic, and each encoder a rank interval consistent with those tests. The encoders compared
 are the ones under study: control encoders are reference points unless the spec includes them
-(`correlation.controls`).
+(`comparison.controls`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ MIN_RANKED = 2
 def rank_stability(ctx: RunContext, statistics: Statistics
                    ) -> dict[str, dict[str, DiagnosticRanking]]:
     """Decoder -> diagnostic -> the studied encoders' rank intervals and paired differences:
-    tests with `correlation.permutations` swaps where no exact one applies, intervals from
-    `correlation.resamples` paired bootstrap resamples, Holm over each diagnostic's pairs."""
+    tests with `comparison.permutations` swaps where no exact one applies, intervals from
+    `comparison.resamples` paired bootstrap resamples, Holm over each diagnostic's pairs."""
     from harness.analyses.rankings.paired import paired_ranking
     from harness.protocols import higher_is_better
 
     started = time.perf_counter()
-    section = ctx.spec.correlation
+    section = ctx.spec.comparison
     rankings: dict[str, dict[str, DiagnosticRanking]] = {}
     for decoder in ctx.spec.decoders:
         for component in ctx.spec.metrics:

@@ -89,7 +89,7 @@ def stability_section(results: RunResults) -> Section | None:
     controls = results.correlations.controls
     if controls:
         text.append(f"Control encoders ({join_names(controls)}) are reference points, not "
-                    "ranked (correlation.controls: exclude); their values are in the "
+                    "ranked (comparison.controls: exclude); their values are in the "
                     "diagnostics table and the gain over the floor.")
     tables = []
     for decoder, by_diagnostic in results.rankings.items():
