@@ -202,8 +202,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
      # the probes' scoring and analogy files, which the spec's checks read
      "harness.analyses.probes.scoring", "harness.analyses.probes.analogies"),
     # 4: specs
-    ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.provenance",
-     "harness.compare"),
+    ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.provenance"),
     # 5: the per-encoder pipeline
     ("harness.corpus", "harness.stages", "harness.stages.*"),
     # 6: one encoder's job and the executors that run it

@@ -1,11 +1,12 @@
-"""Tests of harness.compare: stability of the diagnostics between two result sets (Table 3)."""
+"""Tests of harness.analyses.correlation.stability: stability of the diagnostics between two
+result sets (Table 3)."""
 
 from __future__ import annotations
 
 import pytest
 from scipy import stats as scipy_stats
 
-from harness.compare import compare_runs, diagnostic_values, render_comparison
+from harness.analyses.correlation.stability import compare_runs, diagnostic_values, render_comparison
 from harness.errors import DataError
 from harness.results import RunResults
 

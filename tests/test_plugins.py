@@ -188,8 +188,8 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     registry = load_registry(entry_points=[fake("fake-command", "command"), *first_party()])
     assert registry.failures == []
     assert {path: info.plugin for path, info in registry.commands.items()} == {
-        "generate": "harness-analyses", "analogy": "harness-analyses",
-        "data senteval": "harness-tasks", "fake-hello": "fake-command",
+        "compare": "harness-analyses", "generate": "harness-analyses",
+        "analogy": "harness-analyses", "data senteval": "harness-tasks", "fake-hello": "fake-command",
         "data fake-fetch": "fake-command"}
     assert registry.get("encoder", "fake-command-encoder").plugin == "fake-command"
     monkeypatch.setattr(harness.loader, "load_registry", lambda: registry)

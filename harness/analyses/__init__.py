@@ -71,13 +71,14 @@ def register_analyses(register: Register) -> None:
         register(name, partial(_build, name, cls), description=description, needs=needs)
 
 
-WITH_COMMANDS: tuple[str, ...] = ("probes",)
+WITH_COMMANDS: tuple[str, ...] = ("correlation", "probes")
 """The first-party analyses whose folder has a `commands` module adding commands to `harness`."""
 
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    """Register the first-party analyses' commands (`harness generate`, `harness analogy`)."""
+    """Register the first-party analyses' commands (`harness compare`, `harness generate`,
+    `harness analogy`)."""
     for name in WITH_COMMANDS:
         for command in import_module(f"harness.analyses.{name}.commands").COMMANDS:
             register(command)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 
-from harness import compare
+from harness.analyses.correlation import stability
 from harness.report.elements import Section, fmt, fmt_p, scatter_file
 from harness.report.plots import ScatterPoint
 from harness.results import RunResults
@@ -48,9 +48,9 @@ def mean_z_scores(downstream: dict[str, dict[str, float]],
 
 def diagnostic_values(results: RunResults) -> Mapping[str, Mapping[str, float | None]]:
     """Diagnostic -> encoder -> the value that was correlated: the correlations' own record,
-    else (an older results.json) `harness.compare.diagnostic_values`: the published table's,
+    else (an older results.json) `harness.stability.diagnostic_values`: the published table's,
     or the runs of the decoder the correlations use."""
-    return results.correlations.diagnostics or compare.diagnostic_values(results)
+    return results.correlations.diagnostics or stability.diagnostic_values(results)
 
 
 def scatter_points(results: RunResults) -> dict[str, dict[str, ScatterPoint]]:
