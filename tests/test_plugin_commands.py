@@ -9,7 +9,6 @@ The hook's own test, a fake third-party plugin's command run through click's Cli
 from __future__ import annotations
 
 import ast
-import importlib.metadata as md
 import types
 from pathlib import Path
 from typing import Any
@@ -22,24 +21,12 @@ from click.testing import CliRunner
 from harness import hookspecs
 from harness.cli import main
 from harness.hookspecs import hookimpl
-from harness.loader import ALLOW_ENV, DISABLE_ENV, ENTRY_POINT_GROUP, load_registry, register_plugin
+from harness.loader import DISABLE_ENV, load_registry, register_plugin
 from harness.registry import Registry
 from harness.testing import check_registration
+from tests.test_plugins import fake, plugin_environment  # noqa: F401  (autouse fixture)
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def plugin_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make `tests.fake_plugins` importable and clear the plugin filter variables."""
-    monkeypatch.syspath_prepend(str(REPO))
-    monkeypatch.delenv(DISABLE_ENV, raising=False)
-    monkeypatch.delenv(ALLOW_ENV, raising=False)
-
-
-def fake(name: str, module: str) -> md.EntryPoint:
-    """An entry point of group "harness" naming `tests.fake_plugins.<module>`."""
-    return md.EntryPoint(name=name, value=f"tests.fake_plugins.{module}", group=ENTRY_POINT_GROUP)
 
 
 def registering(*calls: tuple[tuple[Any, ...], dict[str, Any]]) -> types.ModuleType:

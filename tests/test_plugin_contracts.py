@@ -23,6 +23,7 @@ from harness.loader import load_registry
 from harness.protocols import BuildContext, Options
 from harness.registry import Registry, make_info
 from harness.spec import load_spec
+from tests.test_spec import line_of, write
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,18 +42,6 @@ defences:
   - {name: gaussian, levels: [0.5]}
 analyses: [downstream, privacy]
 """
-
-
-def write(folder: Path, text: str) -> Path:
-    path = folder / "spec.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def line_of(text: str, needle: str) -> int:
-    hits = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
-    assert len(hits) == 1, (needle, hits)
-    return hits[0]
 
 
 def validate(path: Path) -> tuple[int, str]:
