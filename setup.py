@@ -1,7 +1,7 @@
 """Packaging for v2s-harness: the `harness` core and first-party plugins as `harness_plugins`.
 
 Every non-editable build stamps the commit it was built from into `harness/_build_info.py`
-(generated, gitignored, never committed), which `harness.provenance` reads at run time: results
+(generated, gitignored, never committed), which `harness.results.provenance` reads at run time: results
 of an installed copy name the code that computed them. An sdist carries the stamp too, so a
 wheel built from it keeps the commit of the tree the sdist was made from.
 """

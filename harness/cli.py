@@ -15,8 +15,8 @@ from typing import Any
 import click
 
 from harness import __version__
-from harness.commands import command
 from harness.errors import HarnessError
+from harness.registry.commands import command
 
 _REGISTERED = "harness.registered_commands"
 """Where a group keeps, in the root context's `meta`, the commands plugins registered."""
@@ -24,7 +24,7 @@ _REGISTERED = "harness.registered_commands"
 
 class PluginCommands(click.Group):
     """A group of the core's commands and those plugins register for it (`register_commands`
-    in `harness.hookspecs`). The plugins load, once per invocation, only when help lists the
+    in `harness.registry.hookspecs`). The plugins load, once per invocation, only when help lists the
     commands or a name is not one of the core's."""
 
     def __init__(self, *args: Any, plugin_group: str | None = None, **kwargs: Any) -> None:
@@ -35,7 +35,7 @@ class PluginCommands(click.Group):
         """The commands plugins registered in this group, by name."""
         meta = ctx.find_root().meta
         if _REGISTERED not in meta:
-            from harness.loader import load_registry
+            from harness.registry.loader import load_registry
 
             meta[_REGISTERED] = load_registry().commands
         return {info.name: info.command for info in meta[_REGISTERED].values()
@@ -77,8 +77,8 @@ def main() -> None:
 def list_command(as_json: bool, strict: bool, options_of: str | None) -> None:
     """List registered encoders, decoders, metrics and downstream tasks, and plugins that
     failed to load; with --options NAME, the options one component takes."""
-    from harness.listing import component_options, listing, render_listing, render_options
-    from harness.loader import load_registry
+    from harness.registry.listing import component_options, listing, render_listing, render_options
+    from harness.registry.loader import load_registry
 
     registry = load_registry()
     if options_of is not None:
@@ -111,7 +111,7 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     Warnings (an encoder whose row in the downstream reference table measured another model)
     are printed either way and change neither the exit code nor what `harness run` does.
     """
-    from harness.loader import load_registry
+    from harness.registry.loader import load_registry
     from harness.spec import TableSpec, load_spec, preflight
     from harness.spec.preflight import preflight_warnings
 
@@ -165,10 +165,10 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
         cache_dir: Path | None, executor: str | None,
         executor_options: tuple[str, ...]) -> None:
     """Run a benchmark spec; finished stages are reused from the cache, killed ones resume."""
-    from harness.cache import Cache, default_root
-    from harness.loader import load_registry
+    from harness.registry.loader import load_registry
     from harness.runner import run_spec, run_tables
     from harness.spec import TableSpec, load_spec
+    from harness.util.cache import Cache, default_root
 
     extra = list(overrides)
     for key, value in (("device", device), ("executor.name", executor)):
@@ -202,7 +202,7 @@ def report(run_dir: Path, formats: tuple[str, ...]) -> None:
     """Rebuild report.md / report.html (and with --format csv, tables/*.csv) of a run
     directory from its results.json."""
     from harness.report.write import write_reports
-    from harness.results import load_results
+    from harness.results.model import load_results
 
     write_reports(run_dir, load_results(run_dir), list(formats))
     click.echo(f"reports written in {run_dir}")

@@ -1,6 +1,6 @@
 """Runs a spec end to end: every stage, in data-flow order, through the artifact cache.
 
-One job is one encoder's pipeline (`harness.jobs`), run by the spec's executor
+One job is one encoder's pipeline (`harness.executors.jobs`), run by the spec's executor
 (`harness.executors`, registered by name: local, or Ray at scale), which also decides the
 device. The runner prepares the corpus and vocabulary first, then runs the spec's analyses
 over the jobs' results (`harness.analyses`), builds the typed `RunResults` and writes the run
@@ -18,25 +18,25 @@ from typing import Any
 from harness.analyses.correlation.correlate import correlations_from_tables, table_declarations
 from harness.analyses.downstream.scores import downstream_scores
 from harness.analyses.run import AnalysisRun, run_analyses
-from harness.cache import Cache
-from harness.declarations import published_tables
 from harness.errors import HarnessError
 from harness.executors import Executor
-from harness.jobs import EncoderOutcome, check_curve, planned
+from harness.executors.jobs import EncoderOutcome, check_curve, planned
 from harness.protocols import BuildContext
-from harness.provenance import provenance as _provenance
 from harness.report.write import write_run
-from harness.results import (
+from harness.results.declarations import published_tables
+from harness.results.model import (
     CacheCounts,
     CorpusCounts,
     Example,
     ExampleOutput,
     RunResults,
 )
+from harness.results.provenance import provenance as _provenance
 from harness.spec import Spec, TableSpec, preflight, refuse
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.vocab import prepare_vocab
+from harness.util.cache import Cache
 
 log = logging.getLogger("harness.run")
 EXAMPLES = 5

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from harness.results import SCHEMA, RunResults
+from harness.results.model import SCHEMA, RunResults
 
 ENCODERS = ["laser", "avg", "sbert", "hier", "gem"]
 TASKS = ["MR", "CR", "STSB"]

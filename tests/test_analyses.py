@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.loader import load_registry
 from harness.protocols import Analysis, BuildContext
+from harness.registry.loader import load_registry
 from harness.testing import check_analysis
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -55,7 +55,7 @@ def test_every_registered_analysis_conforms(tmp_path: Path) -> None:
 def test_a_plugins_own_fields_are_kept_as_json_under_its_name() -> None:
     from harness.analyses.run import results_fields
     from harness.errors import PluginError
-    from harness.results import RunResults
+    from harness.results.model import RunResults
 
     fields = results_fields("my-count", {"floor": None, "count": 3, "per": {"a": 1.5}},
                             plugin="my-plugin")

@@ -110,22 +110,22 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_the_import_walker_resolves_relative_and_submodule_imports(tmp_path: Path) -> None:
     source = tmp_path / "__init__.py"
     source.write_text("from . import options\nfrom .adapters.common import x\n"
-                      "from harness.spec import Spec\nimport harness.cache\n")
-    known = {"p", "p.options", "p.adapters", "p.adapters.common", "harness.spec", "harness.cache"}
+                      "from harness.spec import Spec\nimport harness.util.cache\n")
+    known = {"p", "p.options", "p.adapters", "p.adapters.common", "harness.spec", "harness.util.cache"}
     assert set(imported("p", source, known)) == {"p.options", "p.adapters.common", "harness.spec",
-                                                  "harness.cache"}
+                                                  "harness.util.cache"}
 
 
 def test_the_import_walker_resolves_a_scripts_neighbours(tmp_path: Path) -> None:
     """A script's bare import of a neighbour is that neighbour; a bare name that is none is not,
     and the tests' dotted name of a script means the same file."""
     source = tmp_path / "a.py"
-    source.write_text("from b import x\nimport harness.cache\nfrom benchmarks.perf import c\n"
+    source.write_text("from b import x\nimport harness.util.cache\nfrom benchmarks.perf import c\n"
                       "def f():\n    import d\n    from shared import y\n")
     known = {"benchmarks.perf.a", "benchmarks.perf.b", "benchmarks.perf.c", "benchmarks.shared",
-             "harness.cache"}
+             "harness.util.cache"}
     assert set(imported("benchmarks.perf.a", source, known)) == {
-        "benchmarks.perf.b", "harness.cache", "benchmarks.perf.c"}
+        "benchmarks.perf.b", "harness.util.cache", "benchmarks.perf.c"}
 
 
 def test_the_walk_covers_the_benchmarks() -> None:
@@ -187,26 +187,24 @@ def test_protocols_import_nothing_from_the_rest_of_the_harness() -> None:
 FLOORS: tuple[tuple[str, ...], ...] = (
     # 0: the contracts and what every module may use
     ("harness.protocols", "harness.protocols.*", "harness.errors", "harness.lazy"),
-    # 1: the parts with no notion of a run
-    ("harness", "harness.records", "harness.cache", "harness.devices", "harness.vectors",
-     "harness.lines", "harness.skipgram", "harness.vocab", "harness.outputs", "harness.registry",
-     "harness.commands",
-     "harness.hookspecs", "harness.component_checks", "harness.data", "harness.data.*",
-     "harness.synthetic", "harness.synthetic.*", "harness.training", "harness.training.*",
-     "harness.generation", "harness.generation.*"),
+    # 1: the parts with no notion of a run: utilities, text, the plugin machinery, records
+    ("harness", "harness.util", "harness.util.*", "harness.text", "harness.text.*",
+     "harness.registry", "harness.registry.*", "harness.results", "harness.results.records",
+     "harness.data", "harness.data.*", "harness.synthetic", "harness.synthetic.*",
+     "harness.training", "harness.training.*", "harness.generation", "harness.generation.*"),
     # 2: the analyses' records and spec sections
     ("harness.analyses.*.results", "harness.analyses.*.spec"),
     # 3: what results.json holds, the statistics over it, the registry's loader
-    ("harness.results", "harness.declarations", "harness.stats", "harness.stats.*",
-     "harness.loader", "harness.listing", "harness.analyses",
+    ("harness.results.model", "harness.results.declarations", "harness.stats", "harness.stats.*",
+     "harness.registry.loader", "harness.registry.listing", "harness.analyses",
      # the probes' scoring and analogy files, which the spec's checks read
      "harness.analyses.probes.scoring", "harness.analyses.probes.analogies"),
     # 4: specs
-    ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.provenance"),
+    ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.results.provenance"),
     # 5: the per-encoder pipeline
-    ("harness.corpus", "harness.stages", "harness.stages.*"),
+    ("harness.text.reading", "harness.stages", "harness.stages.*"),
     # 6: one encoder's job and the executors that run it
-    ("harness.jobs", "harness.executors", "harness.executors.*"),
+    ("harness.executors", "harness.executors.*"),
     # 7: the report's building blocks, which the analyses draw with
     ("harness.report.elements", "harness.report.plots"),
     # 8: the analyses over the jobs' results

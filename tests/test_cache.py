@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cache import META_FILE, Cache, artifact_key
 from harness.errors import PluginError
-from harness.vectors import open_vectors, write_vectors
+from harness.util.cache import META_FILE, Cache, artifact_key
+from harness.util.vectors import open_vectors, write_vectors
 
 
 def test_key_depends_on_every_part_and_not_on_order() -> None:

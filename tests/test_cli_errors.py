@@ -432,10 +432,10 @@ def test_a_full_disk_mid_write_is_one_line_and_leaves_no_finished_artifact(
     artifact left partial (never taken as finished); the rerun completes it."""
     import errno
 
-    import harness.vectors
+    import harness.util.vectors
 
     path = write_spec(tmp_path, GOOD)
-    real = harness.vectors.write_rows
+    real = harness.util.vectors.write_rows
     calls = []
 
     def disk_full(*args: object) -> None:
@@ -444,7 +444,7 @@ def test_a_full_disk_mid_write_is_one_line_and_leaves_no_finished_artifact(
             raise OSError(errno.ENOSPC, "No space left on device")
         real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(harness.vectors, "write_rows", disk_full)
+    monkeypatch.setattr(harness.util.vectors, "write_rows", disk_full)
     failed = invoke("run", str(path))
     assert failed.exit_code == 2 and "Traceback" not in failed.output
     # the stages' progress lines, then one error line
@@ -453,7 +453,7 @@ def test_a_full_disk_mid_write_is_one_line_and_leaves_no_finished_artifact(
     encoded = sorted(p.name for p in (cache / "encode").iterdir())
     assert len(encoded) == 1 and encoded[0].endswith(".partial")
     assert not Path("runs").exists()
-    monkeypatch.setattr(harness.vectors, "write_rows", real)
+    monkeypatch.setattr(harness.util.vectors, "write_rows", real)
     done = invoke("run", str(path))
     assert done.exit_code == 0, done.output
     assert all(not p.name.endswith(".partial") for p in (cache / "encode").iterdir())

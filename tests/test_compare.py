@@ -8,7 +8,7 @@ from scipy import stats as scipy_stats
 
 from harness.analyses.correlation.stability import compare_runs, diagnostic_values, render_comparison
 from harness.errors import DataError
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 MOS = {"avg": (15.2, 33.5), "gem": (1.2, 23.8), "hier": (15.0, 37.9), "infersent": (21.2, 53.5),
        "laser": (18.5, 52.9), "sbert": (3.3, 21.5)}

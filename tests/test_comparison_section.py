@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import SpecError
 from harness.report.elements import min_support, spec_setting
-from harness.results import RunResults
+from harness.results.model import RunResults
 from harness.spec import load_spec
 from tests.test_spec import MINIMAL, line_of, write
 

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 
-from harness.cache import Cache
 from harness.errors import HarnessError
 from harness.protocols import BuildContext, Options, PositionalEncoder, is_positional
 from harness.stages.base import RunContext
@@ -21,9 +20,10 @@ from harness.stages.encode import Encoded, encode_corpus
 from harness.stages.vocab import Vocab
 from harness.synthetic import generate_sentences
 from harness.testing import check_encoder, check_registration
+from harness.text.subwords import SubwordVocab, train_subword_vocab
 from harness.training.trainer import train_decoder
-from harness.vectors import open_vectors, write_vectors
-from harness.vocab import SubwordVocab, train_subword_vocab
+from harness.util.cache import Cache
+from harness.util.vectors import open_vectors, write_vectors
 from harness_plugins import encoders
 from harness_plugins.decoders.lstm import build_mos_lstm
 from harness_plugins.decoders.options import MosLstmOptions

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.corpus import keep, load_source, normalise, read_lines, tidy
 from harness.data.awk import field_count
 from harness.data.newscrawl import prepare_newscrawl
 from harness.errors import DataError
 from harness.spec import Normalise, Source
+from harness.text.reading import keep, load_source, normalise, read_lines, tidy
 
 
 def test_keep_is_the_papers_nf_filter() -> None:

@@ -11,14 +11,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from harness import lines
-from harness.cache import Cache
-from harness.corpus import keep, normalise, read_lines
-from harness.lines import LineFile
 from harness.spec import Normalise, Source
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus, prepare_corpus
 from harness.synthetic import generate_sentences
+from harness.text import lines
+from harness.text.lines import LineFile
+from harness.text.reading import keep, normalise, read_lines
+from harness.util.cache import Cache
 
 NORMALISE = Normalise(lowercase=True, digits="zero")
 
@@ -96,8 +96,8 @@ def test_a_cache_hit_reads_no_line_of_the_training_split(tmp_path, monkeypatch):
             return read(path, *args)
         return guarded
 
-    monkeypatch.setattr("harness.lines.scan_lines", refuse(lines.scan_lines))
-    monkeypatch.setattr("harness.lines._stream", refuse(lines._stream))
+    monkeypatch.setattr("harness.text.lines.scan_lines", refuse(lines.scan_lines))
+    monkeypatch.setattr("harness.text.lines._stream", refuse(lines._stream))
     hit = prepared(tmp_path, run)
     assert hit.directory == built.directory and len(hit.train) == 2000  # count from meta.json
     # A job gets the corpus pickled: the training split as its path and count.

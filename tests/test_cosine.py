@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.cache import Cache
 from harness.errors import DataError, HarnessError
 from harness.protocols import (
     EncoderAwareMetric,
@@ -22,12 +21,13 @@ from harness.protocols import (
     Options,
     unrelated_pairing,
 )
-from harness.registry import RegistrationError, make_info
+from harness.registry.components import RegistrationError, make_info
 from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
 from harness.stages.generate import Samples
 from harness.stages.score import scored
-from harness.vectors import row_cosines
+from harness.util.cache import Cache
+from harness.util.vectors import row_cosines
 from harness_plugins.encoders.pooling import AverageEncoder
 from harness_plugins.metrics.cosine import CosineMetric
 
@@ -293,8 +293,8 @@ def test_a_run_scores_cosine_alike_in_the_local_and_the_ray_job_path(tmp_path):
     """The local executor scores in this process; the Ray executor runs `run_encoder_job` in a
     worker, against a cache where the driver prepared only the corpus and vocabulary. Both hand
     the job's own encoder to cosine, and agree."""
-    from harness.jobs import run_encoder_job
-    from harness.loader import load_registry
+    from harness.executors.jobs import run_encoder_job
+    from harness.registry.loader import load_registry
     from harness.runner import run_spec
     from harness.spec import load_spec
     from harness.stages.corpus import prepare_corpus

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from harness.cache import Cache
 from harness.errors import HarnessError
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.util.cache import Cache
 
 SPEC = """
 name: curve
@@ -70,7 +70,7 @@ def test_the_report_draws_and_tabulates_the_curve(curve_run) -> None:
 
 
 def test_results_without_a_curve_have_no_points(tmp_path: Path) -> None:
-    from harness.results import PairResult
+    from harness.results.model import PairResult
 
     assert "by_size" not in PairResult(encoder="a", decoder="b").model_dump(mode="json")
 
@@ -103,7 +103,7 @@ def test_validate_counts_the_curve_decoders(tmp_path: Path) -> None:
 
 def test_a_diagnostic_at_zero_for_every_size_and_encoder_is_left_out_of_the_figure() -> None:
     from harness.report.sizes import SIZES_FILE, size_panels, sizes_section
-    from harness.results import RunResults
+    from harness.results.model import RunResults
 
     def point(size: int, bleu: float) -> dict:
         return {"sentences": size, "metrics": {

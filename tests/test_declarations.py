@@ -23,9 +23,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from harness.cache import Cache
 from harness.cli import main
-from harness.declarations import (
+from harness.errors import DataError, PluginError
+from harness.protocols import declared_model
+from harness.registry.loader import ENTRY_POINT_GROUP, load_registry
+from harness.results.declarations import (
     PreviewVocabulary,
     imported_vectors,
     pooled_vectors,
@@ -34,12 +36,10 @@ from harness.declarations import (
     split_declaration,
     trained_vectors,
 )
-from harness.errors import DataError, PluginError
-from harness.loader import ENTRY_POINT_GROUP, load_registry
-from harness.protocols import declared_model
 from harness.runner import run_spec
 from harness.spec import load_spec, preflight
 from harness.spec.preflight import preflight_warnings
+from harness.util.cache import Cache
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.decomposition import PCA
 
-from harness.loader import load_registry
 from harness.protocols import BuildContext
+from harness.registry.loader import load_registry
 from harness.testing import check_defence
 from harness.testing.defences import default_vectors
 

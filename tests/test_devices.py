@@ -8,7 +8,7 @@ from contextlib import nullcontext
 import pytest
 import torch
 
-from harness.devices import mixed_precision, tf32_matmuls
+from harness.util.devices import mixed_precision, tf32_matmuls
 
 
 def test_cpus_get_no_precision_context() -> None:

@@ -90,7 +90,7 @@ def test_the_plugin_guides_table_lists_every_first_party_component() -> None:
     component that plugin registers, and no plugin the registry lacks."""
     import re
 
-    from harness.loader import FIRST_PARTY_PACKAGE, load_registry
+    from harness.registry.loader import FIRST_PARTY_PACKAGE, load_registry
 
     guide = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
     rows = {m.group(1): m.group(0) for m in re.finditer(

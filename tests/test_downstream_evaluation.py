@@ -11,7 +11,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
 from harness.errors import HarnessError
-from harness.vectors import row_cosines as cosine
+from harness.util.vectors import row_cosines as cosine
 from harness_plugins.tasks.senteval import evaluation
 from harness_plugins.tasks.senteval.classifier import SentEvalClassifier, make_optimizer
 from harness_plugins.tasks.senteval.configs import CONFIGS, get_config

@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
 
-from harness.cache import Cache
 from harness.errors import SpecError
-from harness.loader import load_registry
 from harness.protocols import ScoreSpread, TaskResult, is_seeded, over_seeds
+from harness.registry.loader import load_registry
 from harness.report.write import render_markdown
-from harness.results import RunResults
+from harness.results.model import RunResults
 from harness.spec import load_spec
 from harness.spec.schema import DownstreamSection
 from harness.stages.encode import Encoded
 from harness.stages.evaluate import evaluate_tasks
+from harness.util.cache import Cache
 from harness_plugins.tasks.senteval import evaluation
 from harness_plugins.tasks.senteval.classifier import SentEvalClassifier
 from harness_plugins.tasks.senteval.configs import CONFIGS

@@ -24,7 +24,7 @@ from harness.protocols import (
     is_seeded,
 )
 from harness.testing import check_registration, check_task, hashed_bag_of_words
-from harness.vectors import row_cosines as cosine
+from harness.util.vectors import row_cosines as cosine
 from harness_plugins.tasks.senteval.loaders import load_task
 from harness_plugins.tasks.senteval.tasks import (
     FAMILIES,

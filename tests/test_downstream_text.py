@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.cache import Cache
 from harness.protocols import TaskResult
 from harness.spec.schema import Normalise
 from harness.stages.encode import Encoded
 from harness.stages.evaluate import evaluate_tasks
+from harness.util.cache import Cache
 
 TASK_TEXT = ["The Cat sat in 1999 .", "A DOG barked twice"]
 

@@ -12,13 +12,13 @@ import pytest
 from harness.analyses.probes.analogies import AnalogyItem, AnalogySet, score_analogies
 from harness.analyses.probes.queries import AnalogySetRun, SolvedSet
 from harness.analyses.probes.text import render_analogy_run
-from harness.cache import Cache
-from harness.loader import load_registry
-from harness.outputs import EMPTY, count_empty, is_empty, shown
+from harness.registry.loader import load_registry
 from harness.report.elements import empty_cell, empty_outputs, mostly_empty
-from harness.results import GenerateSummary, PairResult, SeedRun
+from harness.results.model import GenerateSummary, PairResult, SeedRun
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.text.outputs import EMPTY, count_empty, is_empty, shown
+from harness.util.cache import Cache
 
 
 def test_empty_means_no_token() -> None:

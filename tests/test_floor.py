@@ -14,7 +14,7 @@ from scipy.stats import binomtest
 from harness.analyses.floor.gains import FLOOR_ENCODER, floor_encoder, gains_over_floor
 from harness.analyses.floor.report import floor_section
 from harness.report.write import write_reports
-from harness.results import RunResults, load_results
+from harness.results.model import RunResults, load_results
 from harness.stats import holm_adjusted
 from harness_plugins.metrics.cosine import CosineMetric
 from harness_plugins.metrics.overlap import IdentityMetric
@@ -129,7 +129,7 @@ def test_the_floor_is_the_first_encoder_registered_as_random_gaussian():
 
 
 def test_a_spec_with_the_control_encoder_names_it_the_floor(tmp_path: Path):
-    from harness.loader import load_registry
+    from harness.registry.loader import load_registry
     from harness.spec import load_spec
 
     registry = load_registry()

@@ -15,7 +15,7 @@ from harness.errors import DataError, HarnessError
 from harness.protocols import BuildContext, TrainableEncoder
 from harness.synthetic import generate_sentences
 from harness.testing import check_encoder, check_registration
-from harness.vocab import train_subword_vocab
+from harness.text.subwords import train_subword_vocab
 from harness_plugins.encoders.gem import (
     GeometricEmbedding,
     context_windows,

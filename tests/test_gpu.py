@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 import torch
 
-from harness import devices
-from harness.devices import resolve_device
 from harness.generation.reference import priority_queue_beam_search
 from harness.generation.search import beam_search
 from harness.training import trainer as trainer_module
 from harness.training.log import TrainingLog
 from harness.training.options import TrainingOptions
 from harness.training.trainer import DivergedError, train_decoder
+from harness.util import devices
+from harness.util.devices import resolve_device
 from harness_plugins.decoders import mixture as mixture_module
 from tests.decoder_fakes import BOS, EOS, Killed, copy_task, kill_at, make_model, make_vocab
 

@@ -9,12 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from harness.cache import Cache
 from harness.errors import DataError
-from harness.loader import load_registry
 from harness.protocols import DecoderLikelihood, UnconditionalLikelihood
+from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.util.cache import Cache
 from harness_plugins.metrics.graded import InformationMetric, RetrievalMetric, distractor_sets
 
 

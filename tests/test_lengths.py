@@ -29,14 +29,14 @@ from harness.analyses.lengths.report import (
     lengths_section,
     silent_panels,
 )
-from harness.cache import Cache
 from harness.errors import SpecError
 from harness.report.plots import length_figure
 from harness.report.write import write_reports
-from harness.results import LengthBin, RunResults, load_results
+from harness.results.model import LengthBin, RunResults, load_results
 from harness.spec import load_spec
 from harness.spec.schema import BreakdownSection
 from harness.stages.base import RunContext
+from harness.util.cache import Cache
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityMetric
 from tests.report_fixtures import ENCODERS, rich_data, section

@@ -1,4 +1,4 @@
-"""`harness.lines.LineFile`: a file's lines as a read-only sequence (length, streaming,
+"""`harness.text.lines.LineFile`: a file's lines as a read-only sequence (length, streaming,
 random access through the sparse index, slices as views, pickling as a path)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.lines import BLOCK, LineFile, scan_lines
+from harness.text.lines import BLOCK, LineFile, scan_lines
 
 
 def lines_of(count: int) -> list[str]:
@@ -80,7 +80,7 @@ def test_a_prefix_streams_without_building_the_index(tmp_path, monkeypatch):
     def no_scan(path: Path) -> None:
         raise AssertionError("the index was built")
 
-    monkeypatch.setattr("harness.lines.scan_lines", no_scan)
+    monkeypatch.setattr("harness.text.lines.scan_lines", no_scan)
     assert len(lines_file) == len(lines)  # the count given, not counted
     assert list(lines_file[:2500]) == lines[:2500]  # train[:n]: read from the start
 

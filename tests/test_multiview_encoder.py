@@ -333,10 +333,10 @@ report: {formats: [md]}
 
 @pytest.mark.slow
 def test_runs_through_the_harness_and_is_fitted_once(tmp_path: Path) -> None:
-    from harness.cache import Cache
-    from harness.loader import load_registry
+    from harness.registry.loader import load_registry
     from harness.runner import run_spec
     from harness.spec import load_spec
+    from harness.util.cache import Cache
 
     registry = load_registry()
     assert registry.get("encoder", "multiview-d").plugin == "harness-multiview"

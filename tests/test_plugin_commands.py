@@ -18,11 +18,11 @@ import pluggy
 import pytest
 from click.testing import CliRunner
 
-from harness import hookspecs
 from harness.cli import main
-from harness.hookspecs import hookimpl
-from harness.loader import DISABLE_ENV, load_registry, register_plugin
-from harness.registry import Registry
+from harness.registry import hookspecs
+from harness.registry.components import Registry
+from harness.registry.hookspecs import hookimpl
+from harness.registry.loader import DISABLE_ENV, load_registry, register_plugin
 from harness.testing import check_registration
 from tests.test_plugins import fake, plugin_environment  # noqa: F401  (autouse fixture)
 
@@ -63,11 +63,11 @@ def test_a_command_another_plugin_registered_is_refused_in_one_line_naming_both(
 
 
 def test_harness_list_shows_the_refused_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.loader
+    import harness.registry.loader
 
     registry = load_registry(entry_points=[fake("fake-command", "command"),
                                            fake("fake-command-clash", "command_clash")])
-    monkeypatch.setattr(harness.loader, "load_registry", lambda: registry)
+    monkeypatch.setattr(harness.registry.loader, "load_registry", lambda: registry)
     listed = CliRunner().invoke(main, ["list", "--strict"])
     assert listed.exit_code == 2 and "fake-command-clash" in listed.stdout
     assert CliRunner().invoke(main, ["fake-hello", "you"]).stdout == "hello you\n"

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from pydantic import Field
 
 from harness.errors import PluginError, SpecError
-from harness.loader import load_registry
 from harness.protocols import BuildContext, Options
-from harness.registry import Registry, make_info
+from harness.registry.components import Registry, make_info
+from harness.registry.loader import load_registry
 from harness.spec import load_spec
 from tests.test_spec import line_of, write
 
@@ -119,7 +119,7 @@ class LevelOptions(Options):
 
 def test_provenance_lists_every_plugin_distribution_the_run_used(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.provenance as prov
+    import harness.results.provenance as prov
 
     monkeypatch.setattr(prov, "git_commit", lambda: "abc")
     registry = load_registry()
@@ -184,7 +184,7 @@ def test_check_analysis_refuses_own_fields_filed_under_no_registered_name(workdi
 @pytest.mark.usefixtures("one_thread")
 def test_the_guides_analysis_passes_with_its_registered_name_and_draws_its_section(
         workdir: Path) -> None:
-    from harness.results import RunResults
+    from harness.results.model import RunResults
     from harness.testing import check_analysis
 
     analysis, name = guide_analysis()
@@ -249,7 +249,7 @@ def test_an_analysis_key_of_the_wrong_shape_is_refused_in_one_line() -> None:
         results_fields("my-count", {"downstream": "many"}, plugin="my-plugin")
     assert str(error.value) == (
         "plugin 'my-plugin': analysis 'my-count' returned 'downstream', a results field "
-        "(harness.results.RunResults.downstream) this value does not fit (Input should be a "
+        "(harness.results.model.RunResults.downstream) this value does not fit (Input should be a "
         "valid dictionary): return that field's type, or rename the key to keep it under "
         "results.json `analyses: {my-count: ...}`")
 
@@ -331,7 +331,7 @@ def test_the_runner_records_which_distribution_each_analysis_comes_from(
 
 def test_report_says_when_an_analysis_is_not_installed(caplog: pytest.LogCaptureFixture) -> None:
     from harness.report.write import render_markdown
-    from harness.results import RunResults
+    from harness.results.model import RunResults
 
     results = RunResults(spec={"name": "t", "analyses": [
         {"name": "downstream", "options": {}},
@@ -352,7 +352,7 @@ def test_report_says_when_an_analysis_is_not_installed(caplog: pytest.LogCapture
 def test_report_of_older_results_that_do_not_name_the_distribution(
         caplog: pytest.LogCaptureFixture) -> None:
     from harness.report.sections import analyses_of
-    from harness.results import RunResults
+    from harness.results.model import RunResults
 
     results = RunResults(spec={"name": "t", "analyses": [{"name": "my-exact"}]})
     with caplog.at_level(logging.WARNING, logger="harness"):
@@ -388,11 +388,11 @@ class NanDefence:
 
 def test_a_defence_returning_nan_names_the_defence_its_level_and_the_encoder(
         tmp_path: Path) -> None:
-    from harness.cache import Cache
     from harness.spec import DefenceEntry
     from harness.stages.base import RunContext
     from harness.stages.defend import DefendedEncoder, defend_encoded
     from harness.stages.encode import Encoded
+    from harness.util.cache import Cache
 
     info = make_info("defence", "nan-defence", lambda options, context: NanDefence(),
                      options=LevelOptions, plugin="nan-plugin")

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness import hookspecs
 from harness.errors import UnavailableComponentError, UnknownComponentError
-from harness.loader import ALLOW_ENV, DISABLE_ENV, ENTRY_POINT_GROUP, load_registry
 from harness.protocols import BuildContext, PluginFailure
-from harness.registry import Registry
+from harness.registry import hookspecs
+from harness.registry.components import Registry
+from harness.registry.loader import ALLOW_ENV, DISABLE_ENV, ENTRY_POINT_GROUP, load_registry
 from harness.testing import check_encoder, check_metric
 
 REPO = Path(__file__).resolve().parents[1]
@@ -182,7 +182,7 @@ def test_hook_register_analyses(tmp_path: Path) -> None:
 def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     """A third-party plugin adds a command and a `data` subcommand; `harness` runs them with
     the core's -v/--debug and one-line errors and lists them with the core's commands."""
-    import harness.loader
+    import harness.registry.loader
     from harness.cli import main
 
     registry = load_registry(entry_points=[fake("fake-command", "command"), *first_party()])
@@ -192,7 +192,7 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
         "analogy": "harness-analyses", "data senteval": "harness-tasks", "fake-hello": "fake-command",
         "data fake-fetch": "fake-command"}
     assert registry.get("encoder", "fake-command-encoder").plugin == "fake-command"
-    monkeypatch.setattr(harness.loader, "load_registry", lambda: registry)
+    monkeypatch.setattr(harness.registry.loader, "load_registry", lambda: registry)
     runner = CliRunner()
     done = runner.invoke(main, ["fake-hello", "world", "--shout"])
     assert (done.exit_code, done.stdout) == (0, "HELLO WORLD\n")
@@ -209,20 +209,20 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     fetched = runner.invoke(main, ["data", "fake-fetch", "--dir", "somewhere"])
     assert (fetched.exit_code, fetched.stdout) == (0, "fetched into somewhere\n")
     # without the plugin the command is unknown, as click says of any unknown name
-    monkeypatch.setattr(harness.loader, "load_registry", lambda: load_registry(first_party()))
+    monkeypatch.setattr(harness.registry.loader, "load_registry", lambda: load_registry(first_party()))
     missing = runner.invoke(main, ["fake-hello", "world"])
     assert missing.exit_code == 2 and "No such command 'fake-hello'" in missing.stderr
 
 
 def hookspec_names() -> list[str]:
-    """Every hook declared in harness.hookspecs."""
+    """Every hook declared in harness.registry.hookspecs."""
     return sorted(name for name, value in vars(hookspecs).items()
                   if callable(value) and hasattr(value, "harness_spec"))
 
 
 def test_every_hook_has_a_test() -> None:
     names = hookspec_names()
-    assert names, "found no hookspecs in harness.hookspecs"
+    assert names, "found no hookspecs in harness.registry.hookspecs"
     missing = [name for name in names if f"test_hook_{name}" not in globals()]
     assert not missing, f"add a test_hook_<name> test in {__file__} for: {missing}"
     assert sorted([*hookspecs.HOOK_FOR_KIND.values(), hookspecs.COMMAND_HOOK]) == names
@@ -350,7 +350,7 @@ def test_disable_wins_over_allow(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_misspelt_plugin_name_in_the_variables_is_reported(monkeypatch: pytest.MonkeyPatch,
                                                              caplog) -> None:
     monkeypatch.setenv(ALLOW_ENV, "fake-good,fake-godo")
-    with caplog.at_level("WARNING", logger="harness.loader"):
+    with caplog.at_level("WARNING", logger="harness.registry.loader"):
         registry = load_registry(entry_points=ALL_FAKES)
     assert registered(registry) == {("encoder", "fake-length")}
     assert "HARNESS_PLUGINS names 'fake-godo', which is no installed plugin" in caplog.text
@@ -412,13 +412,13 @@ def test_list_command_json_schema() -> None:
 def test_list_strict_fails_when_a_plugin_failed(monkeypatch: pytest.MonkeyPatch) -> None:
     """For plugin authors' CI: the listing is printed either way; --strict exits with 2 and one
     error line naming the failed plugins when any failed, 0 when none did."""
-    import harness.loader
+    import harness.registry.loader
     from harness.cli import main
 
     broken = load_registry(entry_points=[fake("fake-good", "good_encoder"),
                                          fake("fake-raises", "raises")])
     assert [f.name for f in broken.failures] == ["fake-raises"]
-    monkeypatch.setattr(harness.loader, "load_registry", lambda: broken)
+    monkeypatch.setattr(harness.registry.loader, "load_registry", lambda: broken)
     lenient = CliRunner().invoke(main, ["list"])
     assert lenient.exit_code == 0 and "fake-raises" in lenient.stdout
     strict = CliRunner().invoke(main, ["list", "--strict"])
@@ -426,7 +426,7 @@ def test_list_strict_fails_when_a_plugin_failed(monkeypatch: pytest.MonkeyPatch)
     assert strict.stderr == ("error: --strict: 1 plugin failed to load (fake-raises); see failed "
                              "plugins above\n")
     healthy = load_registry(entry_points=[fake("fake-good", "good_encoder")])
-    monkeypatch.setattr(harness.loader, "load_registry", lambda: healthy)
+    monkeypatch.setattr(harness.registry.loader, "load_registry", lambda: healthy)
     assert CliRunner().invoke(main, ["list", "--strict", "--json"]).exit_code == 0
 
 
@@ -484,7 +484,7 @@ def test_validate_names_the_plugin_and_option_before_any_run(tmp_path: Path) -> 
 
 
 def test_every_first_party_component_passes_the_checks() -> None:
-    from harness.component_checks import component_problems, factory_imports
+    from harness.registry.checks import component_problems, factory_imports
 
     registry = load_registry(entry_points=first_party())
     assert [p for info in registry for p in component_problems(info)] == []

@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 from harness.protocols import BuildContext, Options
 from harness.synthetic import generate_sentences
 from harness.testing import check_encoder, check_registration
-from harness.vocab import SubwordVocab, train_subword_vocab
+from harness.text.subwords import SubwordVocab, train_subword_vocab
 from harness_plugins.encoders.options import WindowOptions
 from harness_plugins.encoders.pooling import (
     AverageEncoder,

@@ -24,8 +24,8 @@ from harness.analyses.correlation.primary_report import primary_claims, primary_
 from harness.analyses.correlation.spec import PrimarySection
 from harness.analyses.downstream.scores import Downstream
 from harness.errors import SpecError
-from harness.loader import load_registry
-from harness.results import RunResults
+from harness.registry.loader import load_registry
+from harness.results.model import RunResults
 from harness.spec import load_spec, preflight
 from harness.stats.joint import P_MONTE_CARLO, mean_correlation_test
 from harness.stats.power import correlation_power, critical_value, min_detectable_correlation

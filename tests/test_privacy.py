@@ -12,9 +12,9 @@ from scipy.stats import binomtest
 
 from harness.analyses.privacy.canaries import ENTITY_TYPES, canaries, recovered, recovery_counts
 from harness.analyses.privacy.study import matched_leakage
-from harness.cache import Cache
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.spec import load_spec
+from harness.util.cache import Cache
 from tests.watched_runs import Watched, watched_run
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -142,7 +142,7 @@ def test_canary_recovery_by_hand() -> None:
 
 def test_matched_utility_takes_the_least_leaking_level_that_keeps_the_utility() -> None:
     from harness.analyses.privacy.results import PrivacyPoint
-    from harness.records import MetricScore
+    from harness.results.records import MetricScore
 
     def point(level: float, utility: float, leak: float) -> PrivacyPoint:
         return PrivacyPoint(defence="gaussian", level=level, utility=utility,

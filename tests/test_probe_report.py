@@ -13,7 +13,7 @@ from harness.analyses.probes.report import NOISE_FILE
 from harness.analyses.probes.results import PairProbes
 from harness.report.plots import curves_png
 from harness.report.write import render_markdown, write_reports
-from harness.results import RunResults, load_results
+from harness.results.model import RunResults, load_results
 from tests.test_report import embedded_images, hand_made_data, png_size
 
 ITEMS = (AnalogyItem("he saw it .", "he sees it .", "she sees me .", "she saw me .", "tense"),

@@ -10,13 +10,13 @@ from click.testing import CliRunner
 
 from harness.analyses.probes import analogy_set, decode_expression, generate
 from harness.analyses.probes.analogies import write_generated_set
-from harness.cache import Cache
 from harness.cli import main
-from harness.loader import load_registry
-from harness.outputs import shown
-from harness.results import load_results
+from harness.registry.loader import load_registry
+from harness.results.model import load_results
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.text.outputs import shown
+from harness.util.cache import Cache
 from tests.test_runner import _write_spec
 from tests.watched_runs import Watched, watched_run
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.spec import load_spec, preflight
 from tests.test_cli_errors import GOOD, assert_one_error_line
 

@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 from harness.analyses.probes import analogy, generate, interpolate
-from harness.cache import Cache
 from harness.cli import main
-from harness.loader import load_registry
-from harness.outputs import shown
+from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec, preflight
+from harness.text.outputs import shown
+from harness.util.cache import Cache
 from tests.test_runner import _write_spec
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 import harness
-from harness import provenance as prov
+from harness.results import provenance as prov
 
 REPO = Path(__file__).resolve().parent.parent
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org",
@@ -49,8 +49,8 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def commit_seen_from(site: Path, cwd: Path) -> str:
-    """`harness.provenance.git_commit()` in a fresh interpreter importing harness from `site`."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import harness.provenance as p; "
+    """`harness.results.provenance.git_commit()` in a fresh interpreter importing harness from `site`."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import harness.results.provenance as p; "
             "assert p.__file__.startswith(sys.argv[1]), p.__file__; print(p.git_commit())")
     return subprocess.run([sys.executable, "-c", code, str(site)], cwd=cwd, check=True,
                           capture_output=True, text=True).stdout.strip()
@@ -153,7 +153,7 @@ def test_thread_counts(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_provenance_does_not_import_torch() -> None:
-    code = ("import sys, harness.provenance as p; c = p.thread_counts(); p.device_name('cpu'); "
+    code = ("import sys, harness.results.provenance as p; c = p.thread_counts(); p.device_name('cpu'); "
             "print('torch' in sys.modules, 'torch_intra_op' in c)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,
                          capture_output=True, text=True).stdout.split()

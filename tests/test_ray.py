@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from harness.cache import Cache
 from harness.errors import HarnessError
-from harness.loader import load_registry
 from harness.protocols import Options
-from harness.registry import make_info
+from harness.registry.components import make_info
+from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.util.cache import Cache
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("one_thread")]
 ray = pytest.importorskip("ray", reason='the Ray executor needs pip install "v2s-harness[ray]"')

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from harness.cache import Cache
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.util.cache import Cache
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("one_thread")]
 ray = pytest.importorskip("ray", reason='the Ray executor needs pip install "v2s-harness[ray]"')

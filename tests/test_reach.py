@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.executors.reach import Input, Token, job_inputs, refusal, unreachable
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.spec import load_spec
 
 

@@ -12,12 +12,12 @@ from scipy.stats import spearmanr
 
 from harness.analyses.correlation.correlate import correlate_diagnostics
 from harness.analyses.downstream.scores import Downstream
-from harness.loader import load_registry
 from harness.protocols import InputEncoding, Options, has_chance_level, unrelated_pairing
-from harness.registry import RegistrationError, make_info
+from harness.registry.components import RegistrationError, make_info
+from harness.registry.loader import load_registry
 from harness.spec import load_spec
 from harness.stats.correlation import fisher_interval
-from harness.vectors import row_cosines
+from harness.util.vectors import row_cosines
 from harness_plugins.metrics.cosine import CosineMetric
 from harness_plugins.metrics.overlap import IdentityMetric
 

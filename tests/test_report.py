@@ -24,7 +24,7 @@ from harness.report.write import (
     write_reports,
     write_run,
 )
-from harness.results import SCHEMA, Correlations, PairResult, RunResults, load_results
+from harness.results.model import SCHEMA, Correlations, PairResult, RunResults, load_results
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -20,7 +20,7 @@ import pytest
 from harness.analyses.correlation.correlate import correlations_from_tables
 from harness.report.plots import SCATTER_COLOUR
 from harness.report.write import write_reports
-from harness.results import RunResults
+from harness.results.model import RunResults
 from tests.report_fixtures import rich_results
 
 PAPER = Path(__file__).resolve().parents[1] / "benchmarks" / "paper"

@@ -22,7 +22,7 @@ from harness.report.plots import scatter_figure, training_curves_figure
 from harness.report.sections import analyses_of
 from harness.report.summary import caveats, summary_section
 from harness.report.write import render_markdown, write_reports
-from harness.results import RunResults, load_results
+from harness.results.model import RunResults, load_results
 from tests.report_fixtures import ID_PERM, P_VALUES, rich_data, rich_results, section
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache import Cache
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.util.cache import Cache
 
 TINY = """
 name: tiny
@@ -228,7 +228,7 @@ class _CountingEncoder:
 
 def test_trainable_encoder_is_fitted_once_and_loaded_from_the_cache(tmp_path: Path) -> None:
     from harness.protocols import Options
-    from harness.registry import make_info
+    from harness.registry.components import make_info
 
     registry = load_registry()
     registry.add(make_info("encoder", "counting", lambda options, context: _CountingEncoder(),
@@ -314,7 +314,7 @@ class _NaNEncoder:
 def test_a_broken_encoder_fails_the_run_before_any_decoder_trains(tmp_path: Path) -> None:
     from harness.errors import PluginError
     from harness.protocols import Options
-    from harness.registry import make_info
+    from harness.registry.components import make_info
 
     registry = load_registry()
     registry.add(make_info("encoder", "nan-encoder", lambda options, context: _NaNEncoder(),
@@ -336,7 +336,7 @@ class _RaisingEncoder(_NaNEncoder):
 def test_an_exception_in_a_plugin_names_the_plugin(tmp_path: Path) -> None:
     from harness.errors import PluginError
     from harness.protocols import Options
-    from harness.registry import make_info
+    from harness.registry.components import make_info
 
     registry = load_registry()
     registry.add(make_info("encoder", "raising", lambda options, context: _RaisingEncoder(),

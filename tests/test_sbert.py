@@ -116,7 +116,7 @@ MODEL_FILES = ["1_Pooling/config.json", "config.json", "model.safetensors", "mod
 
 
 def test_a_model_directory_is_its_files_not_its_folders_name(tmp_path) -> None:
-    from harness.declarations import read_table, row_mismatch, split_declaration
+    from harness.results.declarations import read_table, row_mismatch, split_declaration
 
     def declared(directory, **options) -> dict:
         encoder = models._build_sbert(SbertOptions(model=str(directory), **options),
@@ -253,7 +253,7 @@ def test_the_papers_hub_model_binds_to_its_row_unless_normalised(hub_cache, tmp_
     """A hub name is declared by its name: `bert-large-nli-mean-tokens` from the cache (a stand-in
     laid out like it, 1024-d as Vec2Sent's Table 1 says) takes Table 5's row, not normalised, as
     Vec2Sent's code encoded (sentence-transformers' default); normalised it does not."""
-    from harness.declarations import read_table, row_mismatch
+    from harness.results.declarations import read_table, row_mismatch
 
     cache_model(hub_cache, "sentence-transformers/bert-large-nli-mean-tokens",
                 tiny_model(tmp_path / "source"))

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from harness.cache import Cache
-from harness.results import MetricScore
+from harness.results.model import MetricScore
 from harness.stages.base import RunContext
 from harness.stages.generate import Samples
 from harness.stages.score import scored
+from harness.util.cache import Cache
 from harness_plugins.metrics.bleu import BleuMetric
 from harness_plugins.metrics.overlap import IdentityPerPermutationMetric
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cache import Cache
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
+from harness.util.cache import Cache
 
 SPEC = """
 name: seeds

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.skipgram import train_skipgram
 from harness.synthetic import generate_sentences
+from harness.text.skipgram import train_skipgram
 
 
 def test_repeated_training_in_one_process_gives_identical_vectors() -> None:
@@ -34,7 +34,7 @@ def test_training_that_keeps_diverging_is_a_data_error(monkeypatch, tmp_path) ->
     import pytest
 
     from harness.errors import DataError
-    from harness.skipgram import _fit
+    from harness.text.skipgram import _fit
 
     rates = []
 

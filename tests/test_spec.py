@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SpecError
-from harness.loader import load_registry
 from harness.protocols import Options
-from harness.registry import Registry, make_info
+from harness.registry.components import Registry, make_info
+from harness.registry.loader import load_registry
 from harness.spec import (
     Component,
     CorpusSection,

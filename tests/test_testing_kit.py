@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.loader import load_registry
 from harness.protocols import BuildContext, is_positional
-from harness.registry import Registry
+from harness.registry.components import Registry
+from harness.registry.loader import load_registry
 from harness.synthetic import generate_sentences
 from harness.testing import check_decoder, check_encoder, check_metric, check_registration
-from harness.vocab import SubwordVocab, train_subword_vocab
+from harness.text.subwords import SubwordVocab, train_subword_vocab
 
 
 @pytest.fixture(scope="module")
@@ -493,7 +493,7 @@ def test_registration_kit_warns_of_an_unmarked_hook_beside_a_marked_one() -> Non
     metric silently: the kit warns."""
     import types
 
-    from harness.hookspecs import hookimpl
+    from harness.registry.hookspecs import hookimpl
 
     module = types.ModuleType("half-marked")
 
@@ -517,7 +517,7 @@ def test_registration_kit_calls_availability_as_harness_list_does() -> None:
     raises or returns an empty message fails it."""
     import types
 
-    from harness.hookspecs import hookimpl
+    from harness.registry.hookspecs import hookimpl
 
     seen: list[Any] = []
 

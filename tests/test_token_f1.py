@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from harness.cache import Cache
 from harness.protocols import BuildContext, Metric, Options, metric_signature
 from harness.stages.base import RunContext
 from harness.stages.generate import Samples
 from harness.stages.score import scored
 from harness.testing import check_metric
+from harness.util.cache import Cache
 from harness_plugins.metrics import TextOptions, register_metrics
 from harness_plugins.metrics.tokens import TokenF1Metric, token_prf
 

@@ -13,7 +13,7 @@ import torch
 from harness.errors import DataError, HarnessError
 from harness.generation.perplexity import reference_nll
 from harness.generation.search import greedy_search
-from harness.results import TrainSummary
+from harness.results.model import TrainSummary
 from harness.training import trainer as trainer_module
 from harness.training.batches import bucketed_batches, split_validation
 from harness.training.checkpoint import read_checkpoints

@@ -1,4 +1,4 @@
-"""Vector files written in shards (`harness.vectors`): the plan, concurrent writers, resuming
+"""Vector files written in shards (`harness.util.vectors`): the plan, concurrent writers, resuming
 per shard, and the encode stage with a shard runner giving the unsharded vectors."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cache import Cache
 from harness.errors import HarnessError
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.spec import load_spec
 from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import prepare_corpus
 from harness.stages.encode import encode_corpus
 from harness.stages.vocab import prepare_vocab
-from harness.vectors import (
+from harness.util.cache import Cache
+from harness.util.vectors import (
     Shard,
     claim_shard,
     create_vector_file,

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from harness.cache import Cache
 from harness.errors import DataError
 from harness.spec import VocabSection
 from harness.stages.base import RunContext
 from harness.stages.vocab import prepare_vocab
-from harness.vocab import SubwordVocab, import_subword_vocab, read_piece_vectors
+from harness.text.subwords import SubwordVocab, import_subword_vocab, read_piece_vectors
+from harness.util.cache import Cache
 
 SENTENCES = ["the cat sat on the mat", "the dog ate the bone", "a cat and a dog"] * 20
 
@@ -168,7 +168,7 @@ def test_a_trained_vocabulary_gives_back_every_character_and_zeroes_unknown_piec
     """No NFKC normalisation (a perfect decoder can reproduce "…"), and the unknown piece adds
     nothing to pooled sentence vectors."""
     from harness.synthetic import generate_sentences
-    from harness.vocab import PAD_ID, UNK_ID, train_subword_vocab
+    from harness.text.subwords import PAD_ID, UNK_ID, train_subword_vocab
 
     odd = "the ﬁnal… word ＄5"
     vocab = train_subword_vocab(generate_sentences("quickstart", 300, 1) + [odd] * 3, tmp_path,

@@ -10,15 +10,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from harness.cache import Cache, artifact_key
 from harness.errors import DataError
-from harness.lines import LineFile
-from harness.skipgram import train_skipgram
 from harness.spec import VocabSection
 from harness.stages.base import RunContext
 from harness.stages.vocab import VERSION, prepare_vocab
 from harness.synthetic import generate_sentences
-from harness.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID, SubwordVocab, train_subword_vocab
+from harness.text.lines import LineFile
+from harness.text.skipgram import train_skipgram
+from harness.text.subwords import BOS_ID, EOS_ID, PAD_ID, UNK_ID, SubwordVocab, train_subword_vocab
+from harness.util.cache import Cache, artifact_key
 
 BPE, DIM, EPOCHS = 600, 8, 1
 

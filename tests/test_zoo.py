@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.loader import load_registry
 from harness.protocols import BuildContext
+from harness.registry.loader import load_registry
 from harness.synthetic import generate_sentences
 
 SENTENCES = [*generate_sentences("quickstart", 96, seed=5),

@@ -11,8 +11,8 @@ import pytest
 
 import harness.runner
 from harness.analyses.run import AnalysisRun, run_analyses
-from harness.cache import Cache
-from harness.results import RunResults
+from harness.results.model import RunResults
+from harness.util.cache import Cache
 
 
 @dataclass

@@ -60,9 +60,9 @@ def spec_text(source: Path, bpe_size: int, dim: int, epochs: int) -> str:
 
 def context(folder: Path) -> Any:
     """The run context of the spec in `folder`, over the cache in `folder`/cache."""
-    from harness.cache import Cache
     from harness.spec import load_spec
     from harness.stages.base import RunContext
+    from harness.util.cache import Cache
 
     return RunContext(spec=load_spec(folder / "spec.yaml"),  # type: ignore[arg-type]
                       cache=Cache(root=folder / "cache"))

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from harness.synthetic import generate_sentences
-from harness.vocab import SubwordVocab, train_subword_vocab
+from harness.text.subwords import SubwordVocab, train_subword_vocab
 from harness_plugins.decoders import mixture as mixture_module
 from harness_plugins.decoders.options import PAPER_MOS_LSTM, MosLstmOptions
 

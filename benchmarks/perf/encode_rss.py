@@ -1,4 +1,4 @@
-"""Peak resident memory of writing sentence vectors with `harness.vectors.write_vectors`.
+"""Peak resident memory of writing sentence vectors with `harness.util.vectors.write_vectors`.
 
 The encode stage writes each batch's rows to the `.npy` file with file writes; through a memory
 map, every written page would stay in the process' resident set until the map was closed, so
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.vectors import write_vectors
+from harness.util.vectors import write_vectors
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:

@@ -23,13 +23,13 @@ from typing import Any
 
 import yaml
 
-from harness.cache import Cache, default_root
-from harness.corpus import normalise
-from harness.loader import load_registry
 from harness.protocols import BuildContext
+from harness.registry.loader import load_registry
 from harness.spec import Normalise
 from harness.stages.base import file_digest
-from harness.vocab import SubwordVocab, import_subword_vocab, train_subword_vocab
+from harness.text.reading import normalise
+from harness.text.subwords import SubwordVocab, import_subword_vocab, train_subword_vocab
+from harness.util.cache import Cache, default_root
 
 
 def read_corpus(path: Path, limit: int | None, options: Normalise) -> list[str]:

@@ -36,11 +36,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness import devices
 from harness.generation.reference import priority_queue_beam_search, released_beam_search
 from harness.generation.search import Hypothesis, beam_search
 from harness.protocols import BuildContext, TrainingOptions
 from harness.training.trainer import load_decoder_state, save_decoder, train_decoder
+from harness.util import devices
 from harness_plugins.decoders.lstm import build_mos_lstm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

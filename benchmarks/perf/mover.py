@@ -199,9 +199,9 @@ def run_ours(metric, references: Sequence[str], hypotheses: Sequence[str]) -> tu
 
 
 def commit() -> str:
-    """The harness commit measured (`harness.provenance.git_commit`: `-dirty` when the tree had
+    """The harness commit measured (`harness.results.provenance.git_commit`: `-dirty` when the tree had
     uncommitted changes), "unknown" when nothing knows it."""
-    from harness.provenance import git_commit
+    from harness.results.provenance import git_commit
 
     return git_commit() or "unknown"
 

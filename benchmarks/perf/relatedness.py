@@ -23,7 +23,7 @@ import torch
 from scipy.stats import pearsonr
 from torch import nn
 
-from harness.provenance import cpu_model, git_commit
+from harness.results.provenance import cpu_model, git_commit
 from harness_plugins.tasks.senteval import relatedness
 from harness_plugins.tasks.senteval.relatedness import (
     BATCH_SIZE,

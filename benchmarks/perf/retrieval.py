@@ -34,7 +34,7 @@ from matmul import rate  # noqa: E402
 
 from harness.generation.perplexity import reference_nll  # noqa: E402
 from harness.protocols import BuildContext, DecoderLikelihood  # noqa: E402
-from harness.vocab import train_subword_vocab  # noqa: E402
+from harness.text.subwords import train_subword_vocab  # noqa: E402
 from harness_plugins.decoders.lstm import build_mos_lstm  # noqa: E402
 from harness_plugins.decoders.options import MosLstmOptions  # noqa: E402
 from harness_plugins.metrics.graded import RetrievalMetric, distractor_sets  # noqa: E402

@@ -8,14 +8,14 @@ once (a later run with the same --workdir and sizes reuses them):
   under 15 tokens); the small corpus is its first --small lines (the generator's output for a
   smaller count is a prefix of that for a larger one);
 - `vocab/`: a subword vocabulary as the vocab stage trains one (sentencepiece BPE + fastText
-  vectors, `harness.vocab.train_subword_vocab`) on the first --vocab-sentences sentences;
+  vectors, `harness.text.subwords.train_subword_vocab`) on the first --vocab-sentences sentences;
 - `vectors-<N>.npy`: N x --dim float16 random normal values for each corpus size, written a
   chunk at a time through a memory map that is re-opened every 64k rows (the file is never whole
   in memory, nor mapped into this process for long). They measure the data path, not learning.
 
 Then, for each size, a fresh process (so its peak is that of one training run) reads the corpus
 file a chunk at a time into compact ids (`TokenIds.encode`), opens the vectors memory-mapped
-(`harness.vectors.open_vectors`, as the train stage gets them) and trains the quickstart's
+(`harness.util.vectors.open_vectors`, as the train stage gets them) and trains the quickstart's
 `mos-lstm` (1 x 256, one expert, trainable embeddings, standardised inputs, batch 64, lr 0.003)
 with `harness.training.trainer.train_decoder` for one epoch over the whole corpus: the
 validation split, the standardisation statistics over every training row, the length-bucketed
@@ -60,14 +60,14 @@ import numpy as np
 import torch
 
 from harness.protocols import BuildContext
-from harness.provenance import cpu_model
+from harness.results.provenance import cpu_model
 from harness.synthetic import generate_sentences
+from harness.text.subwords import SubwordVocab, train_subword_vocab
 from harness.training.batches import bucketed_batches, padded_batches, split_validation
 from harness.training.rows import file_rows
 from harness.training.token_ids import TokenIds, sentence_lengths
 from harness.training.trainer import train_decoder
-from harness.vectors import open_vectors
-from harness.vocab import SubwordVocab, train_subword_vocab
+from harness.util.vectors import open_vectors
 from harness_plugins.decoders.lstm import build_mos_lstm
 from harness_plugins.decoders.options import MosLstmOptions
 
@@ -129,9 +129,9 @@ def matmul_gflops(threads: int = 2, repeats: int = 10) -> float:
 
 
 def commit() -> str:
-    """The harness commit measured (`harness.provenance.git_commit`: `-dirty` when the tree had
+    """The harness commit measured (`harness.results.provenance.git_commit`: `-dirty` when the tree had
     uncommitted changes), "unknown" when nothing knows it."""
-    from harness.provenance import git_commit
+    from harness.results.provenance import git_commit
 
     return git_commit() or "unknown"
 

@@ -29,15 +29,15 @@ from typing import Any
 import torch
 import yaml
 
-from harness.cache import Cache
+from harness.executors.jobs import job_setup
 from harness.executors.ray import RayShards, Resources, use_cpus
-from harness.jobs import job_setup
-from harness.loader import load_registry
+from harness.registry.loader import load_registry
 from harness.spec import Spec, load_spec
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
 from harness.stages.encode import build_encoder, encode_corpus
 from harness.stages.vocab import prepare_vocab
+from harness.util.cache import Cache
 
 
 def spec_for(args: argparse.Namespace, folder: Path) -> Spec:

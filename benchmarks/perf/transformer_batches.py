@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.loader import load_registry
 from harness.protocols import BuildContext
+from harness.registry.loader import load_registry
 
 
 def read_lines(path: Path, limit: int) -> list[str]:

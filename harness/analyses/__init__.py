@@ -29,8 +29,8 @@ from functools import partial
 from importlib import import_module
 from typing import Any
 
-from harness.hookspecs import Register, RegisterCommand, hookimpl
 from harness.protocols import BuildContext, Options
+from harness.registry.hookspecs import Register, RegisterCommand, hookimpl
 
 FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], str]] = {
     "rankings": ("RankingsAnalysis", (),

@@ -17,7 +17,7 @@ import numpy as np
 from harness.errors import PluginError
 from harness.executors import Execution
 from harness.protocols import Analysis, Options
-from harness.results import EncoderDescription, PairResult
+from harness.results.model import EncoderDescription, PairResult
 from harness.spec import Entry
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -134,13 +134,13 @@ RUNNER_FIELDS = frozenset({"schema_tag", "spec", "provenance", "runs", "encoders
 
 
 def results_fields(name: str, found: Mapping[str, Any], *, plugin: str) -> dict[str, Any]:
-    """What analysis `name` returned as results fields: a field `harness.results.RunResults`
+    """What analysis `name` returned as results fields: a field `harness.results.model.RunResults`
     has by its name, which must hold that field's type; any other under
     `analyses: {name: {...}}`, as JSON. A field the runner fills (`RUNNER_FIELDS`), a value of
     the wrong type and one JSON cannot hold are refused naming the plugin and the key."""
     from pydantic import ValidationError
 
-    from harness.results import RunResults
+    from harness.results.model import RunResults
 
     known = set(RunResults.model_fields)
     fields = {key: value for key, value in found.items() if key in known}
@@ -155,7 +155,7 @@ def results_fields(name: str, found: Mapping[str, Any], *, plugin: str) -> dict[
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"][1:])
             raise PluginError(plugin, f"analysis {name!r} returned {key!r}, a results field "
-                                      f"(harness.results.RunResults.{key}) this value does not "
+                                      f"(harness.results.model.RunResults.{key}) this value does not "
                                       f"fit ({first['msg']}{f' at {where}' if where else ''}):"
                                       " return that field's type, or rename the key to keep it "
                                       f"under results.json `analyses: {{{name}: ...}}`"

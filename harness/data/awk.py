@@ -8,7 +8,7 @@ Unicode spaces (U+00A0 no-break space, U+2009 thin space, ...) are part of a fie
 record is a line without its \\n (the default RS), so a CRLF line's \\r belongs to its last field.
 
 Both `harness data newscrawl` (which writes what `awk 'NF<15'` prints) and the corpus stage
-(`harness.corpus`, which reads such files) count fields here, so the two never disagree.
+(`harness.text.reading`, which reads such files) count fields here, so the two never disagree.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.jobs import EncoderOutcome
+from harness.executors.jobs import EncoderOutcome
 from harness.stages.base import RunContext
 
 
@@ -20,7 +20,7 @@ class Execution:
 
 def account(ctx: RunContext, outcome: EncoderOutcome) -> None:
     """Add the time per stage and the cache counts of a job run in another process
-    (`harness.jobs.run_encoder_job`) to the run's."""
+    (`harness.executors.jobs.run_encoder_job`) to the run's."""
     for stage, seconds in outcome.timings.items():
         ctx.add_time(stage, seconds)
     ctx.cache.hits += outcome.hits

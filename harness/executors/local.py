@@ -1,26 +1,26 @@
 """The local executor: every job in this process, one after another.
 
-Every encoder encodes before any decoder trains (`harness.jobs.start_job`), so a broken encoder
+Every encoder encodes before any decoder trains (`harness.executors.jobs.start_job`), so a broken encoder
 fails the run before hours of training; then each encoder's decoders train, generate and score
-and its downstream tasks run (`harness.jobs.finish_job`). A failure stops the run (the cache
+and its downstream tasks run (`harness.executors.jobs.finish_job`). A failure stops the run (the cache
 keeps what was done: a rerun resumes).
 """
 
 from __future__ import annotations
 
-from harness.devices import resolve_device
 from harness.executors.base import Execution
-from harness.jobs import finish_job, start_job
+from harness.executors.jobs import finish_job, start_job
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
+from harness.util.devices import resolve_device
 
 
 class LocalExecutor:
     """Runs the jobs in the runner's process, with the runner's context."""
 
     def device(self, requested: str) -> str:
-        """`requested` as this machine has it (`harness.devices.resolve_device`)."""
+        """`requested` as this machine has it (`harness.util.devices.resolve_device`)."""
         return resolve_device(requested)
 
     def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:

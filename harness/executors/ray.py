@@ -1,6 +1,6 @@
 """The Ray executor: each encoder's job as one Ray core task, on a cluster sharing the cache.
 
-`pip install "v2s-harness[ray]"`. Each task runs `harness.jobs.run_encoder_job` for one encoder
+`pip install "v2s-harness[ray]"`. Each task runs `harness.executors.jobs.run_encoder_job` for one encoder
 (fit, encode, train, generate, score, downstream tasks) against the run's cache, which every
 node must see at the same path; it returns only small JSON. Before any job is dispatched, a
 task on every node checks that it sees the run's inputs and can write the cache
@@ -39,13 +39,13 @@ from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
 from harness.executors.base import Execution, account
+from harness.executors.jobs import EncoderOutcome, planned, run_encoder_job, run_shard_job
 from harness.executors.reach import Input, Token, job_inputs, refusal, unreachable
-from harness.jobs import EncoderOutcome, planned, run_encoder_job, run_shard_job
 from harness.spec import Spec
 from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
-from harness.vectors import Shard, shard_claimed, unclaim_shard
+from harness.util.vectors import Shard, shard_claimed, unclaim_shard
 
 log = logging.getLogger("harness.run")
 

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from harness import devices
+from harness.util import devices
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ section or options, its stage, its result model, its report section and figures.
 registered by name (`register_analyses`) and the spec's `analyses:` chooses which run.
 
 Imports nothing from the rest of the harness: what an analysis is handed
-(`harness.analyses.AnalysisRun`), the results it reads back (`harness.results.RunResults`) and
+(`harness.analyses.AnalysisRun`), the results it reads back (`harness.results.model.RunResults`) and
 the report sections it returns (`harness.report.elements.Section`) are named in words only.
 """
 
@@ -21,7 +21,7 @@ class Analysis(Protocol):
     """An analysis over a run's job outcomes.
 
     `run` computes it and returns the results.json fields it fills: a field of
-    `harness.results.RunResults` by its name (the first-party analyses fill `correlations`,
+    `harness.results.model.RunResults` by its name (the first-party analyses fill `correlations`,
     `rankings`, ...), or under `analyses.<name>` any JSON value of its own. `sections` and
     `figures` show it in the report, from the results alone (`harness report RUN_DIR` redraws
     a report without running anything). Optional: `claims(results) -> list[str]` and
@@ -70,6 +70,6 @@ class PlannedAnalysis(Analysis, Protocol):
         analysis's entry in the spec; none when the spec asks nothing of it."""
 
     def run_job(self, job: AnalysisJob, work: Any) -> None:
-        """Carry out `job` in the encoder's job: `work` is the job's `harness.jobs.JobWork`
+        """Carry out `job` in the encoder's job: `work` is the job's `harness.executors.jobs.JobWork`
         (the run's context, corpus and vocabulary, and this analysis's options); what it
         computes goes to the cache (`work.ctx.cache`)."""

@@ -99,7 +99,7 @@ class DecoderOptions(TrainingOptions, Options):
 class SubwordVocabulary(Protocol):
     """The run's subword vocabulary, as a factory receives it in `BuildContext.vocab`.
 
-    A sentencepiece BPE model with one vector per id (`harness.vocab.SubwordVocab`). Ids follow
+    A sentencepiece BPE model with one vector per id (`harness.text.subwords.SubwordVocab`). Ids follow
     the model; `pad_id`, `bos_id` and `eos_id` always exist (ids after the model's pieces, with
     zero vectors, when the model lacks them)."""
 

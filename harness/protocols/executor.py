@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 @runtime_checkable
 class Executor(Protocol):
-    """Carries out a run's jobs, one per encoder (`harness.jobs`), after the runner prepared
+    """Carries out a run's jobs, one per encoder (`harness.executors.jobs`), after the runner prepared
     the corpus and the vocabulary. Registered by name (`register_executors`), built from its
     own options; the spec's `executor:` chooses one."""
 
@@ -26,5 +26,5 @@ class Executor(Protocol):
     def run(self, ctx: Any, corpus: Any, vocab: Any) -> Any:
         """Every encoder's job of `ctx.spec` (a `RunContext`) on the run's `Corpus` and
         `Vocab`, against `ctx.cache`: an `Execution`, the jobs' timings and cache counts added
-        to `ctx`. Every job is assembled by `harness.jobs` (`start_job` and `finish_job` here,
+        to `ctx`. Every job is assembled by `harness.executors.jobs` (`start_job` and `finish_job` here,
         `run_encoder_job` in another process)."""

@@ -23,7 +23,7 @@ from harness.report.elements import (
     pair_name,
     still_improving,
 )
-from harness.results import MetricScore, PairResult, RunResults
+from harness.results.model import MetricScore, PairResult, RunResults
 from harness.stats.intervals import MIN_SEEDS
 
 INTERVALS = {

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from harness.results import MetricScore, PairResult, RunResults
+from harness.results.model import MetricScore, PairResult, RunResults
 from harness.stats.multiple import ALPHA as ALPHA  # the level every section marks and counts at
 
 DEFAULT_MIN_SUPPORT = 30

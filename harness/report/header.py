@@ -14,7 +14,7 @@ from harness.report.elements import (
     rank_by,
     spec_setting,
 )
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 METRICS_DOC = "docs/metrics.md"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.results import CurvePoint, PairResult
+    from harness.results.model import CurvePoint, PairResult
 
 _SINGLE_COLOUR = "#1f4e79"
 """The colour of a pair trained with one seed."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.report.elements import Section, Table, fmt, join_names
-from harness.results import PublishedTable, RunResults
+from harness.results.model import PublishedTable, RunResults
 
 
 def ours(results: RunResults, table: PublishedTable) -> dict[str, dict[str, float | None]]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from harness.report.elements import FIGURES_DIR, Section
 from harness.report.header import provenance_line
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.outputs import shown
 from harness.protocols import BuildContext
 from harness.report.diagnostics import diagnostics_section, training_cell
 from harness.report.elements import CURVES_FILE, Section, Table, fmt
@@ -19,7 +18,8 @@ from harness.report.header import definitions_section, run_section
 from harness.report.published import published_section
 from harness.report.sizes import size_figures, sizes_section
 from harness.report.summary import summary_section
-from harness.results import AnalysisRecord, RunResults
+from harness.results.model import AnalysisRecord, RunResults
+from harness.text.outputs import shown
 
 log = logging.getLogger("harness.report")
 
@@ -65,7 +65,7 @@ def analyses_of(results: RunResults) -> list[Any]:
     """The analyses a run ran (its spec's `analyses:`; every registered one for results that
     do not say), built from the registry; one that is not installed here is a
     `MissingAnalysis`, with a warning naming what to install."""
-    from harness.loader import load_registry
+    from harness.registry.loader import load_registry
 
     registry = load_registry()
     named = results.spec.analyses

@@ -18,7 +18,7 @@ from harness.report.elements import (
     plural,
     split_silent,
 )
-from harness.results import PairResult, RunResults
+from harness.results.model import PairResult, RunResults
 
 if TYPE_CHECKING:
     from harness.report.plots import Curve

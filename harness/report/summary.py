@@ -25,7 +25,7 @@ from harness.report.elements import (
     pair_name,
     still_improving,
 )
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 def claims(results: RunResults, analyses: Sequence[Any]) -> list[str]:

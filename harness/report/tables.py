@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.report.elements import empty_outputs
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 TABLES_DIR = "tables"
 

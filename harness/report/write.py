@@ -18,12 +18,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.outputs import sample_file_name
 from harness.report.elements import CURVES_FILE, FIGURES_DIR, HEATMAP_FILE, scatter_file
 from harness.report.render import markdown, page
 from harness.report.sections import analyses_of, report_figures, report_sections
 from harness.report.tables import TABLES_DIR, csv_tables
-from harness.results import RunResults
+from harness.results.model import RunResults
+from harness.text.outputs import sample_file_name
 
 __all__ = ["CURVES_FILE", "FIGURES_DIR", "HEATMAP_FILE", "render_html", "render_markdown",
            "report_figures", "sample_file_name", "scatter_file", "write_reports", "write_run"]

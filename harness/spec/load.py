@@ -21,7 +21,7 @@ from harness.analyses.correlation.checks import check_primary
 from harness.analyses.privacy.checks import check_privacy
 from harness.analyses.probes.checks import resolve_probes
 from harness.errors import SpecError
-from harness.registry import Registry
+from harness.registry.components import Registry
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml
 from harness.spec.resolve import resolve_components, resolve_paths

@@ -7,7 +7,7 @@ device it names. `preflight` lists every such problem, each located like a spec 
 
 `preflight_warnings` lists what will run but not as the user may expect, without stopping a
 run: an encoder that has a row in the downstream reference table whose model is not the one
-the encoder declares (the row's scores will not be used for it; `harness.declarations`).
+the encoder declares (the row's scores will not be used for it; `harness.results.declarations`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from typing import Any
 
 from harness.analyses.correlation.checks import primary_problems
 from harness.analyses.probes.checks import probe_problems
-from harness.component_checks import component_problems
-from harness.declarations import (
+from harness.errors import HarnessError, SpecError
+from harness.protocols import BuildContext, GeneratedTask, declared_model
+from harness.registry.checks import component_problems
+from harness.results.declarations import (
     PreviewVocabulary,
     describe,
     preview_vocabulary,
@@ -27,8 +29,6 @@ from harness.declarations import (
     split_declaration,
     unstated_note,
 )
-from harness.errors import HarnessError, SpecError
-from harness.protocols import BuildContext, GeneratedTask, declared_model
 from harness.spec.resolve import (
     PATH_FIELDS,
     exists,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.errors import HarnessError, SpecError
 from harness.protocols import Options
-from harness.registry import Registry
+from harness.registry.components import Registry
 from harness.spec.positions import Loc, Positions, raise_validation_error
 from harness.spec.schema import AnalysisEntry, Component, DefenceEntry, Entry, Spec, TableSpec
 

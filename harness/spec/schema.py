@@ -26,7 +26,7 @@ from harness.analyses.privacy.spec import PrivacySection
 from harness.analyses.probes.spec import ProbesSection
 from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options, Settings
-from harness.registry import build
+from harness.registry.components import build
 from harness.spec.positions import Positions
 from harness.stats.comparison import ComparisonSection
 
@@ -217,7 +217,7 @@ class Entry(Strict):
                 "plugin": self.info.plugin, "version": self.info.version}
 
     def build(self, context: BuildContext, purpose: str = "") -> Any:
-        """A new instance of the component (`harness.registry.build`)."""
+        """A new instance of the component (`harness.registry.components.build`)."""
         return build(self.info, self.settings, context, purpose)
 
 

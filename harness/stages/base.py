@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.cache import Cache, file_digest  # noqa: F401 - re-exported for the stages
 from harness.protocols import BuildContext
 from harness.spec import Component, Spec
-from harness.vectors import Shard
+from harness.util.cache import Cache, file_digest  # noqa: F401 - re-exported for the stages
+from harness.util.vectors import Shard
 
 log = logging.getLogger("harness.run")
 

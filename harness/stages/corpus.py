@@ -11,11 +11,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from harness.cache import artifact_key, read_meta
-from harness.corpus import iter_source, normalise
-from harness.lines import LineFile
 from harness.spec import Source
 from harness.stages.base import RunContext, file_digest, log
+from harness.text.lines import LineFile
+from harness.text.reading import iter_source, normalise
+from harness.util.cache import artifact_key, read_meta
 
 VERSION = 1
 CHUNK = 8_192
@@ -26,7 +26,7 @@ CHUNK = 8_192
 class Corpus:
     """The prepared corpus: normalised train/test sentences and the raw test sentences.
 
-    `train` (and `fit`) are read from the artifact's files on use (`harness.lines.LineFile`: a
+    `train` (and `fit`) are read from the artifact's files on use (`harness.text.lines.LineFile`: a
     read-only sequence that never holds the split; it pickles as its path), so a job holds no
     copy of a corpus of 100M sentences; the test split is small and a list.
     `fit` is the text trainable encoders learn from: the `corpus.fit` source when the spec has

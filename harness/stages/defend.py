@@ -26,7 +26,7 @@ from harness.protocols import Defence
 from harness.spec import Entry
 from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
-from harness.vectors import check_vectors, write_vectors
+from harness.util.vectors import check_vectors, write_vectors
 
 VERSION = 1
 BLOCK = 4096

@@ -5,15 +5,15 @@ options, the model it declares it is (its optional `declares()`, `harness.protoc
 .declared_model`), the digests of the files it says it reads, the vocabulary it pools when it
 pools the run's subword vectors, and the dimension of its vectors. A reference table's row is
 bound to a model, not a name: it applies to the encoder only when `declares` matches it
-(`harness.declarations.row_mismatch`).
+(`harness.results.declarations.row_mismatch`).
 """
 
 from __future__ import annotations
 
-from harness.declarations import pooled_vectors, split_declaration
 from harness.errors import plugin_call
 from harness.protocols import declared_model
-from harness.results import EncoderDescription
+from harness.results.declarations import pooled_vectors, split_declaration
+from harness.results.model import EncoderDescription
 from harness.spec import Component
 from harness.stages.encode import Encoded
 from harness.stages.vocab import Vocab

@@ -17,7 +17,7 @@ from harness.spec import ENCODE_BATCH_SIZE, Component, encode_batch_size
 from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
-from harness.vectors import (
+from harness.util.vectors import (
     Shard,
     check_vectors,
     claim_shard,
@@ -174,7 +174,7 @@ def encode_corpus(ctx: RunContext, component: Component, corpus: Corpus, vocab: 
 def shard_writer(ctx: RunContext, component: Component, encoder: Encoder, split: str,
                  sentences: Sequence[str], path: Path, dim: int) -> Callable[[Shard], None]:
     """Return a function that encodes one shard of `split` with `encoder` into `path`
-    (`harness.vectors.write_shard`), in this process."""
+    (`harness.util.vectors.write_shard`), in this process."""
     batch_size, plugin = encode_batch_size(ctx.spec), component.plugin
     positional = is_positional(encoder)  # told each batch's split and first row
 

@@ -53,7 +53,7 @@ def _encode_once(ctx: RunContext, encoded: Encoded, normalised: bool) -> Encode:
     """The `encode` handed to a task: `encoded`'s vectors of the task's text (normalised like
     the run's corpus when `normalised`), computed once for all of a task's seeds (a task asks
     for the same sentences at each)."""
-    from harness.corpus import normalise
+    from harness.text.reading import normalise
 
     options = ctx.spec.corpus.normalise
     computed: dict[tuple[str, ...], Any] = {}

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cache import read_meta
-from harness.outputs import count_empty
-from harness.results import GenerateSummary
+from harness.results.model import GenerateSummary
 from harness.spec import Component, GenerationSection
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
 from harness.stages.train import TrainedDecoder, build_decoder
 from harness.stages.vocab import Vocab
+from harness.text.outputs import count_empty
+from harness.util.cache import read_meta
 
 VERSION = 4  # 4: `length_penalty: paper` is the released search (harness.generation.released)
 SAMPLES_FILE = "samples.jsonl"

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.cache import read_meta
 from harness.errors import HarnessError, PluginError, plugin_call
 from harness.protocols import (
     InputEncoding,
@@ -35,12 +34,13 @@ from harness.protocols import (
     required_fields,
     unrelated_pairing,
 )
-from harness.results import MetricScore, json_safe
+from harness.results.model import MetricScore, json_safe
 from harness.spec import Component, encode_batch_size
 from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
 from harness.stages.generate import Samples
 from harness.stages.likelihood import Decoding, decoder_likelihood, unconditional_likelihood
+from harness.util.cache import read_meta
 
 VERSION = 4  # 4: the sentence as the unit of intervals; chance-level statistics beside
 STATISTICS_FILE = "statistics.npy"
@@ -92,7 +92,7 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
     if "encoder" in needs:
         if encoded is None or encoded.encoder != samples.encoder:
             raise HarnessError(f"metric {component.name!r} needs the encoder: score it with "
-                               "the `Encoded` the samples were generated from (harness.jobs "
+                               "the `Encoded` the samples were generated from (harness.executors.jobs "
                                "does)")
         # The samples' key already follows the encoder; the statistics also read the test
         # vectors and re-encode with the encoder, so their key names those vectors outright.
@@ -101,7 +101,7 @@ def _score_artifact(ctx: RunContext, component: Component, samples: Samples,
             decoding is None or (decoding.trained.encoder, decoding.trained.decoder)
             != (samples.encoder, samples.decoder)):
         raise HarnessError(f"metric {component.name!r} needs the decoder: score it with the "
-                           "`Decoding` the samples were generated with (harness.jobs does)")
+                           "`Decoding` the samples were generated with (harness.executors.jobs does)")
     unconditional = None
     if "unconditional" in needs and decoding is not None:
         unconditional = unconditional_likelihood(ctx, decoding)

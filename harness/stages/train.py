@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cache import read_meta
 from harness.errors import PluginError
 from harness.protocols import ConditionalLanguageModel, DecoderOptions
-from harness.results import TrainSummary
+from harness.results.model import TrainSummary
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
 from harness.stages.vocab import Vocab
 from harness.training.options import keyed_options
+from harness.util.cache import read_meta
 
 VERSION = 3
 

@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cache import read_meta
-from harness.results import VocabSummary
+from harness.results.model import VocabSummary
 from harness.spec import VocabSection
 from harness.stages.base import RunContext, file_digest, log
 from harness.stages.corpus import Corpus
-from harness.vocab import (
+from harness.text.subwords import (
     SAMPLE_SENTENCES,
     SubwordVocab,
     bpe_sample,
     import_subword_vocab,
     train_subword_vocab,
 )
+from harness.util.cache import read_meta
 
 VERSION = 2
 

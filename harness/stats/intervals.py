@@ -35,7 +35,7 @@ import numpy as np
 
 from harness.protocols import chance_score
 from harness.protocols import higher_is_better as declared_direction
-from harness.records import MetricScore, SeedSpread
+from harness.results.records import MetricScore, SeedSpread
 from harness.stats.units import SentenceTable, sentence_table, stacked
 
 if TYPE_CHECKING:

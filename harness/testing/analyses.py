@@ -39,7 +39,7 @@ def check_analysis(analysis: Any, workdir: Path, *, name: str | None = None,
     from harness.executors.local import LocalExecutor
     from harness.protocols import Analysis, Options
     from harness.report.elements import Section
-    from harness.results import RunResults, load_results
+    from harness.results.model import RunResults, load_results
 
     shown = name_of(analysis)
     name = name or str(getattr(analysis, "name", "") or "")

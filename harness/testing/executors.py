@@ -41,7 +41,7 @@ def check_executor(executor: Any, workdir: Path) -> None:
                        "return harness.executors.Execution(outcomes, failures)")
         if execution.failures:
             raise fail(f"{label}.run reported failures: {execution.failures}",
-                       "run every encoder's job with harness.jobs.run_encoder_job (or "
+                       "run every encoder's job with harness.executors.jobs.run_encoder_job (or "
                        "start_job and finish_job)")
         order = [outcome.encoder for outcome in execution.outcomes]
         if order != ["avg", "random-gaussian"]:
@@ -54,5 +54,5 @@ def check_executor(executor: Any, workdir: Path) -> None:
         differ = sorted(key for key in values["local"] if values[name].get(key)
                         != values["local"][key])
         raise fail(f"{name}'s results differ from the local executor's at {differ[:3]}",
-                   "assemble every job with harness.jobs (run_encoder_job), against the run's "
+                   "assemble every job with harness.executors.jobs (run_encoder_job), against the run's "
                    "cache, with the spec the runner passes")

@@ -7,18 +7,18 @@ import inspect
 import warnings
 from typing import Any
 
-from harness.component_checks import component_problems
 from harness.protocols import ComponentInfo, Options
+from harness.registry.checks import component_problems
 from harness.testing.failures import fail
 
 
 def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> list[ComponentInfo]:
     """Return what `plugin_module` registers, after checking it registers valid components.
 
-    Registers the module with a fresh plugin manager exactly as `harness.loader.load_registry`
+    Registers the module with a fresh plugin manager exactly as `harness.registry.loader.load_registry`
     does for an entry point: misspelt hook names are refused (pluggy's `check_pending`), each hook
     is called with a `register` callback whose arguments are validated by
-    `harness.registry.make_info`, and a hook that raises fails the plugin. Then checks that
+    `harness.registry.components.make_info`, and a hook that raises fails the plugin. Then checks that
     something was registered and that each availability check, called as `harness list` calls
     it, returns None or a message. A function named like a hook but not marked `@hookimpl` is
     never called by the loader: it fails the check when nothing was registered, and is warned
@@ -27,9 +27,9 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
     """
     import pluggy
 
-    from harness import hookspecs
-    from harness.loader import register_plugin
-    from harness.registry import Registry
+    from harness.registry import hookspecs
+    from harness.registry.components import Registry
+    from harness.registry.loader import register_plugin
 
     manager = pluggy.PluginManager("harness")
     manager.add_hookspecs(hookspecs)
@@ -45,14 +45,14 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
               for impl in getattr(manager.hook, hook).get_hookimpls() if impl.plugin_name == name}
     unmarked = [h for h in hooks if callable(getattr(plugin_module, h, None)) and h not in marked]
     if not infos and not registry.commands:  # a plugin may add only commands
-        advice = (f"decorate {', '.join(unmarked)} with @harness.hookspecs.hookimpl"
+        advice = (f"decorate {', '.join(unmarked)} with @harness.registry.hookspecs.hookimpl"
                   if unmarked else f"implement one of {', '.join(hooks)} with "
-                  "@harness.hookspecs.hookimpl and call register(name, factory, ...)")
+                  "@harness.registry.hookspecs.hookimpl and call register(name, factory, ...)")
         raise fail(f"plugin {name!r} registers no component", advice)
     if unmarked:
         warnings.warn(f"plugin {name!r}: {', '.join(unmarked)} "
                       f"{'is' if len(unmarked) == 1 else 'are'} not marked @hookimpl, so the "
-                      "loader never calls it; decorate it with @harness.hookspecs.hookimpl",
+                      "loader never calls it; decorate it with @harness.registry.hookspecs.hookimpl",
                       UserWarning, stacklevel=2)
     for info in infos:
         _check_info(info)

@@ -24,7 +24,7 @@ metrics: [id, bleu]
 
 def tiny_spec(workdir: Path) -> Any:
     """`TINY_SPEC` written into `workdir` and loaded with the installed plugins."""
-    from harness.loader import load_registry
+    from harness.registry.loader import load_registry
     from harness.spec import load_spec
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -36,10 +36,10 @@ def tiny_spec(workdir: Path) -> Any:
 def tiny_execution(spec: Any, executor: Any, cache: Path) -> tuple[Any, Any, Any, Any]:
     """(context, corpus, vocabulary, what `executor.run` returned) of `spec`'s jobs against
     the cache at `cache`."""
-    from harness.cache import Cache
     from harness.stages.base import RunContext
     from harness.stages.corpus import prepare_corpus
     from harness.stages.vocab import prepare_vocab
+    from harness.util.cache import Cache
 
     ctx = RunContext(spec=spec, cache=Cache(cache), device="cpu")
     corpus = prepare_corpus(ctx)

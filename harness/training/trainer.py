@@ -37,8 +37,6 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from harness import devices
-from harness.devices import resolve_device
 from harness.errors import DataError
 from harness.protocols import TrainingOptions, wants_vector_statistics
 from harness.training import distributed, state
@@ -74,6 +72,8 @@ from harness.training.run_state import (  # noqa: F401 - re-exported: the public
     monitored_losses,
 )
 from harness.training.token_ids import TokenIds, sentence_lengths
+from harness.util import devices
+from harness.util.devices import resolve_device
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 from .options import MosLstmOptions, SimpleLstmOptions
 

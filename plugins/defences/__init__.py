@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
+from harness.registry.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext, Defence

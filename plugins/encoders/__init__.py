@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
+from harness.registry.hookspecs import Register, hookimpl
 
 from .options import (
     GemOptions,

@@ -207,12 +207,12 @@ class GeometricEmbedding:
         return f"{self.name}/{VERSION}/{self.options.model_dump_json()}"
 
     def declares(self) -> dict[str, Any]:
-        """The subword vectors GEM weights and sums, by name (`harness.declarations.pooled_vectors`;
+        """The subword vectors GEM weights and sums, by name (`harness.results.declarations.pooled_vectors`;
         none when the vocabulary cannot say what it is), every option that changes the vectors
         (the window m, the K principal vectors removed, the h of the uniqueness score, the power
         of the singular values), and the dimension. The paper's values are the defaults
         (`GemOptions`: m = 7, K = 45, h = 17, power 3, Yang et al.'s)."""
-        from harness.declarations import pooled_vectors
+        from harness.results.declarations import pooled_vectors
 
         vectors = pooled_vectors(self.vocab)
         return {**({"vectors": vectors} if vectors else {}), "window": self.window, "k": self.k,

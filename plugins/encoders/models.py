@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
+from harness.registry.hookspecs import Register, hookimpl
 
 from . import sbert
 from .adapters.common import WeightsError, is_pickle, pickle_refusal

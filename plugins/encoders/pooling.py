@@ -142,11 +142,11 @@ class PoolingEncoder(ABC):
         return f"{self.name}/{VERSION}/{self.options.model_dump_json()}"
 
     def declares(self) -> dict[str, Any]:
-        """The subword vectors pooled, by name (`harness.declarations.pooled_vectors`: e.g.
+        """The subword vectors pooled, by name (`harness.results.declarations.pooled_vectors`: e.g.
         "run-trained bpe10000 100d", or "bpemb-en-50k-300d" for BPEmb's files), the window of
         the window poolings, and the output dimension; no vectors when the vocabulary cannot
         say what it is."""
-        from harness.declarations import pooled_vectors
+        from harness.results.declarations import pooled_vectors
 
         vectors = pooled_vectors(self.vocab)
         return {**({"vectors": vectors} if vectors else {}),

@@ -231,9 +231,9 @@ class SentenceBertEncoder:
 
     @cached_property
     def _directory_model(self) -> str:
-        """`harness.declarations.directory_model` of the model directory (the digest of its weights,
+        """`harness.results.declarations.directory_model` of the model directory (the digest of its weights,
         configuration and tokeniser), read once."""
-        from harness.declarations import directory_model
+        from harness.results.declarations import directory_model
 
         assert self.directory is not None
         return directory_model(self.directory)
@@ -245,7 +245,7 @@ class SentenceBertEncoder:
 
         The bundled model is all-MiniLM-L6-v2; a hub model is its name without
         sentence-transformers' prefix (the paper's `bert-large-nli-mean-tokens`); a local
-        directory is the digest of its files' content (`harness.declarations.directory_model`),
+        directory is the digest of its files' content (`harness.results.declarations.directory_model`),
         never the folder's name, which anyone can choose. Nothing is loaded to answer."""
         if self.name == BUNDLED:
             name = BUNDLED_MODEL

@@ -150,7 +150,7 @@ def mpnet_directory(root: Path) -> Path:
 def models_root() -> Path:
     """Where model files joined or converted from packages are kept: the harness cache's
     `models/` ($HARNESS_CACHE, else the user cache directory)."""
-    from harness.cache import default_root
+    from harness.util.cache import default_root
 
     return default_root() / "models"
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
+from harness.registry.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext

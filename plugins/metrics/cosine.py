@@ -28,7 +28,7 @@ import numpy as np
 
 from harness.errors import DataError
 from harness.protocols import InputEncoding
-from harness.vectors import row_cosines
+from harness.util.vectors import row_cosines
 
 
 class CosineMetric:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.hookspecs import Register, RegisterCommand, hookimpl
 from harness.protocols import Options
+from harness.registry.hookspecs import Register, RegisterCommand, hookimpl
 
 from .options import SyntheticOptions
 from .senteval.table import TASKS

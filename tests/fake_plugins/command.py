@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import click
 
-from harness.commands import command
 from harness.errors import DataError
-from harness.hookspecs import Register, RegisterCommand, hookimpl
+from harness.registry.commands import command
+from harness.registry.hookspecs import Register, RegisterCommand, hookimpl
 
 
 @click.command("fake-hello")

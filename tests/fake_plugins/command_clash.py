@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from harness.hookspecs import Register, RegisterCommand, hookimpl
+from harness.registry.hookspecs import Register, RegisterCommand, hookimpl
 
 
 @click.command("fake-hello")

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import BuildContext, Options
+from harness.registry.hookspecs import Register, hookimpl
 
 
 class DeclaredOptions(Options):

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import BuildContext, DecoderOptions, Options
+from harness.registry.hookspecs import Register, hookimpl
 
 
 class ExactMatchMetric:

@@ -1,6 +1,6 @@
 """A plugin registering a new encoder and one named `avg`, which the first-party plugin owns."""
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 
 def build(options, context):

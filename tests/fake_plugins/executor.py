@@ -2,8 +2,8 @@
 
 from pydantic import Field
 
-from harness.hookspecs import hookimpl
 from harness.protocols import Options
+from harness.registry.hookspecs import hookimpl
 
 
 class InlineOptions(Options):

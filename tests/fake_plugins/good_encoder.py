@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import BuildContext, Options
+from harness.registry.hookspecs import Register, hookimpl
 
 
 class LengthOptions(Options):

@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import Field
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import BuildContext, Options
+from harness.registry.hookspecs import Register, hookimpl
 
 
 class BadDefaultOptions(Options):

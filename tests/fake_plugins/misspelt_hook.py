@@ -1,6 +1,6 @@
 """A plugin implementing `register_encoder` (singular), a hook that does not exist."""
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 
 def build(options, context):

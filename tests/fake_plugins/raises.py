@@ -1,6 +1,6 @@
 """A plugin whose hook registers one encoder and then raises."""
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 
 def build(options, context):

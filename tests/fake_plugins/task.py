@@ -1,6 +1,6 @@
 """A fake plugin registering a downstream task (its factory is never called here)."""
 
-from harness.hookspecs import hookimpl
+from harness.registry.hookspecs import hookimpl
 
 
 @hookimpl

@@ -1,6 +1,6 @@
 """A plugin registering an encoder whose factory is not callable."""
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 
 @hookimpl

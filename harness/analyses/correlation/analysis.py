@@ -19,7 +19,7 @@ from harness.analyses.correlation.table1 import table1_section
 from harness.analyses.downstream.scores import Downstream
 from harness.analyses.run import AnalysisRun
 from harness.report.elements import HEATMAP_FILE, Section
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 log = logging.getLogger("harness.run")
 

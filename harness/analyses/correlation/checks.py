@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.declarations import read_table
 from harness.errors import HarnessError, SpecError
+from harness.results.declarations import read_table
 from harness.spec.positions import Loc, Positions
 from harness.spec.schema import Spec, TableSpec
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from harness.commands import command
+from harness.registry.commands import command
 
 
 @click.command()
@@ -26,7 +26,7 @@ def compare(run_a: Path, run_b: Path, method: str, decoder_a: str | None,
     rank correlation of its values across the encoders both runs share (e.g. another decoder
     family, training size or seed)."""
     from harness.analyses.correlation.stability import compare_runs, render_comparison
-    from harness.results import load_results
+    from harness.results.model import load_results
 
     comparison = compare_runs(load_results(run_a), load_results(run_b), method,
                               decoder_a=decoder_a, decoder_b=decoder_b,

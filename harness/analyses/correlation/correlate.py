@@ -30,8 +30,8 @@ from typing import Any
 from harness.analyses.correlation.primary import primary_analysis
 from harness.analyses.correlation.spec import PrimarySection
 from harness.analyses.downstream.scores import Downstream, downstream_scores
-from harness.declarations import ReferenceTable, read_table
-from harness.results import CorrelationCell, Correlations, CorrelationSummary, PairResult
+from harness.results.declarations import ReferenceTable, read_table
+from harness.results.model import CorrelationCell, Correlations, CorrelationSummary, PairResult
 from harness.stats.correlation import FISHER_Z, fisher_interval
 from harness.stats.multiple import holm_adjusted
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.report.elements import ALPHA
 from harness.report.plots import png
-from harness.results import Correlations
+from harness.results.model import Correlations
 
 HEATMAP_COLORMAP = "RdBu_r"
 """Diverging: negative correlations blue, positive red, zero white."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness.analyses.correlation.results import PrimaryAnalysis, PrimaryTest
 from harness.report.elements import Section, Table, fmt, fmt_p, join_names, plural
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 P_METHODS = {"exact": "exact joint permutation p (all {count} relabellings of the encoders)",
              "monte-carlo": "Monte-Carlo joint permutation p ((b+1)/(m+1) over {count} random "

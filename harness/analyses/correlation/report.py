@@ -16,7 +16,7 @@ from harness.report.elements import (
     fmt_span,
     join_names,
 )
-from harness.results import CorrelationCell, RunResults
+from harness.results.model import CorrelationCell, RunResults
 
 P_METHODS = {"exact": "exact two-sided permutation p-values (all n! pairings)",
              "scipy": "scipy's p-values"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.records import Record, is_none
+from harness.results.records import Record, is_none
 
 
 class CorrelationCell(Record):

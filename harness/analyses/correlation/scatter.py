@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping
 from harness.analyses.correlation import stability
 from harness.report.elements import Section, fmt, fmt_p, scatter_file
 from harness.report.plots import ScatterPoint
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 Y_LABEL = "mean downstream z-score"
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import DataError
-from harness.results import RunResults, is_none
+from harness.results.model import RunResults, is_none
 
 
 class RunLabel(BaseModel):

@@ -21,7 +21,7 @@ from harness.report.elements import (
     join_names,
     plural,
 )
-from harness.results import RunResults
+from harness.results.model import RunResults
 from harness.stats.multiple import holm_adjusted
 
 MANY_ENCODERS = 10

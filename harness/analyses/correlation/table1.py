@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.report.elements import Section, Table, fmt, fmt_p, rank_by
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 def table1_section(results: RunResults) -> Section | None:

@@ -12,7 +12,7 @@ from harness.analyses.downstream.scores import downstream_scores
 from harness.analyses.run import AnalysisRun
 from harness.protocols import CombinedColumns
 from harness.report.elements import Section
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 class DownstreamAnalysis:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from harness.protocols import TaskResult
 from harness.report.elements import Section, Table, fmt, fmt_span
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 ORIGINS = {"computed": "computed", "reference": "reference table"}
 

@@ -2,11 +2,11 @@
 (`harness.stages.evaluate`).
 
 A reference table is YAML: `source:` (citation), `tasks:` (names, in order), `scores:` (row ->
-task -> score) and `models:` (row -> the model the row measured; `harness.declarations`). Tasks named
+task -> score) and `models:` (row -> the model the row measured; `harness.results.declarations`). Tasks named
 in the spec are evaluated by the harness itself (each task plugin's own procedure: SentEval's
 for the first-party tasks), once per encoder and task, cached. A table row is bound to the model
 that earned it: it applies to an encoder only when the encoder declares that model
-(`harness.declarations.row_mismatch`), whatever the names. An encoder with an applying row keeps
+(`harness.results.declarations.row_mismatch`), whatever the names. An encoder with an applying row keeps
 the row's scores; the others get computed ones; encoders with neither are listed as missing,
 with the reason, never filled in.
 """
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.declarations import read_table, row_mismatch
 from harness.protocols import CombinedColumns, TaskResult
+from harness.results.declarations import read_table, row_mismatch
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Downstream:
 
 def read_reference_table(path: Path) -> tuple[str, list[str], dict[str, dict[str, float]]]:
     """Return (citation, tasks, encoder -> task -> score) from a reference table file
-    (`harness.declarations.read_table` has its `kind` and `models` too)."""
+    (`harness.results.declarations.read_table` has its `kind` and `models` too)."""
     table = read_table(path)
     return table.source, table.tasks, table.scores
 

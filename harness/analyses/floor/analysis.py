@@ -11,7 +11,7 @@ from harness.analyses.floor.gains import floor_gains
 from harness.analyses.floor.report import floor_section
 from harness.analyses.run import AnalysisRun
 from harness.report.elements import Section
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 class FloorAnalysis:

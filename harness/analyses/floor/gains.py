@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.analyses.run import Chance, Statistics
-from harness.results import FloorGain, FloorGains, PairedDifference, defined
+from harness.results.model import FloorGain, FloorGains, PairedDifference, defined
 from harness.spec import Component
 from harness.stages.base import RunContext
 

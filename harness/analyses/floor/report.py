@@ -15,7 +15,7 @@ from harness.report.elements import (
     join_names,
     rank_by,
 )
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 def _value(results: RunResults, encoder: str, decoder: str, metric: str) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.records import MetricScore, Record, is_none
+from harness.results.records import MetricScore, Record, is_none
 
 
 class FloorGain(Record):

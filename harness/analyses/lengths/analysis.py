@@ -10,7 +10,7 @@ from harness.analyses.lengths.breakdown import length_breakdown
 from harness.analyses.lengths.report import length_figures, lengths_section
 from harness.analyses.run import AnalysisRun
 from harness.report.elements import Section
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 class LengthsAnalysis:

@@ -23,7 +23,7 @@ import numpy as np
 from harness.analyses.run import Statistics
 from harness.errors import plugin_call
 from harness.protocols import Metric, higher_is_better
-from harness.results import LengthBin, LengthBreakdown, MetricScore, PairLengths
+from harness.results.model import LengthBin, LengthBreakdown, MetricScore, PairLengths
 from harness.stages.base import RunContext
 
 TOKENISATION = "whitespace"

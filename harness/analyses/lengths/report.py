@@ -15,7 +15,7 @@ from harness.report.elements import (
     plural,
     split_silent,
 )
-from harness.results import LengthBin, LengthBreakdown, MetricScore, RunResults
+from harness.results.model import LengthBin, LengthBreakdown, MetricScore, RunResults
 
 LENGTHS_FILE = "lengths.png"
 

@@ -3,7 +3,7 @@ reference length."""
 
 from __future__ import annotations
 
-from harness.records import MetricScore, Record
+from harness.results.records import MetricScore, Record
 
 
 class LengthBin(Record):

@@ -11,10 +11,10 @@ from typing import Any
 from harness.analyses.privacy.report import privacy_figures, privacy_sections
 from harness.analyses.privacy.study import attack_encoder, privacy_jobs, privacy_study
 from harness.analyses.run import AnalysisRun
-from harness.jobs import JobWork
+from harness.executors.jobs import JobWork
 from harness.protocols import AnalysisJob
 from harness.report.elements import Section
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 class PrivacyAnalysis:

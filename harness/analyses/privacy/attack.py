@@ -14,7 +14,7 @@ from typing import Any
 from harness.analyses.privacy.canaries import Canary, recovery_counts
 from harness.analyses.privacy.results import EntityRecovery, PrivacyPoint
 from harness.protocols import TaskResult
-from harness.records import MetricScore
+from harness.results.records import MetricScore
 from harness.spec import Component, encode_batch_size
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.analyses.privacy.results import Privacy, PrivacyPoint
 from harness.report.elements import Section, Table, fmt, fmt_interval
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 FIGURE = "privacy-utility.png"
 CLEAN, FLOOR = "clean", "floor"

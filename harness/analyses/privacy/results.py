@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from harness.records import MetricScore, Record, is_none
+from harness.results.records import MetricScore, Record, is_none
 
 
 class EntityRecovery(Record):

@@ -12,7 +12,7 @@ per concern:
 
 The `probes:` section of a spec runs analogies, interpolation and noise as a stage of
 `harness run` (`harness.analyses.probes.probing`). The public names are importable from here; they are
-loaded on first use, so `harness.results` can import `harness.analyses.probes.results` cheaply.
+loaded on first use, so `harness.results.model` can import `harness.analyses.probes.results` cheaply.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import numpy as np
 from harness.analyses.probes.results import AnalogyGroup, AnalogyOutput, AnalogySetResult, Form
 from harness.analyses.probes.scoring import mean, rate, same, sentence_bleu
 from harness.errors import DataError
-from harness.outputs import is_empty
+from harness.text.outputs import is_empty
 
 COLUMNS = ("a", "b", "c", "expected", "relation")
 RELATION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/+-]{0,63}")

@@ -10,10 +10,10 @@ from typing import Any
 from harness.analyses.probes.probing import probe_jobs, run_probes, write_probe_items
 from harness.analyses.probes.report import probe_examples_section, probe_figures, probes_section
 from harness.analyses.run import AnalysisRun
-from harness.jobs import JobWork
+from harness.executors.jobs import JobWork
 from harness.protocols import AnalysisJob
 from harness.report.elements import Section
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 class ProbesAnalysis:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness.commands import command
 from harness.errors import HarnessError
-from harness.outputs import shown
+from harness.registry.commands import command
+from harness.text.outputs import shown
 
 if TYPE_CHECKING:
     from harness.spec import Spec
@@ -43,7 +43,7 @@ def probe_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _probed_spec(spec: Path, overrides: tuple[str, ...], device: str | None) -> Spec:
-    from harness.loader import load_registry
+    from harness.registry.loader import load_registry
     from harness.spec import TableSpec, load_spec
 
     parsed = load_spec(spec, [*overrides, f"device={device}"] if device else list(overrides),
@@ -88,8 +88,8 @@ def generate(spec: Path, sentences: tuple[str, ...], sentence_file: Path | None,
     """
     from harness.analyses.probes.queries import generate as generate_probe
     from harness.analyses.probes.queries import interpolate
-    from harness.cache import Cache, default_root
     from harness.errors import DataError
+    from harness.util.cache import Cache, default_root
 
     texts = list(sentences)
     if sentence_file is not None:
@@ -141,7 +141,7 @@ def analogy(spec: Path, sentences: tuple[str, ...], set_file: Path | None, form:
     from harness.analyses.probes.queries import analogy as analogy_probe
     from harness.analyses.probes.queries import analogy_set, decode_expression
     from harness.analyses.probes.text import render_analogy_run
-    from harness.cache import Cache, default_root
+    from harness.util.cache import Cache, default_root
 
     if sum((bool(sentences), set_file is not None, expr is not None)) != 1:
         raise HarnessError("give three sentences A B C, or --file SET.tsv, or --expr EXPR "

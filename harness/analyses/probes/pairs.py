@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.cache import Cache
-from harness.devices import resolve_device
 from harness.errors import SpecError
 from harness.spec import (
     ENCODE_BATCH_SIZE,
@@ -30,6 +28,8 @@ from harness.stages.generate import decode as decode_vectors
 from harness.stages.generate import load_trained_decoder
 from harness.stages.train import TrainedDecoder, train_decoder_for
 from harness.stages.vocab import Vocab, prepare_vocab
+from harness.util.cache import Cache
+from harness.util.devices import resolve_device
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class ProbedPair:
 def normaliser(options: Normalise) -> Callable[[str], str]:
     """How a probe's sentences are normalised: as the corpus is (case, digits), whitespace
     collapsed as the corpus reader does."""
-    from harness.corpus import normalise
+    from harness.text.reading import normalise
 
     return lambda sentence: " ".join(normalise(sentence, options).split())
 

@@ -34,14 +34,14 @@ from harness.analyses.probes.noise import noise_robustness
 from harness.analyses.probes.pairs import ProbedPair, normaliser, probed_pair
 from harness.analyses.probes.results import PairProbes
 from harness.analyses.probes.spec import AnalogySource, ProbesSection
-from harness.cache import file_digest
-from harness.outputs import sample_file_name
 from harness.protocols import AnalysisJob
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded, encode_corpus
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
+from harness.text.outputs import sample_file_name
+from harness.util.cache import file_digest
 
 VERSION = 1
 RESULT_FILE = "probes.json"

@@ -36,9 +36,9 @@ from harness.analyses.probes.expression import evaluate, names, parse
 from harness.analyses.probes.interpolation import alphas as path_alphas
 from harness.analyses.probes.pairs import ProbedPair, normaliser, trained_pairs
 from harness.analyses.probes.results import AnalogyOutput, AnalogySetResult, Form
-from harness.cache import Cache
 from harness.errors import SpecError
 from harness.spec import Spec
+from harness.util.cache import Cache
 
 
 @dataclass(frozen=True)

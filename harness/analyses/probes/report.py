@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from harness.analyses.probes.results import AnalogyGroup, AnalogySetResult, PairProbes, ProbeRate
-from harness.outputs import shown
 from harness.report.elements import Section, Table, fmt, fmt_interval, split_silent
-from harness.results import RunResults
+from harness.results.model import RunResults
+from harness.text.outputs import shown
 
 NOISE_FILE = "noise-robustness.png"
 

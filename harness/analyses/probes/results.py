@@ -4,7 +4,7 @@ decoder pair (docs/results.md).
 Rates (analogy accuracy, outputs that are new sentences, interpolation ends reproduced, Id under
 noise) are on the paper's 0-100 scale with their exact Clopper & Pearson (1934) interval over
 `support` trials, as the run's own Id is. This module imports nothing else of the harness, so
-`harness.results` can hold these models without an import cycle.
+`harness.results.model` can hold these models without an import cycle.
 """
 
 from __future__ import annotations

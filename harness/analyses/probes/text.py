@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from harness.analyses.probes.queries import AnalogySetRun
 from harness.analyses.probes.results import AnalogyGroup, ProbeRate
-from harness.outputs import is_empty, shown
+from harness.text.outputs import is_empty, shown
 
 
 def fmt_rate(rate: ProbeRate | None) -> str:

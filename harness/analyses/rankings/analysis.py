@@ -11,7 +11,7 @@ from harness.analyses.rankings.report import stability_section
 from harness.analyses.rankings.summary import ranking_claims
 from harness.analyses.run import AnalysisRun
 from harness.report.elements import Section
-from harness.results import RunResults
+from harness.results.model import RunResults
 
 
 class RankingsAnalysis:

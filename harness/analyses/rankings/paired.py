@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
-from harness.records import defined as finite
+from harness.results.records import defined as finite
 from harness.stats.intervals import (
     MIN_SEEDS,
     check_arguments,

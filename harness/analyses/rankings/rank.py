@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from harness.analyses.run import Statistics
-from harness.results import DiagnosticRanking
+from harness.results.model import DiagnosticRanking
 from harness.stages.base import RunContext
 
 MIN_RANKED = 2

@@ -14,7 +14,7 @@ from harness.report.elements import (
     join_names,
     plural,
 )
-from harness.results import DiagnosticRanking, PairedDifference, RunResults
+from harness.results.model import DiagnosticRanking, PairedDifference, RunResults
 
 
 def better(difference: PairedDifference, higher: bool) -> tuple[str, str] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.records import Record, is_none
+from harness.results.records import Record, is_none
 
 
 class RankInterval(Record):

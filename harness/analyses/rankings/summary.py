@@ -11,7 +11,7 @@ from harness.analyses.rankings.report import (
     wins,
 )
 from harness.report.elements import higher_is_better, join_names, plural, rank_by
-from harness.results import DiagnosticRanking, RunResults
+from harness.results.model import DiagnosticRanking, RunResults
 
 LISTED_PAIRS = 6
 """Pairs without a significant difference are named up to this many, else counted."""

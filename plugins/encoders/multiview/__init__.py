@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import Options
+from harness.registry.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from harness.protocols import BuildContext

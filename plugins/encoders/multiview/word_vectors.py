@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.errors import DataError
-from harness.skipgram import train_skipgram
+from harness.text.skipgram import train_skipgram
 
 VECTORS_FILE = "word_vectors.npy"
 WORDS_FILE = "words.json"
@@ -104,7 +104,7 @@ def train_word_vectors(sentences: Iterable[str], *, dim: int, epochs: int, min_c
 
     The vocabulary is every word seen at least `min_count` times; each gets fastText's vector
     (its own plus its character n-grams'); row 0 is the zero vector of unknown words. Training
-    runs in a fresh process, reproducibly (harness.skipgram).
+    runs in a fresh process, reproducibly (harness.text.skipgram).
     """
     tokens = (" ".join(tokenize(sentence, lowercase)) for sentence in sentences)
     try:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from harness.commands import command
 from harness.errors import HarnessError
+from harness.registry.commands import command
 
 
 @click.command("senteval")

@@ -33,7 +33,7 @@ import numpy as np
 from harness.data.senteval_layout import task_directory, task_files
 from harness.errors import HarnessError
 from harness.protocols import Encode, Examples, TaskData, TaskResult
-from harness.vectors import row_cosines
+from harness.util.vectors import row_cosines
 
 from . import evaluation
 from .configs import EvaluationConfig, get_config

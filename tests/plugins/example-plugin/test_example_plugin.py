@@ -185,7 +185,7 @@ def test_length_gap_analysis_conforms(tmp_path: Path) -> None:
     pairs = fields["analyses"]["example-length-gap"]["pairs"]
     assert set(pairs) == {"avg", "random-gaussian"}
     assert all(gap["n"] == 30 for by in pairs.values() for gap in by.values())
-    from harness.results import RunResults
+    from harness.results.model import RunResults
 
     (section,) = analysis.sections(RunResults(**fields), {})
     assert section.title == "Length gap (example plugin)"

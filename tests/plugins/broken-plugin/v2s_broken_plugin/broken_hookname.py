@@ -1,6 +1,6 @@
 """Implements a misspelt hook (`register_encoder`, singular): pluggy's check_pending refuses it."""
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 
 def _build(options, context):  # never called

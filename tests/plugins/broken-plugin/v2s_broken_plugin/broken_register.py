@@ -1,6 +1,6 @@
 """Imports fine, then raises inside its register hook."""
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 
 def _build(options, context):  # never called: registration fails first

@@ -1,6 +1,6 @@
 """Registers an encoder whose factory is a string, not a callable."""
 
-from harness.hookspecs import Register, hookimpl
+from harness.registry.hookspecs import Register, hookimpl
 
 
 @hookimpl

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from harness.hookspecs import Register, hookimpl
 from harness.protocols import BuildContext, Options
+from harness.registry.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from .bow import HashedBagOfWordsEncoder

@@ -1,6 +1,6 @@
 """An executor that runs each encoder's job in a pool of worker processes on this machine.
 
-Each worker runs the harness's one job assembly (`harness.jobs.run_encoder_job`) against the
+Each worker runs the harness's one job assembly (`harness.executors.jobs.run_encoder_job`) against the
 run's cache, as a cluster worker would; the driver collects the outcomes in the spec's encoder
 order and adds their timings and cache counts to the run's (`harness.executors.account`).
 """
@@ -11,7 +11,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
 from harness.executors import Execution, account
-from harness.jobs import run_encoder_job
+from harness.executors.jobs import run_encoder_job
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab

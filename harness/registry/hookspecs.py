@@ -96,10 +96,10 @@ def register_executors(register: Register) -> None:
 
 @hookspec
 def register_commands(register: RegisterCommand) -> None:
-    """Register commands of the `harness` CLI: click commands or groups
-    (`harness.hookspecs.RegisterCommand`; `harness.commands.command` gives them `-v`/`--debug`
-    and one-line errors). Registration imports the module defining them, so import anything
-    heavy inside the command's body."""
+    """Register commands of the `harness` CLI: click commands or groups (`RegisterCommand`;
+    `harness.registry.commands.command` gives them `-v`/`--debug` and one-line errors).
+    Registration imports the module defining them, so import anything heavy inside the
+    command's body."""
 
 
 COMMAND_GROUPS: tuple[str, ...] = ("data",)

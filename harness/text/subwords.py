@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from harness.errors import DataError
-from harness.lines import LineFile
-from harness.skipgram import train_skipgram, write_corpus
+from harness.text.lines import LineFile
+from harness.text.skipgram import train_skipgram, write_corpus
 
 MODEL_FILE = "bpe.model"
 VECTORS_FILE = "vectors.npy"
@@ -121,7 +121,7 @@ def train_subword_vocab(sentences: Path | Iterable[str], directory: Path, *, bpe
     `input_sentence_size` sample is not reproducible from run to run). The segmented corpus is
     written for fastText `ENCODE_CHUNK` sentences at a time. Pieces rare enough to get no
     fastText word vector still get one from their character n-grams. fastText runs in a fresh
-    process with one thread, which keeps the vectors reproducible (harness.skipgram).
+    process with one thread, which keeps the vectors reproducible (harness.text.skipgram).
     """
     import sentencepiece as spm
 

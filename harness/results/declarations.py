@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from harness.cache import META_FILE, file_digest, read_meta
 from harness.errors import DataError, PluginError
-from harness.results import PublishedTable
+from harness.results.model import PublishedTable
+from harness.util.cache import META_FILE, file_digest, read_meta
 
 if TYPE_CHECKING:
     import numpy as np
@@ -334,7 +334,7 @@ def model_files(directory: Path) -> list[Path]:
 
 
 def content_digest(path: Path) -> str:
-    """`harness.cache.file_digest` (sha256 of the whole content), read once per process for a
+    """`harness.util.cache.file_digest` (sha256 of the whole content), read once per process for a
     file whose size, modification time and inode are unchanged."""
     stat = Path(path).stat()
     key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.results import CacheCounts, CorpusCounts, Provenance, VocabSummary
+from harness.results.model import CacheCounts, CorpusCounts, Provenance, VocabSummary
 
 if TYPE_CHECKING:
     from harness.spec import SpecDocument
@@ -48,7 +48,7 @@ PACKAGES = (DISTRIBUTION, "numpy", "scipy", "torch", "sentencepiece", "fasttext"
 uses: its encoders', decoders', metrics', tasks', defences', analyses' and executor's)."""
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 DIRTY = "-dirty"
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # harness/, this module is in harness/results/
 _GIT_TIMEOUT_S = 5
 
 

@@ -20,9 +20,15 @@ from typing import Any
 
 import pluggy
 
-from harness import hookspecs
 from harness.protocols import PluginFailure
-from harness.registry import CommandInfo, RegistrationError, Registry, make_command, make_info
+from harness.registry import hookspecs
+from harness.registry.components import (
+    CommandInfo,
+    RegistrationError,
+    Registry,
+    make_command,
+    make_info,
+)
 
 ENTRY_POINT_GROUP = "harness"
 DISABLE_ENV = "HARNESS_DISABLE_PLUGINS"
@@ -142,14 +148,14 @@ def register_plugin(manager: pluggy.PluginManager, registry: Registry, module: A
 
 def _stage_component(staged: list[Any], kind: str, plugin: str, distribution: str, version: str,
                      component_name: Any, factory: Any, **metadata: Any) -> None:
-    """The `register` callback of a component hook (`harness.hookspecs.Register`)."""
+    """The `register` callback of a component hook (`harness.registry.hookspecs.Register`)."""
     staged.append(make_info(kind, component_name, factory, plugin=plugin,
                             distribution=distribution, version=version, **metadata))
 
 
 def _stage_command(staged: list[CommandInfo], plugin: str, distribution: str, version: str,
                    command: Any, *, group: Any = None) -> None:
-    """The `register` callback of `register_commands` (`harness.hookspecs.RegisterCommand`)."""
+    """The `register` callback of `register_commands` (`harness.registry.hookspecs.RegisterCommand`)."""
     staged.append(make_command(command, group, plugin=plugin, distribution=distribution,
                                version=version, core=hookspecs.CORE_COMMANDS,
                                groups=hookspecs.COMMAND_GROUPS))

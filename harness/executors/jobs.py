@@ -21,10 +21,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.cache import Cache
 from harness.errors import HarnessError, PluginError
 from harness.protocols import AnalysisJob, Options, PlannedAnalysis, TaskResult
-from harness.results import EncoderDescription, PairResult, SeedRun, SizePoint
+from harness.results.model import EncoderDescription, PairResult, SeedRun, SizePoint
 from harness.spec import Component, Entry, Spec
 from harness.stages.base import RunContext, ShardRunner, ShardWork
 from harness.stages.corpus import Corpus, prepare_corpus
@@ -36,7 +35,8 @@ from harness.stages.likelihood import Decoding
 from harness.stages.score import scored, seeds_score
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab, prepare_vocab
-from harness.vectors import Shard
+from harness.util.cache import Cache
+from harness.util.vectors import Shard
 
 
 class EncoderOutcome(BaseModel):
@@ -238,7 +238,7 @@ def job_setup(spec: Spec, encoder_name: str, cache_root: Path, corpus: Corpus | 
     """The context of a job run in a process of its own: the spec's encoder entry, and the
     corpus and vocabulary the driver prepared, read from the cache at `cache_root`. Given the
     driver's `corpus`, the job does not read (and hash) the corpus source again."""
-    from harness.devices import resolve_device
+    from harness.util.devices import resolve_device
 
     (encoder,) = [e for e in spec.components("encoder") if e.name == encoder_name]
     device = resolve_device(spec.device)

@@ -3,7 +3,7 @@
 Within one Python process, fasttext 0.9.3's results depend on the models trained before it
 (the same call drifts after a few repetitions and can silently diverge), while a fresh process
 with one thread gives the same vectors every time; so training runs in a child process.
-Both the subword vocabulary (harness.vocab) and word-vector encoders use it.
+Both the subword vocabulary (harness.text.subwords) and word-vector encoders use it.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def train_skipgram(lines: Iterable[str] | Path, *, dim: int, epochs: int, min_co
                      "words": None if words is None else list(words)}
         request = Path(directory) / "request.json"
         request.write_text(json.dumps(arguments), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "harness.skipgram", str(request)],
+        done = subprocess.run([sys.executable, "-m", "harness.text.skipgram", str(request)],
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]

@@ -1,6 +1,6 @@
 """The building blocks of results.json: the record base class, JSON safety (undefined scores as
 null), and one metric's score with its interval and seed spread, which every analysis reuses.
-`harness.results` re-exports every name."""
+`harness.results.model` re-exports every name."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The runner builds a `RunResults`; the report, `harness compare`, the probes and the CLI read it.
 This module owns the schema tag and reading and writing results.json; the records it is made of
-live in `harness.records` (the base, JSON safety: undefined scores written as null, and each
+live in `harness.results.records` (the base, JSON safety: undefined scores written as null, and each
 metric's score) and in each analysis's folder (`harness.analyses.<name>.results`), re-exported
 here.
 docs/results.md documents every field; the schema `v2s-harness/results/1` is only ever extended.
@@ -41,7 +41,7 @@ from harness.analyses.probes.results import PairProbes
 from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
 from harness.errors import DataError
 from harness.protocols import Settings, TaskResult
-from harness.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
+from harness.results.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
 from harness.stats.comparison import ComparisonSection, moved_to_comparison
 
 __all__ = [
@@ -94,7 +94,7 @@ class TrainSummary(Record):
 
 class GenerateSummary(Record):
     """How fast the decoder regenerated the test sentences, and how many of its outputs were
-    empty (`harness.outputs.is_empty`): a decoder that has not learned to generate."""
+    empty (`harness.text.outputs.is_empty`): a decoder that has not learned to generate."""
 
     sentences_per_s: float | None = None
     sentences: int | None = Field(None, exclude_if=is_none)

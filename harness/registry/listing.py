@@ -15,7 +15,7 @@ import typing
 from typing import Any
 
 from harness.protocols import KINDS, ComponentInfo, plural
-from harness.registry import Registry
+from harness.registry.components import Registry
 
 
 def _entry(info: ComponentInfo) -> dict[str, Any]:
