@@ -111,6 +111,7 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     Warnings (an encoder whose row in the downstream reference table measured another model)
     are printed either way and change neither the exit code nor what `harness run` does.
     """
+    from harness.executors.jobs import decoders_to_train
     from harness.registry.loader import load_registry
     from harness.spec import TableSpec, load_spec, preflight
     from harness.spec.preflight import preflight_warnings
@@ -131,7 +132,7 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
                    f"{parsed.downstream.reference.name if parsed.downstream.reference else '-'})")
         return
     click.echo(f"{spec}: ok ({_count(len(parsed.components('encoder')), 'encoder')}, "
-               f"{_count(parsed.decoders_to_train(), 'decoder')} to train, "
+               f"{_count(decoders_to_train(parsed), 'decoder')} to train, "
                f"{_count(len(parsed.components('metric')), 'metric')}, "
                f"{_count(len(parsed.components('task')), 'downstream task')})")
 

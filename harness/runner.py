@@ -15,15 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.analyses.correlation.correlate import correlations_from_tables, table_declarations
-from harness.analyses.downstream.scores import downstream_scores
-from harness.analyses.run import AnalysisRun, run_analyses
+from harness.analyses.run import AnalysisRun, results_fields, run_analyses
 from harness.errors import HarnessError
 from harness.executors import Executor
 from harness.executors.jobs import EncoderOutcome, check_curve, planned
 from harness.protocols import BuildContext
 from harness.report.write import write_run
-from harness.results.declarations import published_tables
+from harness.results.declarations import published_tables, read_table, row_declarations
 from harness.results.model import (
     CacheCounts,
     CorpusCounts,
@@ -101,7 +99,7 @@ def spec_record(spec: Spec) -> dict[str, Any]:
     """The spec as results.json keeps it: its JSON form, each analysis with the plugin that
     registered it and that plugin's distribution, so `harness report` elsewhere can say what
     to install to draw the section of one that is missing there."""
-    record = spec.model_dump(mode="json")
+    record = spec.record()
     assert spec.analyses != "all"  # resolved when the spec was loaded
     record["analyses"] = [{**given, "plugin": entry.plugin,
                            "distribution": entry.info.distribution or None}
@@ -110,31 +108,23 @@ def spec_record(spec: Spec) -> dict[str, Any]:
 
 
 def run_tables(spec: TableSpec, out: Path) -> RunResults:
-    """Correlate a published diagnostics table with a downstream table; write the run dir."""
+    """Results from published tables alone, by every analysis that computes its results from
+    them (`AnalysisParts.tables`: the correlation analysis's, the paper's Figure 2 from its
+    Tables 4 and 5); write the run directory."""
     refuse(preflight(spec))
     started = time.perf_counter()
-    if spec.downstream.reference is None:
-        raise HarnessError(f"{spec.source}: downstream.reference: a table spec needs a "
-                           "downstream table to correlate with")
-    correlations = correlations_from_tables(spec.diagnostics.reference,
-                                            spec.downstream.reference, spec.correlation.method,
-                                            rank_by=spec.correlation.rank_by,
-                                            primary=spec.correlation.primary, seed=spec.seed)
-    for note in correlations.notes:
-        log.warning("%s", note)
-    rows = table_declarations(spec.diagnostics.reference)  # what each published row measured
-    downstream = downstream_scores(spec.downstream.reference,
-                                   sorted({e for row in correlations.diagnostics.values()
-                                           for e in row}), declared=rows)
+    if not spec.table_analyses:
+        raise HarnessError(f"{spec.source}: no installed analysis computes results from "
+                           "published tables (`harness list` shows the analyses)")
+    fields: dict[str, Any] = {}
+    for info in spec.table_analyses:
+        fields.update(results_fields(info.name, info.parts.part("tables")(spec),
+                                     plugin=info.plugin))
+    rows = row_declarations(read_table(spec.diagnostics.reference))
     results = RunResults(
-        spec=spec.model_dump(mode="json"),
+        spec=spec.record(),
         provenance=_provenance(spec, None, {"total": round(time.perf_counter() - started, 3)}),
-        diagnostics=correlations.diagnostics,
-        diagnostics_source=correlations.sources.get("diagnostics", ""),
-        downstream=downstream.scores, downstream_source=downstream.source,
-        downstream_missing=downstream.reasons or None,
-        published=published_tables(spec.report.compare, rows) or None,
-        correlations=correlations)
+        published=published_tables(spec.report.compare, rows) or None, **fields)
     write_run(out, results, {}, spec.report.formats)
     log.info("run %s: correlated the tables; results in %s", spec.name, out)
     return results

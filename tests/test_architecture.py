@@ -196,7 +196,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness.analyses.*.results", "harness.analyses.*.spec"),
     # 3: what results.json holds, the statistics over it, the registry's loader
     ("harness.results.model", "harness.results.declarations", "harness.stats", "harness.stats.*",
-     "harness.registry.loader", "harness.registry.listing", "harness.analyses",
+     "harness.registry.loader", "harness.registry.listing", "harness.registry.declared",
+     "harness.analyses",
      # the probes' scoring and analogy files, which the spec's checks read
      "harness.analyses.probes.scoring", "harness.analyses.probes.analogies"),
     # 4: specs
@@ -209,8 +210,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness.report.elements", "harness.report.plots"),
     # 8: the analyses over the jobs' results
     ("harness.analyses.*",),
-    # 9: the report that assembles them, the conformance kit
-    ("harness.report", "harness.report.*", "harness.testing", "harness.testing.*"),
+    # 9: the report that assembles them, the conformance kit, the plugins' one address (which
+    # re-exports from the floors below, for type checkers under TYPE_CHECKING)
+    ("harness.report", "harness.report.*", "harness.testing", "harness.testing.*", "harness.plugin"),
     # 10: a run, and the command line
     ("harness.runner",),
     ("harness.cli",),
@@ -255,6 +257,18 @@ def test_imports_only_run_down() -> None:
     assert upward == [], "imports running up (or between scripts):\n" + "\n".join(upward)
 
 
+def test_the_core_imports_no_analysis() -> None:
+    """Only the analyses import an analysis: the core reads what an analysis brings through its
+    registration (`harness.protocols.AnalysisParts`), a first-party analysis's as a third
+    party's. `harness.analyses.run` is the core's: what the runner hands every analysis."""
+    graph = import_graph()
+    leaks = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                   if module.startswith("harness.") and not module.startswith("harness.analyses")
+                   for target in targets if target.startswith("harness.analyses.")
+                   and target != "harness.analyses.run")
+    assert leaks == [], "declare these in the analysis's AnalysisParts:\n" + "\n".join(leaks)
+
+
 MAX_FUNCTION_LINES = 80
 
 
@@ -275,3 +289,72 @@ def test_every_folder_of_code_is_a_package() -> None:
     folders = sorted({path.parent for folder in PACKAGES.values() for path in folder.rglob("*.py")
                       if "__pycache__" not in path.parts})
     assert [str(f) for f in folders if not (f / "__init__.py").is_file()] == []
+
+
+EXAMPLE_PLUGIN = {"v2s_example_plugin": ROOT / "tests" / "plugins" / "example-plugin" / "v2s_example_plugin"}
+"""The example plugin package, which imports the harness as any third-party plugin does."""
+
+
+def test_the_plugins_import_only_the_facade() -> None:
+    """The first-party plugins and the example plugin import nothing of the harness but its one
+    address for plugins, `harness.plugin`: at the top, inside functions and under TYPE_CHECKING."""
+    plugins = modules({"harness_plugins": PACKAGES["harness_plugins"], **EXAMPLE_PLUGIN})
+    known = set(modules(PACKAGES)) | set(plugins)
+    found = {name: set(imported(name, path, known)) for name, path in plugins.items()}
+    assert len(found) > 20 and "v2s_example_plugin.processes" in found  # the walk found them
+    assert {"harness.plugin"} <= found["v2s_example_plugin"]
+    leaks = sorted(f"{module} -> {target}" for module, targets in found.items()
+                   for target in targets if (target == "harness" or target.startswith("harness."))
+                   and target != "harness.plugin")
+    assert leaks == [], "import these from harness.plugin:\n" + "\n".join(leaks)
+
+
+def test_every_name_the_facade_exports_resolves() -> None:
+    """Each name of `harness.plugin` loads from the module it names, each once; the facade
+    covers every contract and error class; a type checker reads the same names from it."""
+    import harness.errors
+    import harness.plugin
+    import harness.protocols
+
+    listed = [name for names in harness.plugin.EXPORTS.values() for name in names]
+    assert len(listed) == len(set(listed)), "a name is exported from two modules"
+    for name in harness.plugin.__all__:
+        assert getattr(harness.plugin, name) is not None, name
+    missing = set(harness.protocols.__all__) - set(harness.plugin.__all__)
+    assert not missing, f"add to harness.plugin.EXPORTS['protocols']: {sorted(missing)}"
+    errors = {name for name, value in vars(harness.errors).items()
+              if isinstance(value, type) and issubclass(value, harness.errors.HarnessError)}
+    assert errors <= set(harness.plugin.__all__)
+    with pytest.raises(AttributeError, match="harness.plugin"):
+        _ = harness.plugin.no_such_name
+    assert facade_type_imports() == {module: set(names) for module, names in
+                                     {**harness.plugin.EXPORTS, "": tuple(harness.plugin.MODULES)}
+                                     .items()}
+
+
+def facade_type_imports() -> dict[str, set[str]]:
+    """Module under `harness` ("" for the package itself) -> the names `harness.plugin` imports
+    from it under TYPE_CHECKING, a star import standing for every name of `harness.protocols`."""
+    import harness.protocols
+
+    tree = ast.parse((ROOT / "harness" / "plugin.py").read_text(encoding="utf-8"))
+    (block,) = [node for node in tree.body if isinstance(node, ast.If)
+                and ast.unparse(node.test) == "TYPE_CHECKING"]
+    found: dict[str, set[str]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module, ast.unparse(node)
+        module = node.module.removeprefix("harness").removeprefix(".")
+        for alias in node.names:
+            assert alias.asname in (None, alias.name), ast.unparse(node)  # re-exported as is
+            names = harness.protocols.__all__ if alias.name == "*" else [alias.name]
+            found.setdefault(module, set()).update(names)
+    return found
+
+
+def test_importing_the_facade_loads_nothing_else() -> None:
+    """`import harness.plugin` is cheap: its names load their modules on first use."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, harness.plugin; "
+                               "print(sorted(m for m in sys.modules if m.startswith('harness')))"],
+        capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert ast.literal_eval(loaded) == ["harness", "harness.lazy", "harness.plugin"]

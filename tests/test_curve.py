@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.errors import HarnessError
+from harness.executors.jobs import decoders_to_train
 from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec
@@ -95,7 +96,7 @@ def test_validate_counts_the_curve_decoders(tmp_path: Path) -> None:
     from harness.cli import main
 
     spec = spec_at(tmp_path, "[150, 300]")
-    assert spec.decoders_to_train() == 6
+    assert decoders_to_train(spec) == 6
     result = CliRunner().invoke(main, ["validate", str(tmp_path / "curve.yaml")])
     assert result.exit_code == 0, result.output
     assert "6 decoders to train" in result.output
@@ -127,7 +128,7 @@ def test_a_curve_for_some_encoders_trains_only_theirs(tmp_path: Path) -> None:
         "curve: {train_sizes: [150, 300]}", "curve: {train_sizes: [150, 300], encoders: [avg]}")
     (tmp_path / "curve.yaml").write_text(spec)
     loaded = load_spec(tmp_path / "curve.yaml", registry=load_registry())
-    assert loaded.decoders_to_train() == 4
+    assert decoders_to_train(loaded) == 4
     results = run_spec(loaded, tmp_path / "run", cache=Cache(tmp_path / "cache"))
     by_size = {r.encoder: r.by_size for r in results.runs}
     assert [p.sentences for p in by_size["avg"]] == [150, 300, 600]
@@ -144,4 +145,4 @@ def test_info_counts_one_unconditional_model_per_seed_and_point(tmp_path: Path) 
         "curve: {train_sizes: [150, 300]}", "curve: {train_sizes: [150, 300], encoders: [avg]}"
     ).replace("metrics: [id, bleu, token-f1]", "metrics: [id, info]")
     (tmp_path / "curve.yaml").write_text(spec)
-    assert load_spec(tmp_path / "curve.yaml", registry=load_registry()).decoders_to_train() == 7
+    assert decoders_to_train(load_spec(tmp_path / "curve.yaml", registry=load_registry())) == 7

@@ -153,7 +153,7 @@ def test_run_with_third_party_encoder_and_metric(installed: None, clean_env: dic
         assert 0.0 <= length["value"] <= 100.0
         assert length["ci95"][0] <= length["ci95"][1]
     # `analyses: all` ran the plugin's analysis too, and the report shows its section
-    gaps = results["analyses"]["example-length-gap"]["pairs"]
+    gaps = results["length_gaps"]["pairs"]  # the typed field the analysis declares
     assert set(gaps) == {"avg", "example-bow", "example-idf"}
     assert "## Length gap (example plugin)" in (tmp_path / "run" / "report.md").read_text(
         encoding="utf-8")

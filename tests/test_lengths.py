@@ -29,12 +29,13 @@ from harness.analyses.lengths.report import (
     lengths_section,
     silent_panels,
 )
+from harness.analyses.lengths.results import LengthBin
+from harness.analyses.lengths.spec import BreakdownSection
 from harness.errors import SpecError
 from harness.report.plots import length_figure
 from harness.report.write import write_reports
-from harness.results.model import LengthBin, RunResults, load_results
+from harness.results.model import RunResults, load_results
 from harness.spec import load_spec
-from harness.spec.schema import BreakdownSection
 from harness.stages.base import RunContext
 from harness.util.cache import Cache
 from harness_plugins.metrics.bleu import BleuMetric
@@ -204,7 +205,7 @@ def test_length_bins_default_to_auto_and_take_a_list_of_edges(tmp_path):
     ("breakdown:\n  length_bins: [1]\n", "breakdown.length_bins", "at least 2"),
     ("breakdown:\n  length_bins: some\n", "breakdown.length_bins", "expected `auto`"),
     ("breakdown:\n  length_bins: [4, x]\n", "breakdown.length_bins.1", "integer"),
-    ("breakdown:\n  length_bins: [4, 12]\n", "breakdown", "max_tokens"),
+    ("breakdown:\n  length_bins: [4, 12]\n", "breakdown.length_bins", "max_tokens"),
     ("breakdown:\n  bins: [4]\n", "breakdown.bins", "unknown key"),
 ])
 def test_bad_length_bins_name_file_line_and_field(tmp_path, extra: str, field: str, words: str):

@@ -386,6 +386,12 @@ def test_list_command_json_schema() -> None:
     assert set(data) == {"encoders", "decoders", "metrics", "tasks", "defences", "analyses",
                          "executors", "failed_plugins"}
     assert {e["name"]: e["needs"] for e in data["analyses"]}["correlation"] == ["downstream"]
+    # an analysis's spec section and results fields, as it declares them (AnalysisParts)
+    assert {e["name"]: (e["section"], e["results"]) for e in data["analyses"]} == {
+        "rankings": (None, ["rankings"]), "floor": (None, ["floor"]),
+        "lengths": ("breakdown", ["lengths"]), "downstream": (None, []),
+        "correlation": ("correlation", ["correlations"]), "probes": ("probes", ["probes"]),
+        "privacy": ("privacy", ["privacy"])}
     assert {e["name"] for e in data["executors"]} == {"local", "ray"}
     for kind in ("encoders", "decoders", "metrics"):
         assert data[kind], f"no {kind} listed"

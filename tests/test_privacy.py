@@ -12,6 +12,7 @@ from scipy.stats import binomtest
 
 from harness.analyses.privacy.canaries import ENTITY_TYPES, canaries, recovered, recovery_counts
 from harness.analyses.privacy.study import matched_leakage
+from harness.executors.jobs import decoders_to_train
 from harness.registry.loader import load_registry
 from harness.spec import load_spec
 from harness.util.cache import Cache
@@ -170,11 +171,11 @@ def test_validate_counts_an_attacker_per_encoder_and_level(tmp_path: Path) -> No
     path.write_text(SPEC, encoding="utf-8")
     spec = load_spec(path, registry=load_registry())
     # two encoders x one decoder, and 2 studied encoders x 3 levels (rotation, gaussian x 2)
-    assert spec.decoders_to_train() == 2 + 6
+    assert decoders_to_train(spec) == 2 + 6
     assert [len(d.at_levels()) for d in spec.defences] == [1, 2]
     path.write_text(SPEC.replace("analyses: [downstream, privacy]", "analyses: [downstream]"),
                     encoding="utf-8")
-    assert load_spec(path, registry=load_registry()).decoders_to_train() == 2
+    assert decoders_to_train(load_spec(path, registry=load_registry())) == 2
 
 
 def test_utility_intervals_come_from_the_tasks_exact_intervals() -> None:

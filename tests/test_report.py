@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.analyses.correlation.heatmap import HEATMAP_COLORMAP, heatmap_png
+from harness.analyses.correlation.results import Correlations
 from harness.cli import main
 from harness.errors import DataError
 from harness.report.plots import training_curves_png
@@ -24,7 +25,7 @@ from harness.report.write import (
     write_reports,
     write_run,
 )
-from harness.results.model import SCHEMA, Correlations, PairResult, RunResults, load_results
+from harness.results.model import SCHEMA, PairResult, RunResults, load_results
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

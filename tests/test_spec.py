@@ -545,7 +545,10 @@ def test_unknown_top_level_key_lists_the_expected_keys(tmp_path: Path, registry:
     path = write(tmp_path, text)
     error = spec_error(path, registry)
     assert (error.file, error.line, error.field) == (str(path), line_of(text, "colour"), "colour")
-    assert error.detail == "unknown key; expected one of: " + ", ".join(Spec.model_fields)
+    assert error.detail == ("unknown key; expected one of: " + ", ".join(Spec.model_fields)
+                            + ", or a section an installed analysis reads: breakdown (analysis "
+                              "lengths), correlation (analysis correlation), privacy (analysis "
+                              "privacy), probes (analysis probes)")
     for key in ("name", "seed", "device", "corpus", "vocab", "encoders", "decoders", "metrics"):
         assert key in error.detail
 

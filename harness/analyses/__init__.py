@@ -29,7 +29,7 @@ from functools import partial
 from importlib import import_module
 from typing import Any
 
-from harness.protocols import BuildContext, Options
+from harness.protocols import AnalysisParts, BuildContext, Options
 from harness.registry.hookspecs import Register, RegisterCommand, hookimpl
 
 FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -56,6 +56,34 @@ FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], str]] = {
 """Analysis name -> (its class in `harness.analyses.<name>.analysis`, what it needs, what it
 does), in the order `analyses: all` runs them."""
 
+_HERE = "harness.analyses"
+PARTS: dict[str, AnalysisParts] = {
+    "rankings": AnalysisParts(results={"rankings": f"{_HERE}.rankings.results:Rankings"}),
+    "floor": AnalysisParts(results={"floor": f"{_HERE}.floor.results:FloorGains"}),
+    "lengths": AnalysisParts(
+        section="breakdown", settings=f"{_HERE}.lengths.spec:BreakdownSection",
+        results={"lengths": f"{_HERE}.lengths.results:LengthBreakdown"},
+        resolve=f"{_HERE}.lengths.checks:check_bins"),
+    "correlation": AnalysisParts(
+        section="correlation", settings=f"{_HERE}.correlation.spec:CorrelationSection",
+        results={"correlations": f"{_HERE}.correlation.results:Correlations"},
+        defaults={"correlations": f"{_HERE}.correlation.results:Correlations"},
+        check=f"{_HERE}.correlation.checks:check_correlation",
+        preflight=f"{_HERE}.correlation.checks:primary_problems",
+        tables=f"{_HERE}.correlation.tables:table_results"),
+    "probes": AnalysisParts(
+        section="probes", settings=f"{_HERE}.probes.spec:ProbesSection",
+        results={"probes": f"{_HERE}.probes.results:ProbeResults"},
+        resolve=f"{_HERE}.probes.checks:resolve_probes",
+        preflight=f"{_HERE}.probes.checks:probe_problems"),
+    "privacy": AnalysisParts(
+        section="privacy", settings=f"{_HERE}.privacy.spec:PrivacySection",
+        results={"privacy": f"{_HERE}.privacy.results:Privacy"},
+        check=f"{_HERE}.privacy.checks:check_privacy"),
+}
+"""What each first-party analysis brings besides its class (`harness.protocols.AnalysisParts`),
+named as "module:attribute" so that registering imports none of it."""
+
 
 def _build(name: str, cls: str, options: Options, context: BuildContext) -> Any:
     """A new first-party analysis: its folder is imported now, not when it registers. A
@@ -68,7 +96,8 @@ def _build(name: str, cls: str, options: Options, context: BuildContext) -> Any:
 def register_analyses(register: Register) -> None:
     """Register the first-party analyses."""
     for name, (cls, needs, description) in FIRST_PARTY.items():
-        register(name, partial(_build, name, cls), description=description, needs=needs)
+        register(name, partial(_build, name, cls), description=description, needs=needs,
+                 parts=PARTS.get(name))
 
 
 WITH_COMMANDS: tuple[str, ...] = ("correlation", "probes")

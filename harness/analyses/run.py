@@ -142,7 +142,7 @@ def results_fields(name: str, found: Mapping[str, Any], *, plugin: str) -> dict[
 
     from harness.results.model import RunResults
 
-    known = set(RunResults.model_fields)
+    known = RunResults.field_names()
     fields = {key: value for key, value in found.items() if key in known}
     for key, value in fields.items():
         if key in RUNNER_FIELDS:

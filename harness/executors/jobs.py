@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import HarnessError, PluginError
-from harness.protocols import AnalysisJob, Options, PlannedAnalysis, TaskResult
+from harness.protocols import AnalysisJob, BuildContext, Options, PlannedAnalysis, TaskResult
 from harness.results.model import EncoderDescription, PairResult, SeedRun, SizePoint
 from harness.spec import Component, Entry, Spec
 from harness.stages.base import RunContext, ShardRunner, ShardWork
@@ -175,13 +175,28 @@ class JobWork:
 def planned(ctx: RunContext) -> list[tuple[Entry, PlannedAnalysis, list[AnalysisJob]]]:
     """The spec's analyses that declare jobs, each with the jobs it declares, in the spec's
     order: the run's plan beside the encoders' own work."""
+    return plan(ctx.spec, ctx.build_context())
+
+
+def decoders_to_train(spec: Spec) -> int:
+    """How many decoders a run of `spec` trains: the encoders' own (`Spec.decoders_to_train`)
+    and those its analyses' jobs train (`AnalysisJob.trains`: the privacy analysis's attackers,
+    one per encoder and defence level)."""
+    extra = sum(len(job.trains) for _, _, jobs in plan(spec, BuildContext(seed=spec.seed))
+                for job in jobs)
+    return spec.decoders_to_train() + extra
+
+
+def plan(spec: Spec, context: BuildContext
+         ) -> list[tuple[Entry, PlannedAnalysis, list[AnalysisJob]]]:
+    """`planned` for a resolved spec, its analyses built with `context`."""
     found = []
-    assert ctx.spec.analyses != "all"  # resolved when the spec was loaded
-    for entry in ctx.spec.analyses:
-        analysis = ctx.build(entry)
+    assert spec.analyses != "all"  # resolved when the spec was loaded
+    for entry in spec.analyses:
+        analysis = entry.build(context)
         if not isinstance(analysis, PlannedAnalysis):
             continue
-        jobs = list(analysis.jobs(ctx.spec))
+        jobs = list(analysis.jobs(spec))
         strays = [job for job in jobs if job.analysis != entry.name]
         if strays:
             raise PluginError(entry.plugin, f"analysis {entry.name!r} declared a job for "

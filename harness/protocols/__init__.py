@@ -5,9 +5,12 @@ address for all of them (`from harness.protocols import Encoder, Metric, Analysi
 - `metric`: metrics, their optional parts and what they may be handed;
 - `task`: downstream tasks, their data and results;
 - `analysis`: analyses over a run's results;
+- `parts`: what an analysis brings besides its class (spec section, results fields, checks);
 - `defence`: transforms of an encoder's vectors that a store applies against inversion;
 - `executor`: executors, which carry out a run's jobs;
-- `registered`: the kinds, factories, availability and registered metadata.
+- `registered`: the kinds, factories, availability and registered metadata;
+- `report`: the sections, tables and figures an analysis returns, the results it reads them from;
+- `views`: read-only views of what the runner hands executors and analyses.
 
 Protocols are `runtime_checkable`: any object with the right methods is used without being
 registered. Optional parts are small protocols or documented attributes with defaults, read
@@ -57,6 +60,7 @@ from harness.protocols.metric import (
     required_fields,
     unrelated_pairing,
 )
+from harness.protocols.parts import AnalysisParts, resolve_ref
 from harness.protocols.registered import (
     KINDS,
     Availability,
@@ -65,6 +69,7 @@ from harness.protocols.registered import (
     PluginFailure,
     plural,
 )
+from harness.protocols.report import Figures, ResultsView, Section, Table
 from harness.protocols.task import (
     CombinedColumns,
     DownstreamTask,
@@ -78,20 +83,33 @@ from harness.protocols.task import (
     is_seeded,
     over_seeds,
 )
+from harness.protocols.views import (
+    AnalysisInputs,
+    CacheView,
+    CorpusView,
+    EntryView,
+    ExecutionView,
+    JobInputs,
+    OutcomeView,
+    PositionsView,
+    RunContextView,
+    SpecView,
+    VocabView,
+)
 
 __all__ = [
-    "KINDS", "METRIC_NEEDS", "Analysis", "AnalysisJob", "Availability", "BuildContext", "ChanceLevelMetric",
-    "CombinedColumns", "ComponentInfo", "ConditionalLanguageModel", "DecoderLikelihood",
-    "DecoderOptions", "Defence",
-    "DownstreamTask", "Encode",
-    "Encoder", "EncoderAwareMetric", "Examples", "Executor", "Factory", "GeneratedTask",
-    "InputEncoding", "Metric", "Options", "PlannedAnalysis", "PluginFailure",
-    "PositionalEncoder", "ResumableFit",
-    "ScoreSpread", "SeedAware", "Settings", "SignedMetric", "StandardisedInputs",
-    "SubwordVocabulary", "TaskData",
-    "TaskResult", "TrainableEncoder", "TrainingOptions", "UnconditionalLikelihood",
-    "VersionedFit", "chance_score", "checked_needs",
-    "declared_model", "fit_version", "fits_resumably", "has_chance_level", "higher_is_better",
-    "is_positional", "is_seeded", "metric_signature", "over_seeds", "plural",
-    "proportion_counts", "required_fields", "unrelated_pairing", "wants_vector_statistics",
+    "KINDS", "METRIC_NEEDS", "Analysis", "AnalysisInputs", "AnalysisJob", "AnalysisParts",
+    "Availability", "BuildContext", "CacheView", "ChanceLevelMetric", "CombinedColumns",
+    "ComponentInfo", "ConditionalLanguageModel", "CorpusView", "DecoderLikelihood",
+    "DecoderOptions", "Defence", "DownstreamTask", "Encode", "Encoder", "EncoderAwareMetric",
+    "EntryView", "Examples", "ExecutionView", "Executor", "Factory", "Figures",
+    "GeneratedTask", "InputEncoding", "JobInputs", "Metric", "Options", "OutcomeView",
+    "PlannedAnalysis", "PositionsView", "PluginFailure", "PositionalEncoder", "ResultsView", "ResumableFit",
+    "RunContextView", "ScoreSpread", "Section", "SeedAware", "Settings", "SignedMetric",
+    "SpecView", "StandardisedInputs", "SubwordVocabulary", "Table", "TaskData", "TaskResult",
+    "TrainableEncoder", "TrainingOptions", "UnconditionalLikelihood", "VersionedFit",
+    "VocabView", "chance_score", "checked_needs", "declared_model", "fit_version",
+    "fits_resumably", "has_chance_level", "higher_is_better", "is_positional", "is_seeded",
+    "metric_signature", "over_seeds", "plural", "proportion_counts", "required_fields",
+    "resolve_ref", "unrelated_pairing", "wants_vector_statistics",
 ]

@@ -4,16 +4,21 @@ An analysis is one folder (the first-party ones under `harness/analyses/<name>/`
 section or options, its stage, its result model, its report section and figures. It is
 registered by name (`register_analyses`) and the spec's `analyses:` chooses which run.
 
-Imports nothing from the rest of the harness: what an analysis is handed
-(`harness.analyses.AnalysisRun`), the results it reads back (`harness.results.model.RunResults`) and
-the report sections it returns (`harness.report.elements.Section`) are named in words only.
+Typed against the ground floor's views and data: what an analysis is handed
+(`AnalysisInputs`, met by `harness.analyses.run.AnalysisRun`), what its job is handed
+(`JobInputs`), the results it reads back (`ResultsView`, met by
+`harness.results.model.RunResults`) and the report sections and figures it returns (`Section`,
+`Figures`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from harness.protocols.report import Figures, ResultsView, Section
+from harness.protocols.views import AnalysisInputs, JobInputs, SpecView
 
 
 @runtime_checkable
@@ -28,15 +33,16 @@ class Analysis(Protocol):
     `caveats(results) -> list[str]`, its sentences for the report's "What this run shows"
     (`harness.report.summary`), each a claim that survives the correction it names."""
 
-    def run(self, run: Any) -> Mapping[str, Any]:
-        """The results fields this analysis fills, from the `AnalysisRun` (the spec, the
-        cache, the jobs' outcomes, the fields analyses it `needs` filled before it)."""
+    def run(self, run: AnalysisInputs) -> Mapping[str, object]:
+        """The results fields this analysis fills (field name -> its value), from the run
+        (the spec, the cache, the jobs' outcomes, the fields analyses it `needs` filled before
+        it)."""
 
-    def sections(self, results: Any, figures: Mapping[str, bytes]) -> list[Any]:
+    def sections(self, results: ResultsView, figures: Figures) -> list[Section]:
         """Its report sections, in order (none when there is nothing to show); `figures` holds
         every figure the report draws, its own among them."""
 
-    def figures(self, results: Any) -> dict[str, bytes]:
+    def figures(self, results: ResultsView) -> dict[str, bytes]:
         """Its figures as file name -> PNG bytes, only those with something to show."""
 
 
@@ -65,11 +71,11 @@ class PlannedAnalysis(Analysis, Protocol):
     carries it out where the encoder's job runs (`run_job`), and `run` then only reads what the
     jobs left in the cache."""
 
-    def jobs(self, spec: Any) -> list[AnalysisJob]:
+    def jobs(self, spec: SpecView) -> list[AnalysisJob]:
         """The jobs this analysis needs for the resolved `Spec`, each named after this
         analysis's entry in the spec; none when the spec asks nothing of it."""
 
-    def run_job(self, job: AnalysisJob, work: Any) -> None:
-        """Carry out `job` in the encoder's job: `work` is the job's `harness.executors.jobs.JobWork`
-        (the run's context, corpus and vocabulary, and this analysis's options); what it
-        computes goes to the cache (`work.ctx.cache`)."""
+    def run_job(self, job: AnalysisJob, work: JobInputs) -> None:
+        """Carry out `job` in the encoder's job: `work` holds the run's context, corpus and
+        vocabulary, and this analysis's options; what it computes goes to the cache
+        (`work.ctx.cache`)."""

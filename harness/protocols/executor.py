@@ -1,14 +1,16 @@
 """The executor contract: what carries out a run's jobs, one per encoder.
 
-Imports nothing from the rest of the harness: the run's context, corpus, vocabulary and the
-`Execution` returned are the runner's types (`harness.stages.base.RunContext`,
-`harness.stages.corpus.Corpus`, `harness.stages.vocab.Vocab`, `harness.executors.Execution`),
-named here in words only.
+Typed against the ground floor's views of the runner's types: the run's context, corpus and
+vocabulary (`RunContextView`, `CorpusView`, `VocabView`, met by `harness.stages.base.RunContext`,
+`harness.stages.corpus.Corpus`, `harness.stages.vocab.Vocab`) and the `Execution` returned
+(`ExecutionView`, met by `harness.executors.Execution`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from harness.protocols.views import CorpusView, ExecutionView, RunContextView, VocabView
 
 
 @runtime_checkable
@@ -23,8 +25,8 @@ class Executor(Protocol):
         "cpu" when they run elsewhere and each resolves `requested` where it runs. Raises
         `HarnessError` when this machine lacks a device the jobs would need here."""
 
-    def run(self, ctx: Any, corpus: Any, vocab: Any) -> Any:
-        """Every encoder's job of `ctx.spec` (a `RunContext`) on the run's `Corpus` and
-        `Vocab`, against `ctx.cache`: an `Execution`, the jobs' timings and cache counts added
-        to `ctx`. Every job is assembled by `harness.executors.jobs` (`start_job` and `finish_job` here,
+    def run(self, ctx: RunContextView, corpus: CorpusView, vocab: VocabView) -> ExecutionView:
+        """Every encoder's job of `ctx.spec` on the run's corpus and vocabulary, against
+        `ctx.cache`: an `Execution`, the jobs' timings and cache counts added to `ctx`. Every
+        job is assembled by `harness.executors.jobs` (`start_job` and `finish_job` here,
         `run_encoder_job` in another process)."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.protocols.components import BuildContext, Options
+from harness.protocols.parts import AnalysisParts
 
 KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task", "defence", "analysis",
                           "executor")
@@ -43,7 +44,8 @@ class ComponentInfo:
     `harness list`; the metric declares the same in its own `needs`. `control`: a control
     encoder, a reference point kept out of correlations and rankings by default.
     `pretrained`: an encoder whose model was trained elsewhere, which reads text as a task
-    gives it (not normalised like the run's corpus)."""
+    gives it (not normalised like the run's corpus). `parts`: an analysis's spec section,
+    results fields and checks (`harness.protocols.AnalysisParts`)."""
 
     kind: str
     name: str
@@ -55,6 +57,7 @@ class ComponentInfo:
     needs: tuple[str, ...] = ()
     control: bool = False
     pretrained: bool = False
+    parts: AnalysisParts = AnalysisParts()
     plugin: str = ""
     distribution: str = ""
     version: str = ""

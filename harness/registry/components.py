@@ -17,6 +17,7 @@ from harness.errors import (
 from harness.protocols import (
     KINDS,
     METRIC_NEEDS,
+    AnalysisParts,
     BuildContext,
     ComponentInfo,
     Options,
@@ -126,7 +127,7 @@ def build(info: ComponentInfo, options: Options, context: BuildContext, purpose:
 def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
               options: Any = Options, availability: Callable[[], str | None] | None = None,
               trainable: bool = False, needs: Any = (), control: bool = False,
-              pretrained: bool = False, plugin: str = "",
+              pretrained: bool = False, parts: Any = None, plugin: str = "",
               distribution: str = "", version: str = "") -> ComponentInfo:
     """Validate what a plugin passed to `register` and return the component's metadata."""
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
@@ -147,6 +148,11 @@ def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
     for flag, value in (("control", control), ("pretrained", pretrained)):
         if value and kind != "encoder":
             raise RegistrationError(f"{kind} {name!r}: only encoders are declared `{flag}`")
+    if parts is not None and kind != "analysis":
+        raise RegistrationError(f"{kind} {name!r}: only analyses declare `parts`")
+    if parts is not None and not isinstance(parts, AnalysisParts):
+        raise RegistrationError(f"{kind} {name!r}: parts must be a "
+                                f"harness.protocols.AnalysisParts, got {type(parts).__name__}")
     try:  # an analysis's needs name analyses, checked when a spec resolves them
         needs = checked_needs(needs, METRIC_NEEDS if kind == "metric" else None)
     except ValueError as exc:
@@ -154,7 +160,7 @@ def make_info(kind: str, name: Any, factory: Any, *, description: str = "",
     return ComponentInfo(kind=kind, name=name, factory=factory, description=description,
                          options=options, availability=availability, trainable=bool(trainable),
                          needs=needs, control=bool(control), pretrained=bool(pretrained),
-                         plugin=plugin,
+                         parts=parts or AnalysisParts(), plugin=plugin,
                          distribution=distribution, version=version)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import pluggy
 
-from harness.protocols import Availability, Factory, Options
+from harness.protocols import AnalysisParts, Availability, Factory, Options
 
 if TYPE_CHECKING:
     import click
@@ -26,7 +26,8 @@ class Register(Protocol):
     def __call__(self, name: str, factory: Factory, *, description: str = "",
                  options: type[Options] = Options, availability: Availability | None = None,
                  trainable: bool = False, needs: tuple[str, ...] = (),
-                 control: bool = False, pretrained: bool = False) -> None:
+                 control: bool = False, pretrained: bool = False,
+                 parts: AnalysisParts | None = None) -> None:
         """Register component `name` of the hook's kind.
 
         `name`: lower case letters, digits and hyphens, optionally a `:view` suffix.
@@ -41,7 +42,9 @@ class Register(Protocol):
         and the rankings unless a spec asks otherwise (`comparison.controls: include`);
         `pretrained` marks an encoder whose model was trained elsewhere: downstream tasks hand
         it their text as they give it, where an encoder built from the run's corpus (its
-        vocabulary, a fit) gets the text normalised like that corpus (`corpus.normalise`).
+        vocabulary, a fit) gets the text normalised like that corpus (`corpus.normalise`);
+        `parts`, an analysis's spec section, results fields and checks
+        (`harness.protocols.AnalysisParts`).
         """
 
 

@@ -4,8 +4,10 @@ Metric entries extend the schema with `needs`: what the metric is handed beyond 
 e.g. `["encoder"]` for one that re-encodes its outputs (`harness.protocols.
 EncoderAwareMetric`); encoder entries with `control`: true for a control encoder (a reference
 point kept out of correlations and rankings by default) and `pretrained`: true for one whose
-model was trained elsewhere (it reads task text unnormalised). All are read from the
-registration, so listing builds nothing.
+model was trained elsewhere (it reads task text unnormalised); analysis entries with `section`,
+the spec section the analysis reads (null for none), and `results`, the results.json fields it
+declares (`harness.protocols.AnalysisParts`). All are read from the registration, so listing
+builds nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ def _entry(info: ComponentInfo) -> dict[str, Any]:
              "description": info.description, "status": info.status()}
     if info.kind in ("metric", "analysis"):
         entry["needs"] = list(info.needs)
+    if info.kind == "analysis":
+        entry["section"] = info.parts.section or None
+        entry["results"] = list(info.parts.results)
     if info.kind == "encoder":
         entry["control"] = info.control
         entry["pretrained"] = info.pretrained
@@ -57,11 +62,13 @@ def render_listing(data: dict[str, Any]) -> str:
             # Metrics can need something beyond the samples (the encoder, say); analyses the
             # results of other analyses.
             needs = kind in ("metric", "analysis")
+            section = kind == "analysis"  # the spec section it reads
             header = ["name", "plugin", "version", "status", *(["needs"] if needs else []),
-                      "description"]
+                      *(["section"] if section else []), "description"]
             # Reasons are long: the table says "unavailable" and the reasons follow it.
             rows = [[e["name"], e["plugin"], e["version"], e["status"].split(":")[0],
-                     *([", ".join(e["needs"]) or "-"] if needs else []), e["description"]]
+                     *([", ".join(e["needs"]) or "-"] if needs else []),
+                     *([e["section"] or "-"] if section else []), e["description"]]
                     for e in entries]
             lines += ["  " + line for line in _table([header, *rows])]
             lines += [f"  {e['name']}: {e['status']}" for e in entries if e["status"] != "ok"]

@@ -1,13 +1,15 @@
-"""The report's building blocks: sections and tables, number formatting, and what several
+"""The report's building blocks: sections and tables (`Section` and `Table`, defined on the
+ground floor, `harness.protocols`, and re-exported here), number formatting, and what several
 sections look up in the results (the spec's correlation settings, metric directions, flags)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
+from harness.protocols import Section as Section  # plain data, on the ground floor
+from harness.protocols import Table as Table
 from harness.results.model import MetricScore, PairResult, RunResults
 from harness.stats.multiple import ALPHA as ALPHA  # the level every section marks and counts at
 
@@ -26,31 +28,6 @@ def scatter_file(diagnostic: str) -> str:
     """The file name of a diagnostic's scatter plot, safe for a view's `:`."""
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in diagnostic)
     return f"scatter-{safe}.png"
-
-
-class Table(NamedTuple):
-    """A table of text cells: an optional caption, a header row and the rows."""
-
-    caption: str
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass
-class Section:
-    """A part of the report: a heading, lines of text, figures and tables.
-
-    A line starting with "- " is an item of a list; other lines are paragraphs. Lines may hold
-    Markdown links, `[text](target)`, which the HTML rendering turns into anchors. `figures`
-    are file names under figures/; `kind` names a style for the HTML tables ("samples": the
-    last column is text; "text": every column is).
-    """
-
-    title: str
-    text: list[str] = field(default_factory=list)
-    figures: list[str] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    kind: str = ""
 
 
 def fmt(value: Any, digits: int = 1) -> str:

@@ -99,6 +99,12 @@ def read_table(path: Path) -> ReferenceTable:
                           models=_models(path, data.get("models") or {}, data["scores"]))
 
 
+def row_declarations(table: ReferenceTable) -> dict[str, dict[str, Any] | None]:
+    """Each row of a published table as `downstream_scores` takes a declaration: the model the
+    row declares, or None (paired by name) where it declares none."""
+    return {row: table.models.get(row) for row in table.scores}
+
+
 def _models(path: Path, models: Any, rows: Mapping[Any, Any]) -> dict[str, dict[str, Any]]:
     """The table's `models:`, checked: rows of the table, each a mapping of plain values."""
     if not isinstance(models, dict):

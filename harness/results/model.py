@@ -24,34 +24,20 @@ from pydantic import (
     ValidationError,
     computed_field,
     field_serializer,
-    field_validator,
     model_validator,
 )
 
-from harness.analyses.correlation.results import (
-    CorrelationCell,
-    Correlations,
-    CorrelationSummary,
-)
-from harness.analyses.correlation.spec import CorrelationSection
-from harness.analyses.floor.results import FloorGain, FloorGains
-from harness.analyses.lengths.results import LengthBin, LengthBreakdown, PairLengths
-from harness.analyses.privacy.results import Privacy
-from harness.analyses.probes.results import PairProbes
-from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference, RankInterval
 from harness.errors import DataError
 from harness.protocols import Settings, TaskResult
+from harness.registry.declared import installed_declared
 from harness.results.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
 from harness.stats.comparison import ComparisonSection, moved_to_comparison
 
 __all__ = [
-    "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CorrelationCell", "Correlations",
-    "CorrelationSummary", "CurvePoint", "DiagnosticRanking", "EncoderDescription", "Example",
-    "ExampleOutput", "FloorGain", "FloorGains", "GenerateSummary", "LengthBin",
-    "LengthBreakdown", "MetricScore", "PairLengths", "PairResult", "PairedDifference",
-    "Provenance", "PublishedTable", "RankInterval", "Record", "RunResults", "SeedRun",
-    "SeedSpread", "TrainSummary", "VocabSummary", "defined", "is_none", "json_safe",
-    "load_results",
+    "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CurvePoint", "EncoderDescription",
+    "Example", "ExampleOutput", "GenerateSummary", "MetricScore", "PairResult", "Provenance",
+    "PublishedTable", "Record", "RunResults", "SeedRun", "SeedSpread", "TrainSummary",
+    "VocabSummary", "defined", "is_none", "json_safe", "load_results",
 ]
 
 SCHEMA = "v2s-harness/results/1"
@@ -256,9 +242,10 @@ class AnalysisRecord(Record):
 class RunSpec(Record):
     """The spec a run ran, as results.json keeps it: the resolved spec (`harness.spec.Spec`, or
     `TableSpec` for published tables) in its JSON form, every key kept. What the report and
-    `harness compare` read is typed: the name and seed, the decoders, the `correlation:`
-    section (`CorrelationSection`, keys a later version added dropped), the analyses; the
-    corpus, vocabulary and generation sections stay the spec's JSON."""
+    `harness compare` read is typed: the name and seed, the decoders, the comparison settings,
+    the analyses, and each installed analysis's section (by the settings class it declares,
+    `harness.protocols.AnalysisParts`; keys a later version added dropped); the corpus,
+    vocabulary and generation sections stay the spec's JSON."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -268,27 +255,37 @@ class RunSpec(Record):
     vocab: dict[str, Any] | None = Field(None, exclude_if=is_none)
     decoders: list[DecoderEntry] | None = Field(None, exclude_if=is_none)
     generation: dict[str, Any] | None = Field(None, exclude_if=is_none)
-    correlation: CorrelationSection | None = Field(None, exclude_if=is_none)
     comparison: ComparisonSection | None = Field(None, exclude_if=is_none)
     analyses: list[AnalysisRecord] | None = Field(None, exclude_if=is_none)
 
     @model_validator(mode="before")
     @classmethod
-    def _comparison_moved(cls, value: Any) -> Any:
-        """An older results.json keeps the comparison settings under `correlation:`."""
-        return moved_to_comparison(value)[0] if isinstance(value, dict) else value
-
-    @field_validator("correlation", mode="before")
-    @classmethod
-    def _known_keys(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: v for k, v in value.items() if k in CorrelationSection.model_fields}
+    def _sections(cls, value: Any) -> Any:
+        """An older results.json keeps the comparison settings under `correlation:`; each
+        analysis section is read by the settings class its analysis declares."""
+        if not isinstance(value, dict):
+            return value
+        value = moved_to_comparison(value)[0]
+        for key, (_, settings) in installed_declared().sections.items():
+            given = value.get(key)
+            if isinstance(given, dict):
+                value[key] = settings.model_validate(
+                    {k: v for k, v in given.items() if k in settings.model_fields})
         return value
 
-    @field_serializer("correlation", "comparison")
+    @field_serializer("comparison")
     def _as_given(self, section: Settings | None) -> dict[str, Any] | None:
         """The keys the spec gave (a run's spec gives them all), no default added."""
         return None if section is None else section.model_dump(mode="json", exclude_unset=True)
+
+    def __getattr__(self, name: str) -> Any:
+        """An analysis section the spec did not record reads as None."""
+        try:
+            return super().__getattr__(name)  # type: ignore[misc]
+        except AttributeError:
+            if name in installed_declared().sections:
+                return None
+            raise
 
 
 class RunResults(Record):
@@ -297,8 +294,12 @@ class RunResults(Record):
     A run of a spec that trains decoders fills `runs` and, with downstream tasks,
     `downstream_origin` and `downstream_details`; a run that correlates published tables has no
     runs and fills `diagnostics` and `diagnostics_source` instead. `failures` names the
-    encoders whose job failed for good (their results are missing), with why.
+    encoders whose job failed for good (their results are missing), with why. The fields an
+    analysis fills are those it declares (`harness.protocols.AnalysisParts.results`), read as
+    attributes like the core's (`results.correlations`).
     """
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
     schema_tag: str = Field(SCHEMA, alias="schema")
     spec: RunSpec = RunSpec()
@@ -313,18 +314,42 @@ class RunResults(Record):
                                                                        exclude_if=is_none)
     downstream_missing: dict[str, str] | None = Field(None, exclude_if=is_none)
     encoders: dict[str, EncoderDescription] | None = Field(None, exclude_if=is_none)
-    rankings: dict[str, dict[str, DiagnosticRanking]] | None = Field(None, exclude_if=is_none)
-    lengths: LengthBreakdown | None = Field(None, exclude_if=is_none)
-    floor: FloorGains | None = Field(None, exclude_if=is_none)
     published: list[PublishedTable] | None = Field(None, exclude_if=is_none)
-    correlations: Correlations = Correlations()
     examples: list[Example] = []
-    probes: list[PairProbes] | None = Field(None, exclude_if=is_none)  # harness.analyses.probes
-    privacy: Privacy | None = Field(None, exclude_if=is_none)  # harness.analyses.privacy
-    # Analyses of other packages: analysis name -> the fields it filled (`harness.protocols
-    # .Analysis`), as JSON.
+    # What an analysis filled beyond the fields it declares (`AnalysisParts.results`):
+    # analysis name -> those fields, as JSON.
     analyses: dict[str, dict[str, Any]] | None = Field(None, exclude_if=is_none)
     failures: dict[str, str] | None = Field(None, exclude_if=is_none)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _declared(cls, value: Any) -> Any:
+        """The fields the installed analyses declare (`correlations`, `rankings`, `privacy`,
+        ...), each read by its declared type, a declared default where one is missing; a key
+        neither the core nor an analysis declares is ignored (a later version's)."""
+        if not isinstance(value, dict):
+            return value
+        declared = installed_declared()
+        core = set(cls.model_fields) | {f.alias for f in cls.model_fields.values() if f.alias}
+        typed = {key: item for key, item in value.items() if key in core}
+        for key, item in {**declared.result_defaults(), **value}.items():
+            if key in declared.results and item is not None:
+                typed[key] = declared.validated(key, item)
+        return typed
+
+    def __getattr__(self, name: str) -> Any:
+        """A field an installed analysis declares and the run did not fill reads as None."""
+        try:
+            return super().__getattr__(name)  # type: ignore[misc]
+        except AttributeError:
+            if name in installed_declared().results:
+                return None
+            raise
+
+    @classmethod
+    def field_names(cls) -> set[str]:
+        """Every top-level field: the core's and those the installed analyses declare."""
+        return set(cls.model_fields) | set(installed_declared().results)
 
     @property
     def name(self) -> str:

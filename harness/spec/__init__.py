@@ -15,7 +15,6 @@ from harness.spec.schema import (
     AnalysisEntry,
     Component,
     CorpusSection,
-    CorrelationSection,
     DefenceEntry,
     DiagnosticsSection,
     DownstreamSection,
@@ -35,7 +34,7 @@ from harness.spec.schema import (
 
 __all__ = [
     "ENCODE_BATCH_SIZE", "AnalysisEntry", "Component", "DefenceEntry", "Entry", "CorpusSection",
-    "CorrelationSection", "DiagnosticsSection", "DownstreamSection", "EncodeSection",
+    "DiagnosticsSection", "DownstreamSection", "EncodeSection",
     "ExecutorEntry", "GenerationSection", "Normalise",
     "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
     "apply_overrides", "encode_batch_size", "load_spec", "preflight", "refuse",

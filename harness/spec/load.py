@@ -17,13 +17,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.analyses.correlation.checks import check_primary
-from harness.analyses.privacy.checks import check_privacy
-from harness.analyses.probes.checks import resolve_probes
 from harness.errors import SpecError
 from harness.registry.components import Registry
+from harness.registry.declared import Declared, declared, installed_declared
 from harness.spec.overrides import apply_overrides
-from harness.spec.positions import Positions, raise_validation_error, read_yaml
+from harness.spec.positions import Positions, raise_validation_error, read_yaml, unknown_key
 from harness.spec.resolve import resolve_components, resolve_paths
 from harness.spec.schema import Spec, TableSpec
 from harness.stats.comparison import moved_to_comparison
@@ -54,8 +52,11 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
 
     A spec with `diagnostics:` is a `TableSpec` (correlate published tables); any other is a
     `Spec` (train and evaluate decoders), whose components are resolved against `registry`
-    when one is given. Relative paths are resolved against the spec file's folder, or the
-    current directory for paths given with `--set`.
+    when one is given. The analyses' sections are those the analyses of `registry` declare
+    (of the installed plugins without one), validated by each analysis's settings class and
+    resolved by its `resolve` part; its `check` part runs once the components are resolved.
+    Relative paths are resolved against the spec file's folder, or the current directory for
+    paths given with `--set`.
     """
     path = Path(path)
     data, lines = read_yaml(path)
@@ -66,17 +67,53 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
                         line=lines.get(("scores",)))
     positions = Positions(str(path), lines, frozenset(apply_overrides(data, overrides)))
     model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
+    parts = declared(registry) if registry is not None else installed_declared()
+    hashed = json.dumps(data, sort_keys=True, default=str)  # as written, after the overrides
+    data = _comparison_moved(data, positions)
+    _refuse_unknown_sections(data, model, parts, positions)
+    given = {key: data.pop(key) for key in list(data) if key in parts.sections}
     try:
-        spec = model.model_validate(_comparison_moved(data, positions))
+        spec = model.model_validate(data)
     except ValidationError as exc:
         raise_validation_error(exc, positions, prefix=(), model=model)
+    spec = spec.with_sections(_sections(given, parts, positions),
+                              by=tuple(info for info, part in parts.parts if part.tables))
     folder = path.resolve().parent
     spec = resolve_paths(spec, positions, folder)
     if isinstance(spec, Spec):
-        spec = resolve_probes(spec, positions, folder)
+        for _, part in parts.parts:
+            if part.resolve is not None:
+                spec = part.part("resolve")(spec, positions, folder)
     if registry is not None and isinstance(spec, Spec):
         spec = resolve_components(spec, registry, positions, folder)
-        check_primary(spec, positions)
-        check_privacy(spec, positions)
-    sha256 = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+        assert spec.analyses != "all"  # resolved with the components
+        for entry in spec.analyses:
+            check = entry.info.parts.part("check")
+            if check is not None:
+                check(spec, positions)
+    sha256 = hashlib.sha256(hashed.encode()).hexdigest()
     return spec.located(positions, sha256)
+
+
+def _refuse_unknown_sections(data: dict[str, Any], model: type[Spec] | type[TableSpec],
+                             parts: Declared, positions: Positions) -> None:
+    """Refuse a top-level key neither the core nor an installed analysis reads, naming both
+    kinds of section."""
+    known = set(model.model_fields) | set(parts.sections)
+    for key in data:
+        if key not in known:
+            sections = {name: info.name for name, (info, _) in sorted(parts.sections.items())}
+            raise positions.error(unknown_key(key, list(model.model_fields), sections), (key,))
+
+
+def _sections(given: dict[str, Any], parts: Declared, positions: Positions) -> dict[str, Any]:
+    """Every declared section validated by its analysis's settings class: the file's, or the
+    class's defaults where the file gives none."""
+    sections = {}
+    for key, (_, settings) in parts.sections.items():
+        try:
+            value = given.get(key)
+            sections[key] = settings.model_validate({} if value is None else value)
+        except ValidationError as exc:
+            raise_validation_error(exc, positions, prefix=(key,), model=settings)
+    return sections

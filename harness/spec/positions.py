@@ -140,6 +140,16 @@ def raise_validation_error(exc: ValidationError, positions: Positions, *, prefix
     raise positions.error(_describe(error, owner) + more, loc)
 
 
+def unknown_key(key: str, known: list[str], sections: dict[str, str] | None = None) -> str:
+    """What an unknown `key` gets told: the closest of the `known` keys and of `sections`
+    (section -> the analysis that reads it), then all of them."""
+    close = close_names(key, [*known, *(sections or {})], n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    theirs = ", ".join(f"{name} (analysis {owner})" for name, owner in (sections or {}).items())
+    return (f"unknown key; {hint}expected one of: {', '.join(known)}"
+            + (f", or a section an installed analysis reads: {theirs}" if theirs else ""))
+
+
 def _describe(error: Any, model: type[BaseModel] | None = None) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
@@ -147,10 +157,7 @@ def _describe(error: Any, model: type[BaseModel] | None = None) -> str:
             return "unknown key"
         if not model.model_fields:
             return "unknown key; this takes no options"
-        key = str(error["loc"][-1]) if error["loc"] else ""
-        close = close_names(key, model.model_fields, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        return f"unknown key; {hint}expected one of: {', '.join(model.model_fields)}"
+        return unknown_key(str(error["loc"][-1]) if error["loc"] else "", list(model.model_fields))
     if kind == "missing":
         return "required field is missing"
     if kind in ("model_type", "model_attributes_type", "dict_type"):

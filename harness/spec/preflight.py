@@ -15,10 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.analyses.correlation.checks import primary_problems
-from harness.analyses.probes.checks import probe_problems
 from harness.errors import HarnessError, SpecError
-from harness.protocols import BuildContext, GeneratedTask, declared_model
+from harness.protocols import BuildContext, ComponentInfo, GeneratedTask, declared_model
 from harness.registry.checks import component_problems
 from harness.results.declarations import (
     PreviewVocabulary,
@@ -45,13 +43,23 @@ def preflight(spec: Spec | TableSpec) -> list[SpecError]:
     task data that is not there, a device this machine lacks."""
     problems = _prepared_files(spec)
     problems += _reference_tables(spec)
-    problems += primary_problems(spec)
     if isinstance(spec, Spec):
         problems += _unavailable_components(spec)
         problems += _task_data(spec)
         problems += _device(spec)
-        problems += probe_problems(spec)
+    for info in _analyses(spec):
+        check = info.parts.part("preflight")
+        if check is not None:
+            problems += check(spec)
     return problems
+
+
+def _analyses(spec: Spec | TableSpec) -> list[ComponentInfo]:
+    """The analyses a run of `spec` runs: a resolved spec's `analyses:`, or those that
+    compute results from published tables for a table spec."""
+    if isinstance(spec, TableSpec):
+        return list(spec.table_analyses)
+    return [] if spec.analyses == "all" else [entry.info for entry in spec.analyses]
 
 
 def refuse(problems: Iterable[SpecError], sections: tuple[str, ...] | None = None) -> None:

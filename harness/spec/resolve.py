@@ -138,7 +138,6 @@ def resolve_components(spec: Spec, registry: Registry, positions: Positions,
         "defences": [_defence(entry, ("defences", index), registry, positions, spec_folder)
                      for index, entry in enumerate(spec.defences)]})
     _check_unique_names(spec, positions)
-    _check_rank_by(spec, positions)
     _check_curve_encoders(spec, positions)
     return spec
 
@@ -285,13 +284,3 @@ def _check_curve_encoders(spec: Spec, positions: Positions) -> None:
     if unknown:
         raise positions.error(f"{', '.join(unknown)} not among the spec's encoders "
                               f"({', '.join(known)})", ("curve", "encoders"))
-
-
-def _check_rank_by(spec: Spec, positions: Positions) -> None:
-    """An explicit `rank_by` must name one of the metrics (the default is only used when it
-    does: the run notes that no rank was made otherwise)."""
-    metrics = [m.name for m in spec.components("metric")]
-    rank_by = spec.correlation.rank_by
-    if metrics and rank_by not in metrics and "rank_by" in spec.correlation.model_fields_set:
-        raise positions.error(f"{rank_by!r} is not among the spec's metrics "
-                              f"({', '.join(metrics)})", ("correlation", "rank_by"))

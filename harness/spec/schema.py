@@ -3,6 +3,9 @@
 `Spec` trains and evaluates decoders; `TableSpec` correlates published tables. Component entries
 (`Component`) are resolved against the registry once, when the spec is loaded
 (`harness.spec.resolve`); stages read the resolved entries and never look a name up again.
+The sections an analysis reads (`privacy:`, `probes:`, ...) are the analysis's own, declared
+with it (`harness.protocols.AnalysisParts`): loading validates them with the analysis's settings
+class and the spec carries them as attributes under their keys (`spec.privacy`).
 """
 
 from __future__ import annotations
@@ -20,10 +23,6 @@ from pydantic import (
 )
 from typing_extensions import Self
 
-from harness.analyses.correlation.spec import CorrelationSection
-from harness.analyses.lengths.spec import BreakdownSection
-from harness.analyses.privacy.spec import PrivacySection
-from harness.analyses.probes.spec import ProbesSection
 from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options, Settings
 from harness.registry.components import build
@@ -307,6 +306,48 @@ class SpecDocument(Strict):
 
     _positions: Positions = PrivateAttr(default_factory=Positions)
     _sha256: str = PrivateAttr(default="")
+    _sections: dict[str, Settings] = PrivateAttr(default_factory=dict)
+    _by: tuple[ComponentInfo, ...] = PrivateAttr(default=())
+
+    def __getattr__(self, name: str) -> Any:
+        """An analysis's section by its key (`spec.privacy`), beside the core's fields."""
+        try:
+            return super().__getattr__(name)  # type: ignore[misc]
+        except AttributeError:
+            private = object.__getattribute__(self, "__pydantic_private__") or {}
+            sections = private.get("_sections") or {}
+            if name in sections:
+                return sections[name]
+            raise
+
+    def with_sections(self, sections: dict[str, Settings], by: tuple[ComponentInfo, ...] = ()
+                      ) -> Self:
+        """A copy carrying the analyses' sections (key -> validated settings) and, in `by`,
+        the analyses that can run it without a job (`AnalysisParts.tables`)."""
+        copy = self.model_copy()
+        copy._sections, copy._by = dict(sections), tuple(by)
+        return copy
+
+    def with_section(self, key: str, section: Settings) -> Self:
+        """A copy with the analysis section `key` replaced by `section`."""
+        return self.with_sections({**self._sections, key: section}, self._by)
+
+    @property
+    def sections(self) -> dict[str, Settings]:
+        """The analyses' sections, key -> validated settings (defaults where not given)."""
+        return dict(self._sections)
+
+    @property
+    def table_analyses(self) -> tuple[ComponentInfo, ...]:
+        """The analyses that compute results from published tables alone, in registration
+        order (`AnalysisParts.tables`): what a `TableSpec` runs."""
+        return self._by
+
+    def record(self) -> dict[str, Any]:
+        """The spec's JSON form, its analyses' sections beside the core's."""
+        return {**self.model_dump(mode="json"),
+                **{key: section.model_dump(mode="json")
+                   for key, section in self._sections.items()}}
 
     def located(self, positions: Positions, sha256: str) -> Self:
         """A copy of this spec that knows where it was read from (`positions`) and the hash of
@@ -344,7 +385,6 @@ class Spec(SpecDocument):
     generation: GenerationSection = GenerationSection()
     metrics: list[Component] = []
     downstream: DownstreamSection = DownstreamSection()
-    correlation: CorrelationSection = CorrelationSection()
     comparison: ComparisonSection = ComparisonSection()
     report: ReportSection = ReportSection()
     executor: ExecutorEntry = ExecutorEntry()
@@ -354,10 +394,7 @@ class Spec(SpecDocument):
     # Transforms of the encoders' vectors against inversion, each at its levels (the privacy
     # analysis trains an attacker on every encoder x defence x level).
     defences: list[DefenceEntry] = []
-    privacy: PrivacySection = PrivacySection()  # the privacy analysis (analyses/privacy/)
-    breakdown: BreakdownSection = BreakdownSection()
     curve: CurveSection = CurveSection()
-    probes: ProbesSection = ProbesSection()  # analogies, interpolation, noise (spec/probes.py)
 
     @field_validator("metrics")
     @classmethod
@@ -372,18 +409,6 @@ class Spec(SpecDocument):
     def _known_device(cls, value: str) -> str:
         if not re.fullmatch(r"auto|cpu|cuda(:\d+)?|mps", value):
             raise ValueError(f"expected auto, cpu, cuda, cuda:N or mps, not {value!r}")
-        return value
-
-    @field_validator("breakdown")
-    @classmethod
-    def _bins_hold_sentences(cls, value: BreakdownSection, info: ValidationInfo
-                             ) -> BreakdownSection:
-        corpus = info.data.get("corpus")
-        edges = value.length_bins
-        if corpus is not None and isinstance(edges, list) and edges[-1] >= corpus.max_tokens:
-            raise ValueError(f"length_bins: a bin from {edges[-1]} tokens would be empty: the "
-                             f"test set keeps sentences under corpus.max_tokens "
-                             f"({corpus.max_tokens}) tokens")
         return value
 
     @field_validator("encoders", "analyses", mode="before")
@@ -421,10 +446,10 @@ class Spec(SpecDocument):
         return [self.seed + offset for offset in range(decoder.seeds)]
 
     def decoders_to_train(self) -> int:
-        """How many decoders a run trains: per encoder and decoder, one per seed, and one more
-        per `curve.train_sizes` entry; as many unconditional models per decoder when a metric
-        needs them (`info`); and an attacker per studied encoder and defence level (the
-        privacy analysis, when the spec names defences)."""
+        """How many decoders the encoders' own work trains: per encoder and decoder, one per
+        seed, and one more per `curve.train_sizes` entry; as many unconditional models per
+        decoder when a metric needs them (`info`). The analyses' jobs train more
+        (`harness.executors.jobs.decoders_to_train` counts them too)."""
         def extra(encoder: str) -> int:
             return len(self.curve.train_sizes) if self.curve.draws_for(encoder) else 0
 
@@ -433,12 +458,8 @@ class Spec(SpecDocument):
             decoder.seeds + max((extra(e) for e in encoders if decoder.trains_for(e)), default=0)
             for decoder in self.decoders if any(decoder.trains_for(e) for e in encoders)
         ) if any("unconditional" in m.info.needs for m in self.metrics) else 0
-        privacy = self.decoders and (self.analyses == "all" or any(
-            a.name == "privacy" for a in self.analyses))
-        attackers = (len(self.studied([e.name for e in self.components("encoder")]))
-                     * sum(len(d.at_levels()) for d in self.defences)) if privacy else 0
         return (sum(decoder.seeds + extra(encoder.name) for encoder, decoder in self.pairs())
-                + unconditional + attackers)
+                + unconditional)
 
     def pairs(self) -> list[tuple[Component, Component]]:
         """The encoder x decoder jobs, in run order: each decoder for the encoders it is
@@ -461,6 +482,5 @@ class TableSpec(SpecDocument):
 
     diagnostics: DiagnosticsSection
     downstream: DownstreamSection
-    correlation: CorrelationSection = CorrelationSection()
     comparison: ComparisonSection = ComparisonSection()
     report: ReportSection = ReportSection()

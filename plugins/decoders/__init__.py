@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.registry.hookspecs import Register, hookimpl
+from harness.plugin import Register, hookimpl
 
 from .options import MosLstmOptions, SimpleLstmOptions
 
 if TYPE_CHECKING:
-    from harness.protocols import BuildContext
+    from harness.plugin import BuildContext
 
     from .lstm import MixtureOfSoftmaxesLSTM
     from .simple_lstm import SimpleLSTM

@@ -10,8 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness.errors import DataError
-from harness.protocols import BuildContext
+from harness.plugin import BuildContext, DataError
 
 
 def vocabulary_vectors(context: BuildContext, decoder: str) -> tuple[np.ndarray, int]:

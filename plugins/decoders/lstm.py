@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness.protocols import BuildContext
+from harness.plugin import BuildContext
 
 from .common import (
     VectorStandardisation,

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from harness.protocols import DecoderOptions
+from harness.plugin import DecoderOptions
 
 PAPER_MOS_LSTM: dict[str, Any] = {
     "layers": 3, "hidden": 1024, "last_hidden": 650, "experts": 5,

@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from harness.protocols import Options
-from harness.registry.hookspecs import Register, hookimpl
+from harness.plugin import Options, Register, hookimpl
 
 if TYPE_CHECKING:
-    from harness.protocols import BuildContext, Defence
+    from harness.plugin import BuildContext, Defence
 
 
 class DefenceOptions(Options):

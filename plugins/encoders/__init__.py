@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.protocols import Options
-from harness.registry.hookspecs import Register, hookimpl
+from harness.plugin import Options, Register, hookimpl
 
 from .options import (
     GemOptions,
@@ -21,7 +20,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from harness.protocols import BuildContext
+    from harness.plugin import BuildContext
 
 
 def _build_avg(options: Options, context: BuildContext) -> Any:

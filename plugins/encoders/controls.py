@@ -178,7 +178,7 @@ class RandomLstmEncoder:
         """No trained model: an untrained BiLSTM-Max whose weights the seed in use determines,
         over the subword vectors named by `harness.results.declarations.pooled_vectors` (none when the
         vocabulary cannot say what it is), of 2 x the `dim` option."""
-        from harness.results.declarations import pooled_vectors
+        from harness.plugin import pooled_vectors
 
         vectors = pooled_vectors(self.vocab)
         return {"model": f"{self.name} (untrained BiLSTM-Max)",

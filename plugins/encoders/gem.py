@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import DataError, HarnessError
+from harness.plugin import DataError, HarnessError
 
 from .options import GemOptions
 
@@ -212,7 +212,7 @@ class GeometricEmbedding:
         (the window m, the K principal vectors removed, the h of the uniqueness score, the power
         of the singular values), and the dimension. The paper's values are the defaults
         (`GemOptions`: m = 7, K = 45, h = 17, power 3, Yang et al.'s)."""
-        from harness.results.declarations import pooled_vectors
+        from harness.plugin import pooled_vectors
 
         vectors = pooled_vectors(self.vocab)
         return {**({"vectors": vectors} if vectors else {}), "window": self.window, "k": self.k,

@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.protocols import Options
-from harness.registry.hookspecs import Register, hookimpl
+from harness.plugin import Options, Register, hookimpl
 
 from . import sbert
 from .adapters.common import WeightsError, is_pickle, pickle_refusal
@@ -38,7 +37,7 @@ from .options import (
 from .zoo import e5_availability, minilm_onnx_availability, mpnet_availability
 
 if TYPE_CHECKING:
-    from harness.protocols import BuildContext
+    from harness.plugin import BuildContext
 
 
 def _build_sent2vec(options: Sent2VecOptions, context: BuildContext) -> Any:

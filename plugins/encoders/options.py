@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from harness.protocols import Options
+from harness.plugin import Options
 
 from .adapters.common import is_pickle, pickle_refusal
 from .sbert import BUNDLED

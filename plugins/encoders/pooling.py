@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import HarnessError
-from harness.protocols import BuildContext, Options
+from harness.plugin import BuildContext, HarnessError, Options
 
 from .options import WindowOptions
 
@@ -146,7 +145,7 @@ class PoolingEncoder(ABC):
         "run-trained bpe10000 100d", or "bpemb-en-50k-300d" for BPEmb's files), the window of
         the window poolings, and the output dimension; no vectors when the vocabulary cannot
         say what it is."""
-        from harness.results.declarations import pooled_vectors
+        from harness.plugin import pooled_vectors
 
         vectors = pooled_vectors(self.vocab)
         return {**({"vectors": vectors} if vectors else {}),

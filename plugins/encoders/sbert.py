@@ -25,7 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 from .adapters.common import file_identity
 from .batching import encode_by_length
@@ -233,7 +233,7 @@ class SentenceBertEncoder:
     def _directory_model(self) -> str:
         """`harness.results.declarations.directory_model` of the model directory (the digest of its weights,
         configuration and tokeniser), read once."""
-        from harness.results.declarations import directory_model
+        from harness.plugin import directory_model
 
         assert self.directory is not None
         return directory_model(self.directory)

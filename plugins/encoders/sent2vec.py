@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from harness.errors import DataError, HarnessError
+from harness.plugin import DataError, HarnessError
 
 if TYPE_CHECKING:
     from .options import Sent2VecOptions

@@ -29,7 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 from .batching import encode_by_length
 from .options import ZOO_HINT, missing_modules
@@ -150,7 +150,7 @@ def mpnet_directory(root: Path) -> Path:
 def models_root() -> Path:
     """Where model files joined or converted from packages are kept: the harness cache's
     `models/` ($HARNESS_CACHE, else the user cache directory)."""
-    from harness.util.cache import default_root
+    from harness.plugin import default_root
 
     return default_root() / "models"
 

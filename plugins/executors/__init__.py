@@ -11,13 +11,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from harness.protocols import Options
-from harness.registry.hookspecs import Register, hookimpl
+from harness.plugin import Options, Register, hookimpl
 
 if TYPE_CHECKING:
-    from harness.executors.local import LocalExecutor
-    from harness.executors.ray import RayExecutor
-    from harness.protocols import BuildContext
+    from harness.plugin import BuildContext, LocalExecutor, RayExecutor
 
 RAY_INSTALL = 'pip install "v2s-harness[ray]"'
 
@@ -49,13 +46,13 @@ def ray_availability() -> str | None:
 
 
 def _build_local(options: Options, context: BuildContext) -> LocalExecutor:
-    from harness.executors.local import LocalExecutor
+    from harness.plugin import LocalExecutor
 
     return LocalExecutor()
 
 
 def _build_ray(options: RayOptions, context: BuildContext) -> RayExecutor:
-    from harness.executors.ray import RayExecutor
+    from harness.plugin import RayExecutor
 
     return RayExecutor(**options.model_dump())
 

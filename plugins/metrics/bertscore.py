@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.errors import DataError
+from harness.plugin import DataError
 
 from .mover import quiet_loading, resolve_backbone
 

@@ -26,9 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.errors import DataError
-from harness.protocols import InputEncoding
-from harness.util.vectors import row_cosines
+from harness.plugin import DataError, InputEncoding, row_cosines
 
 
 class CosineMetric:

@@ -30,8 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.errors import DataError
-from harness.protocols import DecoderLikelihood, UnconditionalLikelihood
+from harness.plugin import DataError, DecoderLikelihood, UnconditionalLikelihood
 
 PAIRS_PER_CALL = 20_000
 """(vector, sentence) pairs handed to the decoder at once: bounds the vectors copied per call."""

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import DataError
+from harness.plugin import DataError
 
 IDF_MODES = ("uniform", "references", "moverscore")
 DISTANCES = ("squared", "euclidean")

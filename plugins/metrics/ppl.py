@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.errors import DataError
+from harness.plugin import DataError
 
 NLL_TOLERANCE = 1e-4
 """Nats per token an NLL may fall below 0 by rounding before a sample is refused."""

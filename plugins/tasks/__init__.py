@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.protocols import Options
-from harness.registry.hookspecs import Register, RegisterCommand, hookimpl
+from harness.plugin import Options, Register, RegisterCommand, hookimpl
 
 from .options import SyntheticOptions
 from .senteval.table import TASKS
 
 if TYPE_CHECKING:
-    from harness.protocols import BuildContext
+    from harness.plugin import BuildContext
 
 SYNTHETIC_DESCRIPTIONS: dict[str, str] = {
     "syn-order": "quickstart: is the person from name group A the agent? (word order; offline)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.protocols import Options
+from harness.plugin import Options
 
 
 class SyntheticOptions(Options):

@@ -30,10 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import synthetic as corpus
-from harness.data.senteval_layout import SICK_FILES, SST_FILES
-from harness.errors import HarnessError
-from harness.protocols import Encode, TaskData, TaskResult
+from harness.plugin import SICK_FILES, SST_FILES, Encode, HarnessError, TaskData, TaskResult
+from harness.plugin import synthetic as corpus
 
 from .senteval.loaders import load_sick, load_sst
 from .senteval.tasks import TASKS_VERSION, DataSource, Relatedness, SplitClassification, Task

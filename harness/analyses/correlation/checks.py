@@ -15,6 +15,18 @@ from harness.spec.schema import Spec, TableSpec
 PRIMARY: Loc = ("correlation", "primary")
 
 
+def check_correlation(spec: Spec, positions: Positions) -> None:
+    """The `correlation:` section against the resolved spec: an explicit `rank_by` names one
+    of the metrics (the default is only used when it does: the run notes that no rank was made
+    otherwise), and `primary` (`check_primary`)."""
+    metrics = [m.name for m in spec.components("metric")]
+    rank_by = spec.correlation.rank_by
+    if metrics and rank_by not in metrics and "rank_by" in spec.correlation.model_fields_set:
+        raise positions.error(f"{rank_by!r} is not among the spec's metrics "
+                              f"({', '.join(metrics)})", ("correlation", "rank_by"))
+    check_primary(spec, positions)
+
+
 def check_primary(spec: Spec, positions: Positions) -> None:
     """Raise for a declared diagnostic that is not one of the spec's metrics. Declared tasks are
     checked against a reference table's columns by preflight (`primary_problems`); the columns

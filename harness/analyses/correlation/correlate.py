@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.analyses.correlation.primary import primary_analysis
+from harness.analyses.correlation.results import CorrelationCell, Correlations, CorrelationSummary
 from harness.analyses.correlation.spec import PrimarySection
 from harness.analyses.downstream.scores import Downstream, downstream_scores
-from harness.results.declarations import ReferenceTable, read_table
-from harness.results.model import CorrelationCell, Correlations, CorrelationSummary, PairResult
+from harness.results.declarations import read_table, row_declarations
+from harness.results.model import PairResult
 from harness.stats.correlation import FISHER_Z, fisher_interval
 from harness.stats.multiple import holm_adjusted
 
@@ -147,32 +148,22 @@ def correlations_from_tables(diagnostics_table: Path, downstream_table: Path,
     Figure 2 (rho per diagnostic x task, mean and min) and Table 1's ranks (by `rank_by`; the
     paper ranks by Id) from the printed numbers. Rows pair by name, except that a row for which
     the diagnostics table declares a model (`models:`) pairs only with a downstream row that
-    declares the same model (`table_declarations`). With `primary`, the declared primary
-    analysis over the table's columns (by default all of them: a published table states no
-    direction) runs too, drawing from `seed`.
+    declares the same model (`harness.results.declarations.row_declarations`). With `primary`,
+    the declared primary analysis over the table's columns (by default all of them: a published
+    table states no direction) runs too, drawing from `seed`.
     """
     table = read_table(diagnostics_table)
     diagnostics = {column: {encoder: row[column] for encoder, row in table.scores.items()
                             if column in row}
                    for column in table.tasks}
     downstream = downstream_scores(downstream_table, list(table.scores),
-                                   declared=_row_declarations(table))
+                                   declared=row_declarations(table))
     result = correlate_diagnostics(diagnostics, downstream, method=method,
                                    decoder="",
                                    rank_by=rank_by, exact_max=exact_max, primary=primary,
                                    seed=seed)
     return result.model_copy(update={"sources": {"diagnostics": table.source,
                                                  "downstream": downstream.source}})
-
-
-def table_declarations(diagnostics_table: Path) -> dict[str, dict[str, Any] | None]:
-    """Each row of a published diagnostics table as `downstream_scores` takes a declaration: the
-    model the row declares, or None (paired by name) where it declares none."""
-    return _row_declarations(read_table(diagnostics_table))
-
-
-def _row_declarations(table: ReferenceTable) -> dict[str, dict[str, Any] | None]:
-    return {row: table.models.get(row) for row in table.scores}
 
 
 def support_notes(runs: list[PairResult], rank_by: str, decoder: str,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from harness.analyses.correlation.results import Correlations
 from harness.report.elements import ALPHA
 from harness.report.plots import png
-from harness.results.model import Correlations
 
 HEATMAP_COLORMAP = "RdBu_r"
 """Diverging: negative correlations blue, positive red, zero white."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.results.model import Correlations
+from harness.analyses.correlation.results import Correlations
 from harness.stats.multiple import ALPHA, benjamini_hochberg, holm
 
 

@@ -5,6 +5,7 @@ p-values, and the note on multiple comparisons."""
 from __future__ import annotations
 
 from harness.analyses.correlation.multiplicity import multiplicity
+from harness.analyses.correlation.results import CorrelationCell
 from harness.report.elements import (
     ALPHA,
     HEATMAP_FILE,
@@ -16,7 +17,7 @@ from harness.report.elements import (
     fmt_span,
     join_names,
 )
-from harness.results.model import CorrelationCell, RunResults
+from harness.results.model import RunResults
 
 P_METHODS = {"exact": "exact two-sided permutation p-values (all n! pairings)",
              "scipy": "scipy's p-values"}

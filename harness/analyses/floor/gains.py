@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from harness.analyses.floor.results import FloorGain, FloorGains
+from harness.analyses.rankings.results import PairedDifference
 from harness.analyses.run import Chance, Statistics
-from harness.results.model import FloorGain, FloorGains, PairedDifference, defined
+from harness.results.model import defined
 from harness.spec import Component
 from harness.stages.base import RunContext
 

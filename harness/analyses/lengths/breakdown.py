@@ -20,10 +20,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from harness.analyses.lengths.results import LengthBin, LengthBreakdown, PairLengths
 from harness.analyses.run import Statistics
 from harness.errors import plugin_call
 from harness.protocols import Metric, higher_is_better
-from harness.results.model import LengthBin, LengthBreakdown, MetricScore, PairLengths
+from harness.results.model import MetricScore
 from harness.stages.base import RunContext
 
 TOKENISATION = "whitespace"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.analyses.lengths.results import LengthBin, LengthBreakdown
 from harness.report.elements import (
     Section,
     Table,
@@ -15,7 +16,7 @@ from harness.report.elements import (
     plural,
     split_silent,
 )
-from harness.results.model import LengthBin, LengthBreakdown, MetricScore, RunResults
+from harness.results.model import MetricScore, RunResults
 
 LENGTHS_FILE = "lengths.png"
 

@@ -37,7 +37,8 @@ def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
     attacker = _attacker(spec, spec.privacy.attacker)
     levels = sum(len(entry.at_levels()) for entry in spec.defences)
     encoders = [e.name for e in spec.components("encoder")]
-    return [AnalysisJob(analysis=name, encoder=encoder, trains=(attacker.name,) * (1 + levels),
+    # The clean attacker is the encoder's own decoder (one artifact, trained by its job).
+    return [AnalysisJob(analysis=name, encoder=encoder, trains=(attacker.name,) * levels,
                         what=f"{attacker.name} attacks {encoder}'s vectors clean and at "
                              f"{levels} defence levels")
             for encoder in spec.studied(encoders)]

@@ -30,7 +30,7 @@ def resolve_probes(spec: Spec, positions: Positions, spec_folder: Path) -> Spec:
         sources.append(source)
     if not sources:
         return spec
-    return spec.model_copy(update={"probes": section.model_copy(update={"analogies": sources})})
+    return spec.with_section("probes", section.model_copy(update={"analogies": sources}))
 
 
 def probe_problems(spec: Spec) -> list[SpecError]:

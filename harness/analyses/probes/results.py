@@ -130,3 +130,7 @@ class PairProbes(_Record):
     analogies: list[AnalogySetResult] = []
     interpolation: InterpolationSummary | None = None
     noise: NoiseRobustness | None = None
+
+
+ProbeResults = list[PairProbes]
+"""results.json `probes`: the probes of every encoder x decoder pair."""

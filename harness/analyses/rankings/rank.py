@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 
+from harness.analyses.rankings.results import DiagnosticRanking
 from harness.analyses.run import Statistics
-from harness.results.model import DiagnosticRanking
 from harness.stages.base import RunContext
 
 MIN_RANKED = 2

@@ -3,6 +3,7 @@ pairwise tests allow, and the differences that are significant after that correc
 
 from __future__ import annotations
 
+from harness.analyses.rankings.results import DiagnosticRanking, PairedDifference
 from harness.report.elements import (
     ALPHA,
     Section,
@@ -14,7 +15,7 @@ from harness.report.elements import (
     join_names,
     plural,
 )
-from harness.results.model import DiagnosticRanking, PairedDifference, RunResults
+from harness.results.model import RunResults
 
 
 def better(difference: PairedDifference, higher: bool) -> tuple[str, str] | None:

@@ -55,3 +55,7 @@ class DiagnosticRanking(Record):
     seeds: bool = False
     seed_variance: bool = False
     undefined_resamples: int = 0
+
+
+Rankings = dict[str, dict[str, DiagnosticRanking]]
+"""results.json `rankings`: decoder -> diagnostic -> how firmly the test set orders the encoders."""

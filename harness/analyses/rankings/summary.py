@@ -10,8 +10,9 @@ from harness.analyses.rankings.report import (
     significant_pairs,
     wins,
 )
+from harness.analyses.rankings.results import DiagnosticRanking
 from harness.report.elements import higher_is_better, join_names, plural, rank_by
-from harness.results.model import DiagnosticRanking, RunResults
+from harness.results.model import RunResults
 
 LISTED_PAIRS = 6
 """Pairs without a significant difference are named up to this many, else counted."""

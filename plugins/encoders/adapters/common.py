@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".bin")
 """Suffixes of files written with Python's pickle (torch.save): loading one can run code."""

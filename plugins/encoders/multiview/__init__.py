@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from harness.protocols import Options
-from harness.registry.hookspecs import Register, hookimpl
+from harness.plugin import Options, Register, hookimpl
 
 if TYPE_CHECKING:
-    from harness.protocols import BuildContext
+    from harness.plugin import BuildContext
 
 
 class MultiViewOptions(Options):

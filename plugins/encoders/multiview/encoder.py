@@ -32,7 +32,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch.nn import functional
 
-from harness.errors import DataError, HarnessError
+from harness.plugin import DataError, HarnessError
 
 from .objectives import DiscriminativeObjective, GenerativeObjective
 from .orthonormal import power_iteration, remove_top_component

@@ -22,7 +22,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm.auto import tqdm
 
-from harness.errors import DataError
+from harness.plugin import DataError
 
 from .objectives import Batch, neighbour_mask
 from .word_vectors import ABSENT, WordVectors

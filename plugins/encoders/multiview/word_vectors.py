@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.errors import DataError
-from harness.text.skipgram import train_skipgram
+from harness.plugin import DataError, train_skipgram
 
 VECTORS_FILE = "word_vectors.npy"
 WORDS_FILE = "words.json"

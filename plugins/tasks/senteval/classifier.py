@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 from .configs import ClassifierConfig
 

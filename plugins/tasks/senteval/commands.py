@@ -12,8 +12,7 @@ from pathlib import Path
 
 import click
 
-from harness.errors import HarnessError
-from harness.registry.commands import command
+from harness.plugin import HarnessError, command
 
 
 @click.command("senteval")
@@ -26,7 +25,7 @@ from harness.registry.commands import command
 def data_senteval(directory: Path, tasks: str | None, quiet: bool) -> None:
     """Download SentEval's downstream data from the official sources (as SentEval's
     get_transfer_data.bash does), resumably, and verify every file's line count."""
-    from harness.data.senteval import download_senteval
+    from harness.plugin import download_senteval
 
     report = download_senteval(directory, tasks=tasks.split(",") if tasks else None,
                                progress=not quiet)

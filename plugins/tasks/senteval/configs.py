@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.errors import HarnessError
+from harness.plugin import HarnessError
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.data.senteval_layout import (
+from harness.plugin import (
     BINARY_FILES,
     MRPC_FILES,
     SICK_FILES,
@@ -25,11 +25,12 @@ from harness.data.senteval_layout import (
     STS_SUBSETS,
     STSB_FILES,
     TREC_FILES,
+    DataError,
+    Examples,
+    TaskData,
     resolve_root,
     task_directory,
 )
-from harness.errors import DataError
-from harness.protocols import Examples, TaskData
 
 from .reading import fetch_hint, fields, integer, number, read_lines, tokens
 from .table import TASKS

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.errors import DataError
+from harness.plugin import DataError
 
 BOM = b"\xef\xbb\xbf"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.data.senteval_layout import STS_YEARS
+from harness.plugin import STS_YEARS
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from harness.data.senteval_layout import task_directory, task_files
-from harness.errors import HarnessError
-from harness.protocols import Encode, Examples, TaskData, TaskResult
-from harness.util.vectors import row_cosines
+from harness.plugin import (
+    Encode,
+    Examples,
+    HarnessError,
+    TaskData,
+    TaskResult,
+    row_cosines,
+    task_directory,
+    task_files,
+)
 
 from . import evaluation
 from .configs import EvaluationConfig, get_config

@@ -2,8 +2,9 @@
 
 Installing it (`pip install tests/plugins/example-plugin`) adds the entry point `example` to the
 group "harness"; `harness list` then shows the encoders `example-bow` and `example-idf` (trainable),
-the metric `example-length`, the analysis `example-length-gap` and the executor
-`example-processes`.
+the metric `example-length`, the analysis `example-length-gap` (with its spec section
+`length_gap:` and results field `length_gaps`) and the executor `example-processes`, and
+`harness --help` the command `harness length-gap`.
 """
 
 from setuptools import setup

@@ -2,7 +2,8 @@
 
 They run the harness conformance kit on the plugin's components, with the package installed
 (`pip install tests/plugins/example-plugin`). The harness's own suite does not collect this
-folder; its integration test installs the package and runs this file as the author would.
+folder; its integration test installs the package and runs this folder as the author would.
+The length-gap analysis and the parts it declares are tested in test_length_gap.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import v2s_example_plugin as plugin
 
 from harness.protocols import BuildContext, Options
 from harness.testing import (
-    check_analysis,
     check_encoder,
     check_executor,
     check_metric,
@@ -37,6 +37,8 @@ def test_registration() -> None:
     idf = {info.name: info for info in infos}["example-idf"]
     assert idf.trainable and idf.options is plugin.IdfOptions
     assert idf.status() == "ok"  # as `harness list` calls it, with options=None
+    gap = {info.name: info for info in infos}["example-length-gap"]
+    assert gap.parts is plugin.LENGTH_GAP_PARTS  # the analysis's parts: test_length_gap.py
 
 
 def test_bow_encoder_conforms() -> None:
@@ -169,25 +171,3 @@ def test_processes_executor_conforms(tmp_path: Path) -> None:
     check_executor(plugin.build_processes(plugin.ProcessesOptions(workers=2), BuildContext()),
                    tmp_path)
 
-
-def test_length_gaps_by_hand() -> None:
-    from v2s_example_plugin.gap import length_gaps
-
-    gaps = length_gaps(["a b c", "a b", "a"], ["a b", "a b", "a b c d"])
-    assert gaps == {"mean_gap": pytest.approx((-1 + 0 + 3) / 3), "shorter": pytest.approx(100 / 3),
-                    "n": 3.0}
-
-
-def test_length_gap_analysis_conforms(tmp_path: Path) -> None:
-    """On a tiny real run: its fields, and its report section from results.json alone."""
-    analysis = plugin.build_length_gap(plugin.LengthGapOptions(digits=1), BuildContext())
-    fields = check_analysis(analysis, tmp_path, name=plugin.LENGTH_GAP)
-    pairs = fields["analyses"]["example-length-gap"]["pairs"]
-    assert set(pairs) == {"avg", "random-gaussian"}
-    assert all(gap["n"] == 30 for by in pairs.values() for gap in by.values())
-    from harness.results.model import RunResults
-
-    (section,) = analysis.sections(RunResults(**fields), {})
-    assert section.title == "Length gap (example plugin)"
-    assert [row[:2] for row in section.tables[0].rows] == [["avg", "mos-lstm"],
-                                                           ["random-gaussian", "mos-lstm"]]

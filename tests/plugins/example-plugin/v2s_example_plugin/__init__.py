@@ -3,12 +3,16 @@
 It registers a hashed bag-of-words encoder (`example-bow`), a trainable one weighting it by
 inverse document frequency fitted on the run's text (`example-idf`, with an availability check
 of its `stopwords:` file), a length metric (`example-length`), an analysis of how much shorter
-or longer the regenerated sentences are (`example-length-gap`) and an executor running each
-encoder's job in a pool of worker processes (`example-processes`).
+or longer the regenerated sentences are (`example-length-gap`, with its spec section
+`length_gap:`, its results field `length_gaps`, checks of the spec and the command
+`harness length-gap`) and an executor running each encoder's job in a pool of worker processes
+(`example-processes`).
 
 This module is what the entry point `example` (group "harness") names. It is imported by every
 `harness` command, so it stays cheap: only the hooks, the options, availability checks and lazy
-factories live here; the implementations are imported the first time a run builds them.
+factories live here; the implementations are imported the first time a run builds them, and
+the analysis's parts (named as "module:attribute") the first time a spec or a results.json
+needs them.
 """
 
 from __future__ import annotations
@@ -18,8 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from harness.protocols import BuildContext, Options
-from harness.registry.hookspecs import Register, hookimpl
+from harness.plugin import AnalysisParts, BuildContext, Options, Register, RegisterCommand, hookimpl
 
 if TYPE_CHECKING:
     from .bow import HashedBagOfWordsEncoder
@@ -117,26 +120,38 @@ def register_executors(register: Register) -> None:
 
 
 LENGTH_GAP = "example-length-gap"
-"""The name the length-gap analysis registers under: results.json files its fields under it,
-and its report section reads them back from there."""
+"""The name the length-gap analysis registers under (`analyses: [..., example-length-gap]`)."""
+
+LENGTH_GAP_PARTS = AnalysisParts(
+    section="length_gap", settings="v2s_example_plugin.gap_spec:LengthGapSection",
+    results={"length_gaps": "v2s_example_plugin.gap_results:LengthGaps"},
+    resolve="v2s_example_plugin.gap_spec:resolve_baseline",
+    check="v2s_example_plugin.gap_spec:check_decoder",
+    preflight="v2s_example_plugin.gap_spec:baseline_problems")
+"""What the length-gap analysis brings besides its class: its spec section `length_gap:`
+validated by `LengthGapSection`, the results.json field `length_gaps` it fills, typed
+`LengthGaps`, and its checks of a spec (`gap_spec`). Named as "module:attribute", so
+registering imports none of them."""
 
 
-class LengthGapOptions(Options):
-    """Options of the length-gap analysis (spec: `analyses: [..., {name: example-length-gap,
-    digits: 1}]`)."""
-
-    digits: int = Field(2, ge=0, le=6, description="decimals shown in the report's table")
-
-
-def build_length_gap(options: LengthGapOptions, context: BuildContext) -> LengthGapAnalysis:
-    """A new length-gap analysis."""
+def build_length_gap(options: Options, context: BuildContext) -> LengthGapAnalysis:
+    """A new length-gap analysis (its settings are the spec's `length_gap:` section)."""
     from .gap import LengthGapAnalysis
 
-    return LengthGapAnalysis(name=LENGTH_GAP, digits=options.digits)
+    return LengthGapAnalysis()
 
 
 @hookimpl
 def register_analyses(register: Register) -> None:
-    """Register the length-gap analysis."""
-    register(LENGTH_GAP, build_length_gap, options=LengthGapOptions,
+    """Register the length-gap analysis with its parts."""
+    register(LENGTH_GAP, build_length_gap, parts=LENGTH_GAP_PARTS,
              description="example plugin: regenerated minus input length per pair")
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    """Register `harness length-gap RUN_DIR`."""
+    from .commands import COMMANDS
+
+    for command in COMMANDS:
+        register(command)

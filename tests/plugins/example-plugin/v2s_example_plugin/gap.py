@@ -1,55 +1,104 @@
 """A length-gap analysis: how much shorter or longer each pair's regenerated sentences are than
-their inputs, read from the samples the jobs left in the cache."""
+their inputs, read from the samples the jobs left in the cache.
+
+It reads its settings from the spec's `length_gap:` section (`gap_spec`), fills the
+results.json field `length_gaps` (`gap_results`), and gives the report a table and the summary
+("What this run shows") a claim and a caveat.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from harness.report.elements import Section, Table
+from harness.plugin import (
+    AnalysisInputs,
+    Figures,
+    ResultsView,
+    Section,
+    Table,
+    join_names,
+)
+
+from .gap_results import FIELD, LengthGaps, PairGap, gap_header, gap_rows, read_gaps
+from .gap_spec import LengthGapSection
 
 
-def length_gaps(references: list[str], hypotheses: list[str]) -> dict[str, float]:
+def length_gaps(references: list[str], hypotheses: list[str]) -> PairGap:
     """`mean_gap`: the mean of (hypothesis tokens - reference tokens), whitespace tokens;
     `shorter`: the percentage of hypotheses with fewer tokens than their reference; `n`: the
-    number of pairs."""
+    number of pairs (both 0 without pairs)."""
     gaps = [len(h.split()) - len(r.split()) for r, h in zip(references, hypotheses)]
     n = len(gaps)
-    return {"mean_gap": sum(gaps) / n if n else 0.0,
-            "shorter": 100.0 * sum(gap < 0 for gap in gaps) / n if n else 0.0, "n": float(n)}
+    return PairGap(mean_gap=sum(gaps) / n if n else 0.0,
+                   shorter=100.0 * sum(gap < 0 for gap in gaps) / n if n else 0.0, n=n)
+
+
+def read_samples(path: Path) -> tuple[list[str], list[str]]:
+    """The (references, hypotheses) of a samples file the jobs wrote: JSON lines."""
+    records = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    return [r["reference"] for r in records], [r["hypothesis"] for r in records]
+
+
+def shown(results: ResultsView) -> tuple[LengthGaps | None, LengthGapSection]:
+    """What the report reads of a run: the field the analysis declares, read back as
+    `LengthGaps` (None where the run has none), and the `length_gap:` section the run's spec
+    recorded (the defaults where it recorded none)."""
+    return results.length_gaps, results.spec.length_gap or LengthGapSection()
 
 
 class LengthGapAnalysis:
-    """Fills `analyses.<name>.pairs`: encoder -> decoder -> `length_gaps` of the first seed's
-    samples; shows one table."""
+    """Fills `length_gaps`: encoder -> decoder -> `length_gaps` of the first seed's samples
+    (of `length_gap.decoder` only, when the spec names one), and the baseline run's; shows one
+    table."""
 
-    def __init__(self, name: str, digits: int) -> None:
-        self.name, self.digits = name, digits
-
-    def run(self, run: Any) -> Mapping[str, Any]:
-        pairs: dict[str, dict[str, dict[str, float]]] = {}
+    def run(self, run: AnalysisInputs) -> Mapping[str, object]:
+        section: LengthGapSection = run.spec.length_gap
+        pairs: dict[str, dict[str, PairGap]] = {}
         for outcome in run.execution.outcomes:
             for decoder, files in outcome.samples.items():
-                records = [json.loads(line) for line in
-                           Path(files[0]).read_text(encoding="utf-8").splitlines()]
-                pairs.setdefault(outcome.encoder, {})[decoder] = length_gaps(
-                    [r["reference"] for r in records], [r["hypothesis"] for r in records])
-        return {"pairs": pairs}
+                if section.decoder in (None, decoder):
+                    pairs.setdefault(outcome.encoder, {})[decoder] = length_gaps(
+                        *read_samples(Path(files[0])))
+        baseline = read_gaps(section.baseline).pairs if section.baseline else {}
+        return {FIELD: LengthGaps(pairs=pairs, baseline=baseline)}
 
-    def sections(self, results: Any, figures: Mapping[str, bytes]) -> list[Section]:
-        pairs = ((results.analyses or {}).get(self.name) or {}).get("pairs")
-        if not pairs:
+    def sections(self, results: ResultsView, figures: Figures) -> list[Section]:
+        gaps, section = shown(results)
+        if gaps is None or not gaps.pairs:
             return []
-        rows = [[encoder, decoder, f"{gap['mean_gap']:+.{self.digits}f}",
-                 f"{gap['shorter']:.{self.digits}f}", str(int(gap["n"]))]
-                for encoder, by_decoder in pairs.items() for decoder, gap in by_decoder.items()]
-        return [Section("Length gap (example plugin)",
-                        ["Regenerated minus input length in whitespace tokens, and the share "
-                         "of outputs shorter than their input, over the test sentences."],
-                        tables=[Table("", ["encoder", "decoder", "mean gap", "% shorter", "n"],
-                                      rows)])]
+        text = ["Regenerated minus input length in whitespace tokens, and the share of outputs "
+                "shorter than their input, over the test sentences."]
+        if gaps.baseline:
+            text.append("The last column is the mean gap of the same pair in the baseline run "
+                        f"({section.baseline}).")
+        return [Section("Length gap (example plugin)", text,
+                        tables=[Table("", gap_header(gaps), gap_rows(gaps, section.digits))])]
 
-    def figures(self, results: Any) -> dict[str, bytes]:
+    def figures(self, results: ResultsView) -> dict[str, bytes]:
         return {}
+
+    def claims(self, results: ResultsView) -> list[str]:
+        """The pairs whose outputs are `length_gap.threshold` tokens or more longer or shorter
+        than their inputs on average; that none is, where none is."""
+        gaps, section = shown(results)
+        if gaps is None or not gaps.pairs:
+            return []
+        far = [f"{encoder} -> {decoder} ({gap.mean_gap:+.{section.digits}f})"
+               for encoder, by_decoder in gaps.pairs.items()
+               for decoder, gap in by_decoder.items() if abs(gap.mean_gap) >= section.threshold]
+        amount = f"{section.threshold:g} or more whitespace tokens on average"
+        if not far:
+            return [f"No pair's regenerated sentences differ in length from their inputs by "
+                    f"{amount}."]
+        return [f"The regenerated sentences of {join_names(far)} differ in length from their "
+                f"inputs by {amount}."]
+
+    def caveats(self, results: ResultsView) -> list[str]:
+        """What the gaps are not: a test."""
+        gaps, _ = shown(results)
+        if gaps is None or not gaps.pairs:
+            return []
+        return ["the length gaps are means over the first seed's outputs, without intervals: "
+                "they describe the outputs and test nothing."]

@@ -1,8 +1,9 @@
 """An executor that runs each encoder's job in a pool of worker processes on this machine.
 
-Each worker runs the harness's one job assembly (`harness.executors.jobs.run_encoder_job`) against the
-run's cache, as a cluster worker would; the driver collects the outcomes in the spec's encoder
-order and adds their timings and cache counts to the run's (`harness.executors.account`).
+Each worker runs the harness's one job assembly (`run_encoder_job`) against the run's cache,
+as a cluster worker would; the driver collects the outcomes in the spec's encoder order and
+adds their timings and cache counts to the run's (`account`). Both come from `harness.plugin`,
+with the views of the run it is handed (`RunContextView`, `CorpusView`, `VocabView`).
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.executors import Execution, account
-from harness.executors.jobs import run_encoder_job
-from harness.stages.base import RunContext
-from harness.stages.corpus import Corpus
-from harness.stages.vocab import Vocab
+from harness.plugin import (
+    CorpusView,
+    Execution,
+    RunContextView,
+    VocabView,
+    account,
+    run_encoder_job,
+)
 
 
 class ProcessesExecutor:
@@ -27,7 +31,7 @@ class ProcessesExecutor:
         """"cpu" for the driver: each job resolves `requested` in its own process."""
         return "cpu"
 
-    def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:
+    def run(self, ctx: RunContextView, corpus: CorpusView, vocab: VocabView) -> Execution:
         """Every encoder's job in a worker process (the corpus and vocabulary are in the cache
         already: the runner prepared them)."""
         names = [encoder.name for encoder in ctx.spec.components("encoder")]

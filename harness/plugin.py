@@ -1,0 +1,139 @@
+"""The one address of everything a plugin calls: `from harness.plugin import hookimpl, Register,
+Options, Section, ...`.
+
+- the hooks' marker and callbacks (`hookimpl`, `Register`, `RegisterCommand`) and the
+  `command` decorator of the command line;
+- every contract of `harness.protocols`: the components' protocols and options, the read-only
+  views of what the runner hands executors and analyses (`RunContextView`, `AnalysisInputs`,
+  `ResultsView`, ...) and the report's plain data (`Section`, `Table`, `Figures`);
+- the error classes (`HarnessError`, `DataError`, ...);
+- the report's number formatting (`fmt`, `fmt_p`, `fmt_interval`, `fmt_span`, `join_names`);
+- what an executor assembles and accounts jobs with (`run_encoder_job`, or its halves
+  `start_job` and `finish_job`; `account`, `Execution`, `resolve_device`) and the core's
+  executors (`LocalExecutor`, `RayExecutor`);
+- the library helpers the first-party plugins use: SentEval's file layout and download, word
+  vectors (`train_skipgram`), the cache's root, declared-model names, row cosines, and the
+  quickstart corpus' generator (the module `synthetic`); `load_results`, a run's results.json
+  read back, typed.
+
+Each name loads its module on first use (PEP 562, `harness.lazy`): importing this module imports
+nothing of the harness but `harness.lazy`, so a plugin's registration stays cheap, and a name
+loads only what it needs (`Options` no torch, `RayExecutor` the Ray executor). Type checkers read
+the same names from the imports under `TYPE_CHECKING` (tests/test_architecture.py checks that
+they match `EXPORTS`).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from harness.lazy import lazy_exports
+
+EXPORTS: dict[str, tuple[str, ...]] = {
+    "registry.hookspecs": ("Register", "RegisterCommand", "hookimpl"),
+    "registry.commands": ("command",),
+    "protocols": (
+        # components, metrics, tasks, defences
+        "BuildContext", "ConditionalLanguageModel", "DecoderOptions", "Encoder", "Options",
+        "PositionalEncoder", "ResumableFit", "Settings", "StandardisedInputs",
+        "SubwordVocabulary", "TrainableEncoder", "TrainingOptions", "VersionedFit",
+        "declared_model", "fit_version", "fits_resumably", "is_positional",
+        "wants_vector_statistics",
+        "METRIC_NEEDS", "ChanceLevelMetric", "DecoderLikelihood", "EncoderAwareMetric",
+        "InputEncoding", "Metric", "SignedMetric", "UnconditionalLikelihood", "chance_score",
+        "checked_needs", "has_chance_level", "higher_is_better", "metric_signature",
+        "proportion_counts", "required_fields", "unrelated_pairing",
+        "CombinedColumns", "DownstreamTask", "Encode", "Examples", "GeneratedTask",
+        "ScoreSpread", "SeedAware", "TaskData", "TaskResult", "is_seeded", "over_seeds",
+        "Defence",
+        # analyses, executors, what the runner hands them, the report's data
+        "Analysis", "AnalysisJob", "AnalysisParts", "PlannedAnalysis", "resolve_ref", "Executor",
+        "AnalysisInputs", "CacheView", "CorpusView", "EntryView", "ExecutionView", "JobInputs",
+        "OutcomeView", "PositionsView", "RunContextView", "SpecView", "VocabView",
+        "Figures", "ResultsView", "Section", "Table",
+        # registration
+        "KINDS", "Availability", "ComponentInfo", "Factory", "PluginFailure", "plural",
+    ),
+    "errors": ("DataError", "HarnessError", "PluginError", "SpecError",
+               "UnavailableComponentError", "UnknownComponentError"),
+    "report.elements": ("fmt", "fmt_interval", "fmt_p", "fmt_span", "join_names"),
+    "executors": ("Execution", "account"),
+    "executors.jobs": ("finish_job", "run_encoder_job", "start_job"),
+    "executors.local": ("LocalExecutor",),
+    "executors.ray": ("RayExecutor",),
+    "data.senteval": ("download_senteval",),
+    "data.senteval_layout": ("BINARY_FILES", "MRPC_FILES", "SICK_FILES", "SST_FILES",
+                             "STSB_FILES", "STS_SUBSETS", "STS_YEARS", "TREC_FILES",
+                             "resolve_root", "task_directory", "task_files"),
+    "results.declarations": ("directory_model", "pooled_vectors"),
+    "results.model": ("load_results",),
+    "text.skipgram": ("train_skipgram",),
+    "util.cache": ("default_root",),
+    "util.devices": ("resolve_device",),
+    "util.vectors": ("row_cosines",),
+}
+"""Module under `harness` -> the names of it this module re-exports."""
+
+MODULES: dict[str, str] = {"synthetic": "synthetic"}
+"""Name -> module under `harness` re-exported whole: the quickstart corpus' generator, whose
+word lists and constructions the synthetic tasks build on."""
+
+_exported, _names = lazy_exports("harness", {name: module for module, names in EXPORTS.items()
+                                             for name in names})
+__all__ = sorted([*_names, *MODULES])
+
+
+def __getattr__(name: str) -> Any:
+    """The exported `name`, its module imported on first use."""
+    if name in MODULES:
+        return import_module(f"harness.{MODULES[name]}")
+    if name not in _names:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _exported(name)
+
+
+if TYPE_CHECKING:
+    from harness import synthetic as synthetic
+    from harness.data.senteval import download_senteval as download_senteval
+    from harness.data.senteval_layout import BINARY_FILES as BINARY_FILES
+    from harness.data.senteval_layout import MRPC_FILES as MRPC_FILES
+    from harness.data.senteval_layout import SICK_FILES as SICK_FILES
+    from harness.data.senteval_layout import SST_FILES as SST_FILES
+    from harness.data.senteval_layout import STS_SUBSETS as STS_SUBSETS
+    from harness.data.senteval_layout import STS_YEARS as STS_YEARS
+    from harness.data.senteval_layout import STSB_FILES as STSB_FILES
+    from harness.data.senteval_layout import TREC_FILES as TREC_FILES
+    from harness.data.senteval_layout import resolve_root as resolve_root
+    from harness.data.senteval_layout import task_directory as task_directory
+    from harness.data.senteval_layout import task_files as task_files
+    from harness.errors import DataError as DataError
+    from harness.errors import HarnessError as HarnessError
+    from harness.errors import PluginError as PluginError
+    from harness.errors import SpecError as SpecError
+    from harness.errors import UnavailableComponentError as UnavailableComponentError
+    from harness.errors import UnknownComponentError as UnknownComponentError
+    from harness.executors import Execution as Execution
+    from harness.executors import account as account
+    from harness.executors.jobs import finish_job as finish_job
+    from harness.executors.jobs import run_encoder_job as run_encoder_job
+    from harness.executors.jobs import start_job as start_job
+    from harness.executors.local import LocalExecutor as LocalExecutor
+    from harness.executors.ray import RayExecutor as RayExecutor
+    from harness.protocols import *  # noqa: F403 - every contract (EXPORTS["protocols"])
+    from harness.registry.commands import command as command
+    from harness.registry.hookspecs import Register as Register
+    from harness.registry.hookspecs import RegisterCommand as RegisterCommand
+    from harness.registry.hookspecs import hookimpl as hookimpl
+    from harness.report.elements import fmt as fmt
+    from harness.report.elements import fmt_interval as fmt_interval
+    from harness.report.elements import fmt_p as fmt_p
+    from harness.report.elements import fmt_span as fmt_span
+    from harness.report.elements import join_names as join_names
+    from harness.results.declarations import directory_model as directory_model
+    from harness.results.declarations import pooled_vectors as pooled_vectors
+    from harness.results.model import load_results as load_results
+    from harness.text.skipgram import train_skipgram as train_skipgram
+    from harness.util.cache import default_root as default_root
+    from harness.util.devices import resolve_device as resolve_device
+    from harness.util.vectors import row_cosines as row_cosines

@@ -1,0 +1,92 @@
+"""The length-gap analysis's spec section, `length_gap:`, and the parts that check it
+(`AnalysisParts`): `resolve` on every load, `check` once the spec's components are known,
+`preflight` just before a run.
+
+    length_gap:
+      digits: 1             # decimals the report and `harness length-gap` show
+      threshold: 0.5        # |mean gap| in tokens from which the summary names a pair
+      decoder: mos-lstm     # measure this decoder's outputs only (default: every decoder's)
+      baseline: runs/old    # an earlier run whose gaps the report shows beside this run's
+
+The harness validates the section with `LengthGapSection` when it reads the spec (a bad value
+is an error naming file:line) and hands the analysis's parts the spec with the section as an
+attribute, `spec.length_gap`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import Field
+
+from harness.plugin import DataError, Settings, SpecError, SpecView
+
+from .gap_results import read_gaps
+
+SECTION = "length_gap"
+"""The spec's top-level key the analysis reads."""
+
+Loc = tuple[str | int, ...]
+"""A field's path in the spec: keys and list indexes, e.g. ("length_gap", "decoder")."""
+
+
+class LengthGapSection(Settings):
+    """The spec's `length_gap:` section; every setting has a default, so it may be left out."""
+
+    digits: int = Field(2, ge=0, le=6, description="decimals shown in the report's table")
+    threshold: float = Field(1.0, gt=0, description="a pair whose outputs are this many "
+                                                    "whitespace tokens longer or shorter than "
+                                                    "their inputs on average is named in the "
+                                                    "report's summary")
+    decoder: str | None = Field(None, description="measure this decoder's outputs only "
+                                                  "(default: every decoder's)")
+    baseline: Path | None = Field(None, description="an earlier run directory whose length "
+                                                    "gaps the report shows beside this run's")
+
+
+class Positions(Protocol):
+    """Where each field of the spec was written, as the harness hands it to `resolve` and
+    `check` (the members these parts use)."""
+
+    def base(self, loc: Loc, spec_folder: Path) -> Path:
+        """What a relative path at `loc` is relative to: the spec file's folder, or the
+        current directory for a value given with `--set`."""
+
+    def error(self, message: str, loc: Loc) -> SpecError:
+        """A `SpecError` naming the file, line and field of `loc`."""
+
+
+def resolve_baseline(spec: SpecView, positions: Positions, folder: Path) -> SpecView:
+    """`resolve`, run on every load: the spec with `length_gap.baseline` made absolute. Whether
+    the run is there is preflight's question (`baseline_problems`): it may be made later."""
+    section = spec.length_gap
+    if section.baseline is None or section.baseline.is_absolute():
+        return spec
+    baseline = positions.base((SECTION, "baseline"), folder) / section.baseline
+    return spec.with_section(SECTION, section.model_copy(update={"baseline": baseline}))
+
+
+def check_decoder(spec: SpecView, positions: Positions) -> None:
+    """`check`, run once the spec's components are resolved, when the spec runs the analysis:
+    raise for a `length_gap.decoder` that is not one of the spec's decoders."""
+    decoder = spec.length_gap.decoder
+    decoders = [entry.name for entry in spec.decoders]
+    if decoder is not None and decoder not in decoders:
+        raise positions.error(f"{decoder!r} is not among the spec's decoders "
+                              f"({', '.join(decoders) or 'none'}): name one of them, or remove "
+                              "`decoder` to measure every decoder", (SECTION, "decoder"))
+
+
+def baseline_problems(spec: SpecView) -> list[SpecError]:
+    """`preflight`, run just before a run (and by `harness validate`): the baseline run, when
+    the section names one, that is not there or holds no length gaps, one line each."""
+    baseline = spec.length_gap.baseline
+    if baseline is None:
+        return []
+    try:
+        read_gaps(baseline)
+    except DataError as exc:
+        return [spec.positions.error(f"{exc}; run the baseline's spec first, or remove "
+                                     "`baseline`", (SECTION, "baseline"))]
+    return []
