@@ -143,6 +143,7 @@ setup(
             "harness-analyses = harness.analyses",
             "harness-multiview = harness_plugins.encoders.multiview",
             "harness-defences = harness_plugins.defences",
+            "harness-attacks = harness_plugins.attacks",
             "harness-executors = harness_plugins.executors",
         ],
     },

@@ -45,9 +45,11 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "checked_needs", "has_chance_level", "higher_is_better", "metric_signature",
         "proportion_counts", "required_fields", "unrelated_pairing",
         "CombinedColumns", "DownstreamTask", "Encode", "Examples", "GeneratedTask",
-        "ScoreSpread", "SeedAware", "TaskData", "TaskResult", "is_seeded", "over_seeds",
-        "Defence",
+        "ScoreSpread", "SeedAware", "TaskData", "TaskResult", "chance_level", "is_seeded",
+        "over_seeds",
+        "BudgetedDefence", "Defence", "defence_budget",
         # analyses, executors, what the runner hands them, the report's data
+        "Attack", "AttackInputs", "Decode", "Inversion", "Query", "ThreatModel", "threat_model",
         "Analysis", "AnalysisJob", "AnalysisParts", "PlannedAnalysis", "resolve_ref", "Executor",
         "AnalysisInputs", "CacheView", "CorpusView", "EntryView", "ExecutionView", "JobInputs",
         "OutcomeView", "PositionsView", "RunContextView", "SpecView", "VocabView",

@@ -198,8 +198,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness.results.model", "harness.results.declarations", "harness.stats", "harness.stats.*",
      "harness.registry.loader", "harness.registry.listing", "harness.registry.declared",
      "harness.analyses",
-     # the probes' scoring and analogy files, which the spec's checks read
-     "harness.analyses.probes.scoring", "harness.analyses.probes.analogies"),
+     # the probes' scoring and analogy files, and the privacy canaries' frames, which the
+     # spec's checks read
+     "harness.analyses.probes.scoring", "harness.analyses.probes.analogies",
+     "harness.analyses.privacy.entities"),
     # 4: specs
     ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.results.provenance"),
     # 5: the per-encoder pipeline

@@ -70,7 +70,8 @@ def test_every_command_is_in_the_readme() -> None:
 OPTIONAL_PARTS = ("VersionedFit", "ResumableFit", "StandardisedInputs", "SignedMetric",
                   "GeneratedTask", "CombinedColumns", "Availability", "requires",
                   "higher_is_better", "fit_version", "set_vector_statistics", "workdir",
-                  "signature", "PositionalEncoder", "is_positional")
+                  "signature", "PositionalEncoder", "is_positional", "BudgetedDefence",
+                  "defence_budget", "chance_level")
 
 
 def test_every_optional_contract_is_in_the_plugin_guide() -> None:
@@ -81,7 +82,8 @@ def test_every_optional_contract_is_in_the_plugin_guide() -> None:
         assert part in source, f"{part} is not declared in harness/protocols/"
         assert f"`{part}" in guide or f"{part}`" in guide, f"docs/plugins.md omits {part}"
     for name in ("VersionedFit", "ResumableFit", "StandardisedInputs", "SignedMetric",
-                 "GeneratedTask", "CombinedColumns", "PositionalEncoder", "is_positional"):
+                 "GeneratedTask", "CombinedColumns", "PositionalEncoder", "is_positional",
+                 "BudgetedDefence", "defence_budget"):
         assert hasattr(protocols, name)
 
 
@@ -155,7 +157,8 @@ def test_list_options_prints_types_defaults_and_descriptions() -> None:
     result = CliRunner().invoke(main, ["list", "--options", "gemm"])
     assert result.exit_code == 2 and "did you mean 'gem'?" in result.output
     far = CliRunner().invoke(main, ["list", "--options", "zzzq"])
-    assert far.exit_code == 2 and "unknown component 'zzzq': known: avg," in far.output
+    assert far.exit_code == 2 and "unknown component 'zzzq': known: align, " in far.output
+    assert " avg, " in far.output and " mos-lstm, " in far.output  # every kind's names
     as_json = CliRunner().invoke(main, ["list", "--options", "mos-lstm", "--json"])
     import json
 

@@ -35,9 +35,9 @@ corpus:
   train: {generate: quickstart, sentences: 50}
   test: {generate: quickstart, sentences: 10, seed: 2}
 vocab: {bpe_size: 100, dim: 8}
-encoders: [avg]
+encoders: [avg, {name: random-gaussian, dim: 8}]  # the canaries' floor
 decoders: [{name: mos-lstm, hidden: 8, epochs: 1}]
-metrics: [id, token-f1]
+metrics: [id, token-f1, token-f1:content]
 defences:
   - {name: gaussian, levels: [0.5]}
 analyses: [downstream, privacy]
@@ -79,10 +79,10 @@ def test_validate_refuses_a_leakage_diagnostic_that_is_not_a_metric_of_the_spec(
     assert code == 2
     assert stderr == (
         f"error: {path}:{line_of(text, 'privacy:')}: privacy.leakage: 'bleu' is not among the "
-        "spec's metrics (id, token-f1): add bleu to `metrics:`, or set `privacy.leakage` to "
-        "one of them\n")
+        "spec's metrics (id, token-f1, token-f1:content): add bleu to `metrics:`, or set "
+        "`privacy.leakage` to one of them\n")
     # the default, token-f1, unwritten: the error points at the defences that need it
-    text = SPEC.replace("metrics: [id, token-f1]", "metrics: [id]")
+    text = SPEC.replace("metrics: [id, token-f1, token-f1:content]", "metrics: [id]")
     path = write(tmp_path, text)
     code, stderr = validate(path)
     assert code == 2

@@ -135,14 +135,28 @@ def test_hook_register_defences() -> None:
 
     registry = load_registry(entry_points=first_party())
     assert registry.failures == []
-    assert registry.names("defence") == ["binarise", "gaussian", "laplace", "pca", "quantise",
-                                         "rotation"]
+    assert registry.names("defence") == ["binarise", "gaussian", "gaussian-dp", "laplace", "pca",
+                                         "quantise", "rotation"]
     info = registry.get("defence", "laplace")
     assert (info.kind, info.plugin, info.options.LEVEL) == ("defence", "harness-defences",
                                                           "epsilon")
     defence = registry.create("defence", "laplace", info.options(epsilon=0.5), BuildContext())
     assert isinstance(defence, Defence) and check_defence(defence)
     assert "epsilon 0.5" in defence.describe()
+
+
+def test_hook_register_attacks() -> None:
+    from harness.protocols import Attack, threat_model
+    from harness.testing import check_attack
+
+    registry = load_registry(entry_points=first_party())
+    assert registry.failures == []
+    assert registry.names("attack") == ["align", "bag-of-words", "decoder", "nearest", "rerank"]
+    info = registry.get("attack", "align")
+    assert (info.kind, info.plugin) == ("attack", "harness-attacks")
+    attack = registry.create("attack", "align", info.options(pairs=5), BuildContext())
+    assert isinstance(attack, Attack) and threat_model(attack).leaked == 5
+    assert len(check_attack(attack)) == 5
 
 
 def test_hook_register_analyses(tmp_path: Path) -> None:
@@ -383,7 +397,8 @@ def test_list_command_json_schema() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     # the DESIGN keys, plus "tasks" (downstream tasks) as an extension
-    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "defences", "analyses",
+    assert set(data) == {"encoders", "decoders", "metrics", "tasks", "defences", "attacks",
+                         "analyses",
                          "executors", "failed_plugins"}
     assert {e["name"]: e["needs"] for e in data["analyses"]}["correlation"] == ["downstream"]
     # an analysis's spec section and results fields, as it declares them (AnalysisParts)

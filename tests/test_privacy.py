@@ -1,16 +1,19 @@
 """The privacy analysis end to end on a tiny run: defences applied as a stage, an adaptive
 attacker per encoder x defence x level, utility from the downstream tasks on the defended
-vectors, canaries, and the report's section; and the canary scoring by hand."""
+vectors, canaries with their floor, and the report's section (the canaries without a run:
+tests/test_canaries.py)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from harness.analyses.privacy.canaries import ENTITY_TYPES, canaries, recovered, recovery_counts
+from harness.analyses.privacy.canaries import ENTITY_TYPES
+from harness.analyses.privacy.exposure import chance_exposure
 from harness.analyses.privacy.study import matched_leakage
 from harness.executors.jobs import decoders_to_train
 from harness.registry.loader import load_registry
@@ -31,13 +34,13 @@ vocab: {bpe_size: 500, dim: 64, epochs: 20}
 encoders: [avg, {name: random-gaussian, dim: 64}]
 decoders: [{name: mos-lstm, layers: 1, hidden: 128, epochs: 8, lr: 0.01, batch_size: 64, standardise: true}]
 generation: {beam: 1, max_len: 20}
-metrics: [id, token-f1, bleu]
+metrics: [id, token-f1, token-f1:content, bleu]
 downstream: {tasks: [{name: syn-topic, train: 300, dev: 100, test: 150}]}
 comparison: {controls: include}
 defences:
   - {name: rotation, key: 3}
   - {name: gaussian, levels: [0.05, 1000]}
-privacy: {canaries: 15, non_adaptive: true}
+privacy: {canaries: 40, non_adaptive: true}
 analyses: [downstream, privacy]
 report: {formats: [md]}
 """
@@ -82,12 +85,21 @@ def test_every_encoder_defence_and_level_is_attacked(study: tuple[Path, dict]) -
     for encoder in ("avg", "random-gaussian"):
         found = points(privacy, encoder)
         assert list(found) == ["", "rotation", "gaussian 0.05", "gaussian 1000"]
-        assert found[""]["utility"] == 1.0 and found[""]["dim"] == 64
+        assert found[""]["dim"] == 64
         assert {"id", "token-f1", "bleu"} <= set(found["rotation"]["leakage"])
         assert "non_adaptive" in found["gaussian 1000"]
         assert found["gaussian 0.05"]["describes"].startswith("Gaussian noise, 0.05")
+    # utility counts the task where the clean vectors beat chance: avg's, not the random ones'
+    assert points(privacy, "avg")[""]["utility"] == 1.0
+    # syn-topic's chance: its test split's majority-class rate, 3 classes about equally many
+    assert 100 / 3 <= points(privacy, "avg")[""]["tasks_chance"]["syn-topic"] < 40
+    floor = points(privacy, "random-gaussian")
+    assert all(p["utility"] is None and "syn-topic" in p["utility_left_out"]
+               for p in floor.values())
     report = (root / "run" / "report.md").read_text(encoding="utf-8")
     assert "## Privacy: leakage against utility" in report
+    assert "random-gaussian: syn-topic (no margin over chance when clean" in report
+    assert "The non-adaptive attacker" in report
     assert "## Privacy: canaries" in report
     assert (root / "run" / "figures" / "privacy-utility.png").is_file()
 
@@ -115,30 +127,31 @@ def test_noise_large_enough_leaves_the_floor_and_chance(study: tuple[Path, dict]
     assert found["gaussian 1000"]["utility"] < 0.75 < found["gaussian 0.05"]["utility"]
 
 
-def test_canaries_are_recovered_by_no_attacker_of_a_vector_without_information(
+def test_the_floor_gets_the_same_canaries_and_no_more_than_chance(
         study: tuple[Path, dict]) -> None:
-    _, privacy = study
-    floor = points(privacy, "random-gaussian")[""]["canaries"]
-    assert set(floor) == set(ENTITY_TYPES)
-    for kind in ("name", "email"):
-        assert floor[kind]["exact"] == 0.0 and floor[kind]["exact_ci95"][1] > 0
-
-
-def test_canary_recovery_by_hand() -> None:
-    found = canaries(12, seed=4)
-    assert len({c.sentence for c in found}) == 12
-    counts = recovery_counts(found, [c.sentence for c in found])  # the input itself
-    assert all(exact == n and partial == n for n, exact, partial in counts.values())
-    assert sum(n for n, _, _ in counts.values()) == sum(len(c.entities) for c in found)
-    nothing = recovery_counts(found, ["the painter thanks the student ."] * 12)
-    assert all(exact == 0 and partial == 0 for _, exact, partial in nothing.values())
-    assert recovered("3 may 1970", "born on 3 may 1970 .") == (True, True)
-    assert recovered("3 may 1970", "born in may 1970 .") == (False, True)
-    assert recovered("3 may 1970", "born on 3 june .") == (False, False)
-    # normalised like the corpus: digits as zero
-    zeroed = canaries(5, seed=4, normalise=lambda s: "".join("0" if c.isdigit() else c
-                                                             for c in s))
-    assert all(not any(ch.isdigit() and ch != "0" for ch in c.sentence) for c in zeroed)
+    """The floor's attacker (random-gaussian, undefended) decodes and ranks the same canaries
+    as every encoder's: its rank of the true value is uniform (the value is drawn at random),
+    so its mean exposure is about the chance level; avg's clean vectors give more."""
+    root, privacy = study
+    floor = privacy["floor_canaries"]
+    assert privacy["floor_encoder"] == "random-gaussian"
+    assert floor == points(privacy, "random-gaussian")[""]["canaries"]  # studied: the same
+    clean = points(privacy, "avg")[""]["canaries"]
+    assert set(floor) == set(clean) == set(ENTITY_TYPES)
+    for kind, found in floor.items():
+        m = found["candidates"]
+        assert (found["n"], m) == (clean[kind]["n"], clean[kind]["candidates"])
+        assert found["exposure_chance"] == pytest.approx(chance_exposure(m))
+        assert 0 <= found["exposure_ci95"][0] <= found["exposure"] <= found["exposure_ci95"][1]
+        assert found["exposure_ci95"][1] <= math.log2(m)
+        # the floor's mean is the chance level within about four standard errors (the
+        # interval's width: two times 1.96 of them)
+        low, high = found["exposure_ci95"]
+        assert abs(found["exposure"] - found["exposure_chance"]) <= high - low
+    # avg's clean vectors give the places away: its interval lies above the floor's
+    assert clean["place"]["exposure_ci95"][0] > floor["place"]["exposure_ci95"][1]
+    report = (root / "run" / "report.md").read_text(encoding="utf-8")
+    assert "random-gaussian (floor)" in report and "Exposure (bits)" in report
 
 
 def test_matched_utility_takes_the_least_leaking_level_that_keeps_the_utility() -> None:
@@ -147,6 +160,7 @@ def test_matched_utility_takes_the_least_leaking_level_that_keeps_the_utility() 
 
     def point(level: float, utility: float, leak: float) -> PrivacyPoint:
         return PrivacyPoint(defence="gaussian", level=level, utility=utility,
+                            utility_ci95=(utility - 0.005, utility + 0.005),
                             leakage={"token-f1": MetricScore(value=leak)})
 
     rows = [PrivacyPoint(utility=1.0, leakage={"token-f1": MetricScore(value=50.0)}),
@@ -159,11 +173,17 @@ def test_matched_utility_takes_the_least_leaking_level_that_keeps_the_utility() 
 def test_defended_vectors_are_reproducible_block_by_block(tmp_path: Path) -> None:
     from harness.stages.defend import BLOCK, block_rng, text_rng
 
-    a = block_rng(1, "train", BLOCK).standard_normal(3)
-    assert np.array_equal(a, block_rng(1, "train", BLOCK).standard_normal(3))
-    assert not np.array_equal(a, block_rng(1, "test", BLOCK).standard_normal(3))
-    assert np.array_equal(text_rng(1, ["a b"]).random(2), text_rng(1, ["a b"]).random(2))
-    assert not np.array_equal(text_rng(1, ["a b"]).random(2), text_rng(1, ["a c"]).random(2))
+    a = block_rng(1, "k", "train", BLOCK).standard_normal(3)
+    assert np.array_equal(a, block_rng(1, "k", "train", BLOCK).standard_normal(3))
+    assert not np.array_equal(a, block_rng(1, "k", "test", BLOCK).standard_normal(3))
+    assert not np.array_equal(a, block_rng(1, "k", "train", 0).standard_normal(3))
+    assert not np.array_equal(a, block_rng(1, "other level", "train", BLOCK).standard_normal(3))
+    assert not np.array_equal(a, block_rng(2, "k", "train", BLOCK).standard_normal(3))
+    assert np.array_equal(text_rng(1, "k", ["a b"]).random(2), text_rng(1, "k", ["a b"]).random(2))
+    assert not np.array_equal(text_rng(1, "k", ["a b"]).random(2),
+                              text_rng(1, "k", ["a c"]).random(2))
+    assert not np.array_equal(text_rng(1, "k", ["a b"]).random(2),
+                              text_rng(1, "j", ["a b"]).random(2))
 
 
 def test_validate_counts_an_attacker_per_encoder_and_level(tmp_path: Path) -> None:
@@ -178,8 +198,9 @@ def test_validate_counts_an_attacker_per_encoder_and_level(tmp_path: Path) -> No
     assert decoders_to_train(load_spec(path, registry=load_registry())) == 2
 
 
-def test_utility_intervals_come_from_the_tasks_exact_intervals() -> None:
-    from harness.analyses.privacy.attack import relative_interval, task_interval
+def test_task_intervals_are_the_exact_intervals_of_accuracies() -> None:
+    """(The utility's interval: tests/test_privacy_utility.py.)"""
+    from harness.analyses.privacy.attack import task_interval
     from harness.protocols import TaskResult
 
     def result(metric: str, score: float) -> TaskResult:
@@ -190,7 +211,3 @@ def test_utility_intervals_come_from_the_tasks_exact_intervals() -> None:
     assert task_interval(result("acc", 90.0)) == pytest.approx((100 * exact.low,
                                                                100 * exact.high))
     assert task_interval(result("pearson", 0.8)) is None
-    assert relative_interval({"a": (80.0, 95.0), "b": (40.0, 60.0)}, {"a": 90.0, "b": 50.0},
-                             {"a": 100.0, "b": 50.0}) == pytest.approx((0.8, 1.075))
-    assert relative_interval({"a": (80.0, 95.0)}, {"a": 90.0, "b": 0.5},
-                             {"a": 100.0, "b": 0.6}) is None

@@ -43,7 +43,7 @@ vocab: {bpe_size: 200, dim: 16, epochs: 2}
 encoders: [avg, hier]
 decoders: [{name: mos-lstm, hidden: 32, epochs: 3, batch_size: 32, checkpoint_every: 5}]
 generation: {beam: 2, max_len: 20}
-metrics: [id, perm, bleu]
+metrics: [id, perm, bleu, token-f1:content]
 downstream: {tasks: [{name: syn-topic, train: 100, dev: 40, test: 60}]}
 report: {formats: [md]}
 """
@@ -250,8 +250,9 @@ def test_a_failing_job_is_named_and_the_others_results_are_kept(cluster: Any,
 
 
 ANALYSED = ("defences=[{name: gaussian, levels: [0.5, 2.0]}]", "privacy.leakage=bleu",
-            "probes.noise={scales: [0.5], sentences: 8}")
-"""The privacy analysis (an attacker per encoder and defence level) and a probe."""
+            "privacy.canaries=0", "probes.noise={scales: [0.5], sentences: 8}")
+"""The privacy analysis (an attacker per encoder and defence level; no canaries, whose floor,
+random-gaussian, the spec lacks) and a probe."""
 
 
 def test_the_analyses_jobs_run_in_the_ray_tasks_as_they_run_locally(cluster: Any,

@@ -79,7 +79,7 @@ PARTS: dict[str, AnalysisParts] = {
     "privacy": AnalysisParts(
         section="privacy", settings=f"{_HERE}.privacy.spec:PrivacySection",
         results={"privacy": f"{_HERE}.privacy.results:Privacy"},
-        check=f"{_HERE}.privacy.checks:check_privacy"),
+        check=f"{_HERE}.privacy.checks:check_privacy", components={"attacks": "attack"}),
 }
 """What each first-party analysis brings besides its class (`harness.protocols.AnalysisParts`),
 named as "module:attribute" so that registering imports none of it."""

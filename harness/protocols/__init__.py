@@ -7,6 +7,7 @@ address for all of them (`from harness.protocols import Encoder, Metric, Analysi
 - `analysis`: analyses over a run's results;
 - `parts`: what an analysis brings besides its class (spec section, results fields, checks);
 - `defence`: transforms of an encoder's vectors that a store applies against inversion;
+- `attack`: what reads text back from the vectors, and its threat model;
 - `executor`: executors, which carry out a run's jobs;
 - `registered`: the kinds, factories, availability and registered metadata;
 - `report`: the sections, tables and figures an analysis returns, the results it reads them from;
@@ -20,6 +21,15 @@ only.
 """
 
 from harness.protocols.analysis import Analysis, AnalysisJob, PlannedAnalysis
+from harness.protocols.attack import (
+    Attack,
+    AttackInputs,
+    Decode,
+    Inversion,
+    Query,
+    ThreatModel,
+    threat_model,
+)
 from harness.protocols.components import (
     BuildContext,
     ConditionalLanguageModel,
@@ -40,7 +50,7 @@ from harness.protocols.components import (
     is_positional,
     wants_vector_statistics,
 )
-from harness.protocols.defence import Defence
+from harness.protocols.defence import BudgetedDefence, Defence, defence_budget
 from harness.protocols.executor import Executor
 from harness.protocols.metric import (
     METRIC_NEEDS,
@@ -80,6 +90,7 @@ from harness.protocols.task import (
     SeedAware,
     TaskData,
     TaskResult,
+    chance_level,
     is_seeded,
     over_seeds,
 )
@@ -99,17 +110,20 @@ from harness.protocols.views import (
 
 __all__ = [
     "KINDS", "METRIC_NEEDS", "Analysis", "AnalysisInputs", "AnalysisJob", "AnalysisParts",
-    "Availability", "BuildContext", "CacheView", "ChanceLevelMetric", "CombinedColumns",
-    "ComponentInfo", "ConditionalLanguageModel", "CorpusView", "DecoderLikelihood",
-    "DecoderOptions", "Defence", "DownstreamTask", "Encode", "Encoder", "EncoderAwareMetric",
-    "EntryView", "Examples", "ExecutionView", "Executor", "Factory", "Figures",
-    "GeneratedTask", "InputEncoding", "JobInputs", "Metric", "Options", "OutcomeView",
-    "PlannedAnalysis", "PositionsView", "PluginFailure", "PositionalEncoder", "ResultsView", "ResumableFit",
-    "RunContextView", "ScoreSpread", "Section", "SeedAware", "Settings", "SignedMetric",
-    "SpecView", "StandardisedInputs", "SubwordVocabulary", "Table", "TaskData", "TaskResult",
-    "TrainableEncoder", "TrainingOptions", "UnconditionalLikelihood", "VersionedFit",
-    "VocabView", "chance_score", "checked_needs", "declared_model", "fit_version",
-    "fits_resumably", "has_chance_level", "higher_is_better", "is_positional", "is_seeded",
-    "metric_signature", "over_seeds", "plural", "proportion_counts", "required_fields",
-    "resolve_ref", "unrelated_pairing", "wants_vector_statistics",
+    "Attack", "AttackInputs", "Availability", "BudgetedDefence", "BuildContext", "CacheView",
+    "ChanceLevelMetric", "CombinedColumns", "ComponentInfo", "ConditionalLanguageModel",
+    "CorpusView", "Decode", "DecoderLikelihood", "DecoderOptions", "Defence",
+    "DownstreamTask", "Encode", "Encoder", "EncoderAwareMetric", "EntryView", "Examples",
+    "ExecutionView", "Executor", "Factory", "Figures", "GeneratedTask", "InputEncoding",
+    "Inversion", "JobInputs", "Metric", "Options", "OutcomeView", "PlannedAnalysis",
+    "PluginFailure", "PositionalEncoder", "PositionsView", "Query", "ResultsView",
+    "ResumableFit", "RunContextView", "ScoreSpread", "Section", "SeedAware", "Settings",
+    "SignedMetric", "SpecView", "StandardisedInputs", "SubwordVocabulary", "Table",
+    "TaskData", "TaskResult", "ThreatModel", "TrainableEncoder", "TrainingOptions",
+    "UnconditionalLikelihood", "VersionedFit", "VocabView", "chance_level", "chance_score",
+    "checked_needs",
+    "declared_model", "defence_budget", "fit_version", "fits_resumably", "has_chance_level",
+    "higher_is_better", "is_positional", "is_seeded", "metric_signature", "over_seeds", "plural",
+    "proportion_counts", "required_fields", "resolve_ref", "threat_model",
+    "unrelated_pairing", "wants_vector_statistics",
 ]

@@ -18,11 +18,13 @@ class Defence(Protocol):
 
     The core calls `fit` once, on the training split's vectors (a defence that needs nothing
     from them ignores them), then `transform` on blocks of rows of any split, in row order,
-    handing it a `numpy.random.Generator` seeded per block from the run's seed, the split and
-    the block's first row: a randomised defence draws its noise only from it, so the defended
-    vectors are the same in every run and whatever the process. `output_dim(dim)` is the width
+    handing it a `numpy.random.Generator` seeded per block from the defence's secret seed, the
+    defence at this level, the encoder, the split and the block's first row: a randomised
+    defence draws its noise only from it, so the defended vectors are the same in every run and
+    whatever the process, and two levels draw independent noise. `output_dim(dim)` is the width
     of what `transform` returns for `dim`-wide input. `describe()` says in a few words what this
-    level does (for the report: "Laplace noise, epsilon 1 per vector")."""
+    level does (for the report: "Laplace noise, epsilon 1 per vector"). Optional:
+    `budget(dim)` (`BudgetedDefence`)."""
 
     def fit(self, vectors: np.ndarray) -> None:
         """Learn what the transform needs from the training vectors (n, dim), float32."""
@@ -35,3 +37,22 @@ class Defence(Protocol):
 
     def describe(self) -> str:
         """This level in words."""
+
+
+@runtime_checkable
+class BudgetedDefence(Protocol):
+    """Optional for a defence with a privacy guarantee: `budget(dim)`, the guarantee at this
+    level for `dim`-wide input as name -> number (`{"epsilon": 1.0, "epsilon_per_dimension":
+    0.0156}`), recorded with its privacy point (results.json `budget`); called after `fit`."""
+
+    def budget(self, dim: int) -> dict[str, float]:
+        """The privacy parameters of this level, e.g. epsilon and delta, per vector and per
+        dimension."""
+
+
+def defence_budget(defence: object, dim: int) -> dict[str, float] | None:
+    """The defence's `budget(dim)` (`BudgetedDefence`) as name -> float, or None when it has
+    none."""
+    if not isinstance(defence, BudgetedDefence):
+        return None
+    return {str(name): float(value) for name, value in defence.budget(dim).items()}

@@ -42,6 +42,11 @@ class AnalysisParts:
       (a pydantic model, or any type pydantic validates): typed when results.json is written
       and read, and refused at once when `run` returns a value of another type. Fields it
       does not declare are kept under `analyses.<name>`, as JSON.
+    - `components`: fields of its section that name registered components, field -> kind
+      (`{"attacks": "attack"}`): each a list of entries (a bare name, or a mapping with
+      `name:` and options), resolved by the core against the registry like the spec's own
+      components (unknown names and bad options refused at their file:line), so the section
+      holds resolved entries (`harness.spec.Entry`: `name`, `settings`, `build(...)`).
     - `defaults`: for a declared field, what makes the value it takes where a run's results
       lack it (a model class, called with no argument); without one the field is left out.
     - `resolve(spec, positions, folder) -> spec`: run on every load, after validation: paths
@@ -60,6 +65,7 @@ class AnalysisParts:
     settings: Ref = None
     results: Mapping[str, Ref] = field(default_factory=dict)
     defaults: Mapping[str, Ref] = field(default_factory=dict)
+    components: Mapping[str, str] = field(default_factory=dict)
     resolve: Ref = None
     check: Ref = None
     preflight: Ref = None

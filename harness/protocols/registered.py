@@ -12,8 +12,8 @@ from typing import Any
 from harness.protocols.components import BuildContext, Options
 from harness.protocols.parts import AnalysisParts
 
-KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task", "defence", "analysis",
-                          "executor")
+KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task", "defence", "attack",
+                          "analysis", "executor")
 """Component kinds, in listing order. A new kind needs a hookspec and an entry here."""
 
 

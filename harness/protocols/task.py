@@ -7,6 +7,7 @@ of the harness, and nothing heavy (numpy appears in annotations only).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -101,6 +102,12 @@ class TaskResult:
     the values under the names reference tables use (e.g. `{"MRPC": 73.2, "MRPC-F1": 81.0}`).
     `spread` is the headline score over several classifier seeds, the first of them `seed`, for
     a task evaluated at more than one (None otherwise: one seed, or no seed dependence).
+
+    Optional: `chance`, the headline score of a predictor that knows nothing of the input, in
+    `score`'s units: for an accuracy the majority-class rate of the test examples (the best
+    constant prediction), for a correlation 0. The privacy analysis measures utility as the
+    share of the clean vectors' margin over it (`harness.analyses.privacy.utility`); read it
+    with `chance_level`. None: the task does not say (its score is then left out of utility).
     """
 
     task: str
@@ -115,6 +122,7 @@ class TaskResult:
     columns: Mapping[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     spread: ScoreSpread | None = None
+    chance: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the result as JSON-ready data (the cache and results.json store this)."""
@@ -124,6 +132,8 @@ class TaskResult:
                 "columns": dict(self.columns), "seconds": self.seconds}
         if self.spread is not None:
             data["spread"] = self.spread.to_json()
+        if self.chance is not None:
+            data["chance"] = self.chance
         return data
 
     @classmethod
@@ -136,7 +146,8 @@ class TaskResult:
                    columns={str(k): float(v) for k, v in data.get("columns", {}).items()},
                    seconds=float(data.get("seconds", 0.0)),
                    spread=(ScoreSpread.from_json(data["spread"]) if data.get("spread")
-                           else None))
+                           else None),
+                   chance=None if data.get("chance") is None else float(data["chance"]))
 
 
 @runtime_checkable
@@ -210,6 +221,15 @@ class SeedAware(Protocol):
 def is_seeded(task: object) -> bool:
     """True unless the task says its result does not depend on the seed (`SeedAware`)."""
     return not isinstance(task, SeedAware) or bool(task.seeded)
+
+
+def chance_level(result: TaskResult) -> float | None:
+    """The result's chance level (`TaskResult.chance`), or None where the task does not declare
+    a finite one."""
+    chance = result.chance
+    if chance is None or not math.isfinite(chance):
+        return None
+    return float(chance)
 
 
 def over_seeds(results: Sequence[TaskResult]) -> TaskResult:

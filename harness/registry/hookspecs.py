@@ -88,6 +88,12 @@ def register_defences(register: Register) -> None:
 
 
 @hookspec
+def register_attacks(register: Register) -> None:
+    """Register attacks: what reads text back from an encoder's vectors, each with its threat
+    model (`harness.protocols.Attack`), which the privacy analysis runs (`privacy.attacks`)."""
+
+
+@hookspec
 def register_analyses(register: Register) -> None:
     """Register analyses over a run's results (`harness.protocols.Analysis`)."""
 
@@ -122,6 +128,7 @@ HOOK_FOR_KIND: dict[str, str] = {
     "metric": "register_metrics",
     "task": "register_tasks",
     "defence": "register_defences",
+    "attack": "register_attacks",
     "analysis": "register_analyses",
     "executor": "register_executors",
 }

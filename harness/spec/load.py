@@ -22,7 +22,7 @@ from harness.registry.components import Registry
 from harness.registry.declared import Declared, declared, installed_declared
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml, unknown_key
-from harness.spec.resolve import resolve_components, resolve_paths
+from harness.spec.resolve import resolve_components, resolve_paths, resolve_section_components
 from harness.spec.schema import Spec, TableSpec
 from harness.stats.comparison import moved_to_comparison
 
@@ -44,6 +44,17 @@ def _comparison_moved(data: dict[str, Any], positions: Positions) -> dict[str, A
         log.warning("%s:%s: correlation.%s is deprecated: write it under `comparison:` (read "
                     "as comparison.%s)", positions.file, positions.line(where) or "?", key, key)
     return moved_data
+
+
+def _without_secrets(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without the `seed` of each `defences:` entry: the secret of the defence's noise
+    (docs/privacy.md) stays out of the spec's hash, which provenance reports (a hash of a
+    short seed and of a spec otherwise reported would give the seed away by trying them)."""
+    defences = data.get("defences")
+    if not isinstance(defences, list):
+        return data
+    return {**data, "defences": [{k: v for k, v in entry.items() if k != "seed"}
+                                 if isinstance(entry, dict) else entry for entry in defences]}
 
 
 def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None
@@ -68,7 +79,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     positions = Positions(str(path), lines, frozenset(apply_overrides(data, overrides)))
     model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
     parts = declared(registry) if registry is not None else installed_declared()
-    hashed = json.dumps(data, sort_keys=True, default=str)  # as written, after the overrides
+    hashed = json.dumps(_without_secrets(data), sort_keys=True, default=str)  # after overrides
     data = _comparison_moved(data, positions)
     _refuse_unknown_sections(data, model, parts, positions)
     given = {key: data.pop(key) for key in list(data) if key in parts.sections}
@@ -86,6 +97,9 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
                 spec = part.part("resolve")(spec, positions, folder)
     if registry is not None and isinstance(spec, Spec):
         spec = resolve_components(spec, registry, positions, folder)
+        spec = resolve_section_components(
+            spec, {part.section: part.components for _, part in parts.parts if part.components},
+            registry, positions, folder)
         assert spec.analyses != "all"  # resolved with the components
         for entry in spec.analyses:
             check = entry.info.parts.part("check")

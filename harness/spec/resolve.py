@@ -6,7 +6,8 @@ Each step returns a new spec; a validated spec is never changed in place.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -173,6 +174,36 @@ def _analyses(spec: Spec, registry: Registry, positions: Positions,
     for name in resolved:
         place(name, ())
     return ordered
+
+
+def resolve_section_components(spec: Spec, sections: Mapping[str, Mapping[str, str]],
+                               registry: Registry, positions: Positions, spec_folder: Path
+                               ) -> Spec:
+    """`spec` with the component entries of its analyses' sections resolved: `sections` maps
+    a section key to its fields that name components and their kind
+    (`AnalysisParts.components`); each entry is resolved like the spec's own components, and an
+    entry given twice in one field (the same name and options) is refused: one name with
+    other options is another component (`align` with 10 and with 1000 leaked pairs)."""
+    for key, fields in sections.items():
+        section = getattr(spec, key)
+        updates = {}
+        for name, kind in fields.items():
+            loc: Loc = (key, name)
+            entries = [_resolve(Entry.model_validate(raw), kind, (*loc, index), registry,
+                                positions, spec_folder)
+                       for index, raw in enumerate(getattr(section, name))]
+            seen: dict[str, int] = {}
+            for index, entry in enumerate(entries):
+                identity = json.dumps(entry.identity(), sort_keys=True, default=str)
+                if identity in seen:
+                    raise positions.error(f"{kind} {entry.name!r} appears twice with the same "
+                                          f"options (also entry {seen[identity]}): keep one",
+                                          (*loc, index, "name"))
+                seen[identity] = index
+            updates[name] = entries
+        if updates:
+            spec = spec.with_section(key, section.model_copy(update=updates))
+    return spec
 
 
 def _defence(entry: DefenceEntry, loc: Loc, registry: Registry, positions: Positions,

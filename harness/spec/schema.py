@@ -255,12 +255,21 @@ class AnalysisEntry(Entry):
 class DefenceEntry(Entry):
     """An entry of the spec's `defences:`: a registered defence by name, with its options and
     `levels`, the values of the option its options class names in `LEVEL` (`epsilon` for
-    `laplace`): the privacy analysis attacks the encoders' vectors under each level."""
+    `laplace`): the privacy analysis attacks the encoders' vectors under each level.
 
-    CORE_KEYS: ClassVar[tuple[str, ...]] = ("name", "levels")
+    `seed` seeds the defence's noise (default: the spec's `seed`). It is the defender's secret:
+    a local-DP guarantee holds only while it is (docs/privacy.md), so it is excluded from the
+    spec's JSON form (results.json) and its hash (provenance)."""
+
+    CORE_KEYS: ClassVar[tuple[str, ...]] = ("name", "levels", "seed")
 
     levels: list[Any] | None = None
+    seed: int | None = Field(default=None, ge=0, exclude=True, repr=False)
     _at_levels: list[Any] = PrivateAttr(default_factory=list)
+
+    def noise_seed(self, spec_seed: int) -> int:
+        """The seed of this defence's noise: its own `seed`, else the spec's `spec_seed`."""
+        return spec_seed if self.seed is None else self.seed
 
     def with_levels(self, entries: list[Self]) -> Self:
         """This entry with its levels resolved, each an entry of its own settings."""

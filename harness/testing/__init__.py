@@ -18,7 +18,7 @@ additive statistics the core bootstraps, for decoders what training and search c
 what the downstream stage calls. They are explicit `raise`s, not `assert` statements, so they
 also run under `python -O`.
 
-One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `defences`, `executors`,
+One module per check: `encoders`, `metrics`, `decoders`, `tasks`, `defences`, `attacks`, `executors`,
 `analyses`, `registration`; `check_executor` and `check_analysis` run a tiny real run (`runs`).
 Importing the kit imports numpy; torch only when `check_decoder` runs.
 """
@@ -26,6 +26,7 @@ Importing the kit imports numpy; torch only when `check_decoder` runs.
 from __future__ import annotations
 
 from harness.testing.analyses import check_analysis
+from harness.testing.attacks import check_attack
 from harness.testing.decoders import check_decoder
 from harness.testing.defences import check_defence
 from harness.testing.encoders import check_encoder
@@ -38,6 +39,7 @@ from harness.testing.tasks import check_task, hashed_bag_of_words
 __all__ = [
     "DEFAULT_SENTENCES",
     "check_analysis",
+    "check_attack",
     "check_decoder",
     "check_defence",
     "check_encoder",

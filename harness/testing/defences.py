@@ -27,7 +27,10 @@ def check_defence(defence: Any, vectors: np.ndarray | None = None) -> bool:
       again;
     - a defence whose output does not follow the generator (deterministic) maps each row on
       its own: two blocks give the rows of one call; a randomised one gives other vectors for
-      another seed (the core seeds each block from the run's seed, the split and the row).
+      another seed (the core seeds each block from the defence's seed, the defence at its
+      level, the encoder, the split and the row);
+    - a `budget(dim)` (`harness.protocols.BudgetedDefence`), where it has one, gives finite
+      numbers by name after `fit`.
     """
     from harness.protocols import Defence
 
@@ -54,6 +57,7 @@ def check_defence(defence: Any, vectors: np.ndarray | None = None) -> bool:
                    f"(max difference {max_difference(first, again):.3g})",
                    "draw randomness only from the rng transform is handed, and fit "
                    "deterministically")
+    _check_budget(defence, dim)
     other = _transformed(defence, x, 8, width)
     randomised = not np.array_equal(first, other)
     if not randomised:
@@ -65,6 +69,16 @@ def check_defence(defence: Any, vectors: np.ndarray | None = None) -> bool:
                        "let row i of the output depend on row i of the input only (and on "
                        "what fit learned)")
     return randomised
+
+
+def _check_budget(defence: Any, dim: int) -> None:
+    from harness.protocols import defence_budget
+
+    name = name_of(defence)
+    budget = defence_budget(defence, dim)
+    if budget is not None and (not budget or not all(np.isfinite(list(budget.values())))):
+        raise fail(f"{name}.budget({dim}) returned {budget!r}",
+                   "return the level's privacy parameters by name, each a finite number")
 
 
 def _transformed(defence: Any, x: np.ndarray, seed: int, width: int) -> np.ndarray:

@@ -41,15 +41,18 @@ class LaplaceMechanism:
     epsilon is added to every coordinate. Any two clipped vectors differ by at most 2C in L1
     norm, so the released vector is epsilon-differentially private for its input (Dwork & Roth
     2014, The Algorithmic Foundations of Differential Privacy, Theorem 3.6, with sensitivity
-    2C). C is the `clip_quantile` quantile of the training vectors' L1 norms."""
+    2C). C is the `clip_quantile` quantile of the training vectors' L1 norms. `budget(d)`
+    adds what epsilon means per dimension."""
 
     def __init__(self, epsilon: float, clip_quantile: float) -> None:
         self.epsilon, self.clip_quantile = epsilon, clip_quantile
         self.clip: float | None = None
+        self.dim: int | None = None
 
     def fit(self, vectors: np.ndarray) -> None:
         norms = np.abs(np.asarray(vectors, dtype=np.float64)).sum(axis=1)
         self.clip = float(np.quantile(norms, self.clip_quantile))
+        self.dim = np.asarray(vectors).shape[1]
 
     @property
     def noise_scale(self) -> float:
@@ -71,8 +74,98 @@ class LaplaceMechanism:
     def output_dim(self, dim: int) -> int:
         return dim
 
+    def budget(self, dim: int) -> dict[str, float]:
+        """epsilon per vector, and epsilon / d per dimension: a coordinate's share when the
+        L1 mass C is spread evenly over the d coordinates (|x_j| <= C / d, sensitivity 2C / d
+        against noise 2C / epsilon), the d shares adding up to epsilon by basic composition
+        (Dwork & Roth 2014, Theorem 3.16). A coordinate holding all the mass is worth all of
+        epsilon."""
+        return {"epsilon": self.epsilon, "epsilon_per_dimension": self.epsilon / dim}
+
     def describe(self) -> str:
-        return f"L1 clip, Laplace noise: epsilon {self.epsilon:g} per vector"
+        said = f"L1 clip, Laplace noise: epsilon {self.epsilon:g} per vector"
+        if self.dim is not None:
+            said += f", {self.epsilon / self.dim:.3g} per dimension of {self.dim}"
+        return said
+
+
+class GaussianMechanism:
+    """The Gaussian mechanism of local differential privacy on whole vectors: each vector is
+    clipped to L2 norm C, x' = x * min(1, C / |x|_2), then N(0, sigma^2 I) is added. Any two
+    clipped vectors differ by at most Delta = 2C in L2 norm, and sigma is calibrated to it
+    (`calibration`):
+
+    - "classic": sigma = sqrt(2 ln(1.25 / delta)) * 2C / epsilon (Dwork & Roth 2014, Theorem
+      A.1), valid for epsilon < 1 only: a larger epsilon is refused (the options say so);
+    - "analytic": the smallest sigma for which the release is (epsilon, delta)-DP, from the
+      exact condition of Balle & Wang 2018 (Theorem 8), solved with scipy, for any epsilon.
+
+    C is the `clip_quantile` quantile of the training vectors' L2 norms. The noise's L2 norm
+    per vector grows as sigma sqrt(d) with the width d (Laplace noise of scale b: b d in L1),
+    sigma per coordinate being set by the whole vector's sensitivity."""
+
+    def __init__(self, epsilon: float, delta: float, clip_quantile: float,
+                 calibration: str = "classic") -> None:
+        self.epsilon, self.delta, self.clip_quantile = epsilon, delta, clip_quantile
+        self.calibration = calibration
+        self.clip: float | None = None
+        self.dim: int | None = None
+        self._sigma: float | None = None
+
+    def fit(self, vectors: np.ndarray) -> None:
+        from .calibration import gaussian_sigma
+
+        x = np.asarray(vectors, dtype=np.float64)
+        self.clip = float(np.quantile(np.linalg.norm(x, axis=1), self.clip_quantile))
+        self.dim = x.shape[1]
+        self._sigma = (0.0 if self.clip == 0 else gaussian_sigma(
+            self.calibration, self.epsilon, self.delta, self.sensitivity))
+
+    @property
+    def sensitivity(self) -> float:
+        """Delta = 2C, the L2 distance between any two clipped vectors at most."""
+        assert self.clip is not None, "fit before transform"
+        return 2.0 * self.clip
+
+    @property
+    def sigma(self) -> float:
+        """The noise's standard deviation per coordinate (0 when every vector clips to 0)."""
+        assert self._sigma is not None, "fit before transform"
+        return self._sigma
+
+    def clipped(self, vectors: np.ndarray) -> np.ndarray:
+        """Each row scaled down to L2 norm C where it is longer."""
+        assert self.clip is not None, "fit before transform"
+        x = np.asarray(vectors, dtype=np.float64)
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        return x * np.minimum(1.0, self.clip / np.maximum(norms, np.finfo(np.float64).tiny))
+
+    def transform(self, vectors: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        x = self.clipped(vectors)
+        return _float32(x + rng.standard_normal(x.shape) * self.sigma)
+
+    def output_dim(self, dim: int) -> int:
+        return dim
+
+    def budget(self, dim: int) -> dict[str, float]:
+        """(epsilon, delta) per vector, and per dimension the epsilon at the same delta of one
+        coordinate whose share of the sensitivity is 2C / sqrt(d), the L2 mass spread evenly:
+        Gaussian mechanisms compose in L2, so the d shares make up the vector's
+        (`calibration.per_dimension_epsilon`; classic: epsilon / sqrt(d))."""
+        from .calibration import per_dimension_epsilon
+
+        per_dimension = (0.0 if self.sensitivity == 0 else per_dimension_epsilon(
+            self.calibration, self.epsilon, self.delta, self.sigma, self.sensitivity, dim))
+        return {"epsilon": self.epsilon, "delta": self.delta,
+                "epsilon_per_dimension": per_dimension}
+
+    def describe(self) -> str:
+        said = (f"L2 clip, Gaussian noise ({self.calibration}): epsilon {self.epsilon:g}, "
+                f"delta {self.delta:g} per vector")
+        if self.clip is not None and self.dim is not None:
+            per_dimension = self.budget(self.dim)["epsilon_per_dimension"]
+            said += f", {per_dimension:.3g} per dimension of {self.dim}"
+        return said
 
 
 class UniformQuantiser:

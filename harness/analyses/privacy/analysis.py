@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.analyses.privacy.report import privacy_figures, privacy_sections
-from harness.analyses.privacy.study import attack_encoder, privacy_jobs, privacy_study
+from harness.analyses.privacy.study import privacy_job, privacy_jobs, privacy_study
 from harness.analyses.run import AnalysisRun
 from harness.executors.jobs import JobWork
 from harness.protocols import AnalysisJob
@@ -27,7 +27,7 @@ class PrivacyAnalysis:
         return privacy_jobs(spec, self.NAME)
 
     def run_job(self, job: AnalysisJob, work: JobWork) -> None:
-        attack_encoder(work.ctx, work.corpus, work.vocab, job.encoder)
+        privacy_job(work.ctx, work.corpus, work.vocab, job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         return {"privacy": privacy_study(run)}

@@ -1,71 +1,142 @@
-"""Canaries: sentences carrying seeded synthetic names, numbers, dates and e-mail addresses at
-known positions, and how much of each entity an attacker's output recovers.
+"""Canaries: sentences carrying known names, places, numbers and dates at known positions, how
+much of each entity an attacker's output recovers, and the candidate sentences its exposure is
+measured on (`harness.analyses.privacy.exposure`).
 
-The entities are made up from a seed (names from syllables, so no training sentence holds
-them), placed in a few plain sentence frames; the sentences are normalised like the run's
-corpus (a corpus with `digits: zero` turns every digit into 0, so only a number's shape is
-left to recover). An entity is recovered exactly when its tokens appear, in order and
-contiguous, in the output, and partly when at least half of its tokens appear in it.
+The entities are drawn, from a seed, from values of the kinds the attacker's training text holds
+(`harness.analyses.privacy.entities`: the corpus generator's own word lists, or first-party
+lists of common first names, cities, numbers and dates), normalised like the run's corpus and
+kept only where the run's subword vocabulary represents them without <unk> (`lexicon`). A
+corpus with `digits: zero` turns every digit into 0, so numbers that differ only in their digits
+become one value. Each canary is measured in subword pieces: one that `generation.max_len` would
+cut, or that holds <unk>, is refused (`check_canaries`).
+
+An entity is recovered exactly when its tokens appear, in order and contiguous, in the output,
+and partly when at least half of its tokens appear in it. For its exposure (Carlini et al.
+2019, "The Secret Sharer", Sec. 4) each entity comes with M candidates: the true value and M-1
+other values of its type, drawn from the seed, each substituted into the canary sentence
+(`Canary.variants`, the true sentence first).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-ENTITY_TYPES: tuple[str, ...] = ("name", "number", "date", "email")
+from harness.analyses.privacy.entities import ENTITY_TYPES, FRAMES, entity_values
+from harness.errors import HarnessError
 
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "tr",
-           "st", "gr", "kl", "sh")
-_VOWELS = ("a", "e", "i", "o", "u", "ai", "ei", "ou")
-_CODAS = ("", "n", "r", "s", "l", "m", "k", "nd", "rt")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
-_FRAMES = (
-    "{name} paid {number} euros on {date} .",
-    "please write to {email} before {date} .",
-    "the account of {name} holds {number} dollars .",
-    "{name} was born on {date} and lives at number {number} .",
-    "send the invoice to {email} and copy {name} .",
-)
+if TYPE_CHECKING:
+    from harness.spec import Spec
+    from harness.text.subwords import SubwordVocab
+
+__all__ = ["ENTITY_TYPES", "Canary", "canaries", "canary_set", "check_canaries", "lexicon",
+           "recovered", "recovery_counts"]
+
+MIN_VALUES = 2
+"""Values an entity type needs for a rank among candidates to mean anything."""
 
 
 @dataclass(frozen=True)
 class Canary:
-    """One canary sentence and its entities: (type, text) in the order they appear."""
+    """One canary sentence; its entities, (type, text) in the order they appear; and for each
+    entity the candidate sentences of its exposure, the true sentence first."""
 
     sentence: str
     entities: tuple[tuple[str, str], ...]
+    variants: tuple[tuple[str, ...], ...] = ()
 
 
-def _word(rng: np.random.Generator, syllables: int) -> str:
-    return "".join(str(rng.choice(_ONSETS)) + str(rng.choice(_VOWELS)) + str(rng.choice(_CODAS))
-                   for _ in range(syllables))
+def lexicon(values: Mapping[str, Sequence[str]], normalise: Callable[[str], str] = str,
+            represents: Callable[[str], bool] = lambda text: True
+            ) -> dict[str, tuple[str, ...]]:
+    """Entity type -> its values normalised by `normalise` (the run's), without repeats, and
+    only those `represents` accepts (the run's vocabulary without <unk>). Raise HarnessError
+    for a type left with fewer than two values."""
+    found = {}
+    for kind, raw in values.items():
+        kept = tuple(value for value in dict.fromkeys(normalise(v) for v in raw)
+                     if represents(value))
+        if len(kept) < MIN_VALUES:
+            raise HarnessError(
+                f"privacy.canaries: {len(kept)} of the {len(raw)} {kind} values of "
+                "harness.analyses.privacy.entities stay distinct after the corpus' "
+                "normalisation and free of <unk> in the run's vocabulary, and canaries need "
+                f"{MIN_VALUES} of each type: set `privacy.canaries: 0` for this corpus")
+        found[kind] = kept
+    return found
 
 
-def _entity(kind: str, rng: np.random.Generator) -> str:
-    if kind == "name":
-        return f"{_word(rng, 2).capitalize()} {_word(rng, 2).capitalize()}"
-    if kind == "number":
-        return str(int(rng.integers(100, 10000)))
-    if kind == "date":
-        return f"{int(rng.integers(1, 29))} {rng.choice(_MONTHS)} {int(rng.integers(1950, 2024))}"
-    return f"{_word(rng, 2)}.{_word(rng, 1)}@{_word(rng, 2)}.org"
-
-
-def canaries(count: int, seed: int, normalise: Callable[[str], str] = str) -> list[Canary]:
-    """`count` canary sentences from `seed`, normalised by `normalise` (the run's)."""
+def canaries(count: int, seed: int, values: Mapping[str, Sequence[str]],
+             normalise: Callable[[str], str] = str, candidates: int = 32) -> list[Canary]:
+    """`count` canary sentences from `seed`: canary i fills frame i modulo the frames' number
+    with values drawn from `values` (`lexicon`'s) and is normalised by `normalise`; each entity
+    gets min(`candidates`, its type's values) candidate sentences, the true one first."""
     rng = np.random.default_rng(seed)
     found = []
     for index in range(count):
-        frame = _FRAMES[index % len(_FRAMES)]
-        values = {kind: _entity(kind, rng) for kind in ENTITY_TYPES}
-        order = sorted((frame.index("{" + kind + "}"), kind) for kind in ENTITY_TYPES
-                       if "{" + kind + "}" in frame)
-        found.append(Canary(sentence=normalise(frame.format(**values)),
-                            entities=tuple((kind, normalise(values[kind])) for _, kind in order)))
+        frame = FRAMES[index % len(FRAMES)]
+        kinds = [kind for _, kind in sorted((frame.index("{" + kind + "}"), kind)
+                                            for kind in ENTITY_TYPES if "{" + kind + "}" in frame)]
+        chosen = {kind: values[kind][int(rng.integers(len(values[kind])))] for kind in kinds}
+        variants = []
+        for kind in kinds:
+            others = [value for value in values[kind] if value != chosen[kind]]
+            size = min(candidates, len(values[kind])) - 1
+            drawn = [others[int(i)] for i in rng.choice(len(others), size=size, replace=False)]
+            variants.append(tuple(normalise(frame.format(**{**chosen, kind: value}))
+                                  for value in [chosen[kind], *drawn]))
+        found.append(Canary(sentence=normalise(frame.format(**chosen)),
+                            entities=tuple((kind, normalise(chosen[kind])) for kind in kinds),
+                            variants=tuple(variants)))
+    return found
+
+
+def check_canaries(found: Sequence[Canary], encode: Callable[[str], list[int]], unk_id: int,
+                   max_len: int) -> None:
+    """Raise HarnessError for a canary that holds <unk> in the run's vocabulary (`encode`: a
+    sentence -> its piece ids) or that decoding would cut: `max_len` counts the end of
+    sentence, so a canary may have at most `max_len` - 1 pieces."""
+    lengths = []
+    for canary in found:
+        ids = encode(canary.sentence)
+        if unk_id in ids:
+            raise HarnessError(f"privacy.canaries: the canary {canary.sentence!r} holds a "
+                               "character the run's vocabulary writes as <unk>; set "
+                               "`privacy.canaries: 0` for this vocabulary")
+        lengths.append(len(ids))
+    longest = max(lengths, default=0)
+    if longest + 1 > max_len:
+        sentence = found[lengths.index(longest)].sentence
+        raise HarnessError(f"privacy.canaries: the canary {sentence!r} is {longest} subword "
+                           f"pieces and generation.max_len {max_len} (the end of sentence "
+                           f"included) would cut it: raise `generation.max_len` to at least "
+                           f"{longest + 1}, or set `privacy.canaries: 0`")
+
+
+def canary_set(spec: Spec, vocab: SubwordVocab) -> list[Canary]:
+    """The run's canaries (`privacy.canaries`, `privacy.canary_seed`,
+    `privacy.canary_candidates`): their entities from the corpus generator's lists or the
+    first-party ones, kept where the run's `vocab` writes them without
+    <unk>, normalised like the corpus; refused when `generation.max_len` would cut one."""
+    from harness.text.reading import normalise as normalised
+
+    section = spec.privacy
+    options = spec.corpus.normalise
+
+    def normalise(sentence: str) -> str:
+        return " ".join(normalised(sentence, options).split())
+
+    def represents(text: str) -> bool:
+        return vocab.unk_id not in vocab.encode([text])[0]
+
+    values = lexicon(entity_values(spec.corpus.train.generate), normalise, represents)
+    found = canaries(section.canaries, section.canary_seed, values, normalise,
+                     section.canary_candidates)
+    check_canaries(found, lambda sentence: vocab.encode([sentence])[0], vocab.unk_id,
+                   spec.generation.max_len)
     return found
 
 

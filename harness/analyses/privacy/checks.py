@@ -1,12 +1,17 @@
 """Checks of the spec's `privacy:` section beyond its schema (`harness.analyses.privacy.spec`):
 the attacker must be one of the spec's decoders and the leakage diagnostic one of its metrics,
-found when the spec is read, not after every encoder's decoders have trained."""
+and the canaries need their floor and room in `generation.max_len`, found when the spec is
+read, not after every encoder's decoders have trained."""
 
 from __future__ import annotations
 
+from harness.analyses.privacy.entities import fewest_words
 from harness.errors import SpecError
 from harness.spec.positions import Loc, Positions, dotted
 from harness.spec.schema import Spec
+
+FLOOR_ENCODER = "random-gaussian"
+"""The control whose attacker is the canaries' floor (`harness.analyses.floor.gains`'s)."""
 
 
 def runs_privacy(spec: Spec) -> bool:
@@ -19,7 +24,8 @@ def runs_privacy(spec: Spec) -> bool:
 def check_privacy(spec: Spec, positions: Positions) -> None:
     """Raise, when the privacy analysis will run, for a spec without decoders, an attacker
     (`privacy.attacker`) that is not one of the spec's decoders, or a leakage diagnostic
-    (`privacy.leakage`, `token-f1` unless set) that is not one of its metrics."""
+    (`privacy.leakage`, `token-f1` unless set) or the measure attacks are compared on
+    (`privacy.compare_on`, `token-f1:content` unless set) that is not one of its metrics."""
     if not runs_privacy(spec):
         return
     decoders = [decoder.name for decoder in spec.decoders]
@@ -33,12 +39,39 @@ def check_privacy(spec: Spec, positions: Positions) -> None:
                               f"({', '.join(decoders)}): name one of them, or remove "
                               "`attacker` to attack with the first", ("privacy", "attacker"))
     metrics = [metric.name for metric in spec.metrics]
-    if section.leakage not in metrics:
-        default = "" if "leakage" in section.model_fields_set else " (the default)"
-        raise _error(positions, f"{section.leakage!r}{default} is not among the spec's metrics "
-                                f"({', '.join(metrics)}): add {section.leakage} to `metrics:`, "
-                                "or set `privacy.leakage` to one of them",
-                     ("privacy", "leakage"))
+    for key in ("leakage", "compare_on"):
+        name = getattr(section, key)
+        if name not in metrics:
+            default = "" if key in section.model_fields_set else " (the default)"
+            raise _error(positions, f"{name!r}{default} is not among the spec's metrics "
+                                    f"({', '.join(metrics)}): add {name} to `metrics:`, or set "
+                                    f"`privacy.{key}` to one of them", ("privacy", key))
+    check_canaries(spec, positions)
+
+
+def check_canaries(spec: Spec, positions: Positions) -> None:
+    """Raise, when the privacy analysis runs canaries (`privacy.canaries` above 0), for a spec
+    without the random-gaussian control, whose attacker is their floor, or with a
+    `generation.max_len` that would cut them: every word of a canary is one subword piece at
+    least (`harness.analyses.privacy.entities.fewest_words`), and max_len counts the end of
+    sentence. The run measures them in pieces once it has the vocabulary
+    (`harness.analyses.privacy.canaries.check_canaries`)."""
+    count = spec.privacy.canaries
+    if not count:
+        return
+    if not any(encoder.info.name == FLOOR_ENCODER for encoder in spec.components("encoder")):
+        raise _error(positions, "the canaries are read against their floor, the attacker of "
+                                f"the {FLOOR_ENCODER} control, and the spec has no such encoder: "
+                                f"add `{{name: {FLOOR_ENCODER}}}` to `encoders:` (a control is "
+                                "not studied unless `comparison.controls: include`), or set "
+                                "`privacy.canaries: 0`", ("privacy", "canaries"))
+    words, max_len = fewest_words(count), spec.generation.max_len
+    if words + 1 > max_len:
+        raise _error(positions, f"the canaries (privacy.canaries) have up to {words} words, one "
+                                f"subword piece each at least, and max_len {max_len} counts the "
+                                f"end of sentence: raise `generation.max_len` to at least "
+                                f"{words + 1} (more where words split into pieces), or set "
+                                "`privacy.canaries: 0`", ("generation", "max_len"))
 
 
 def _error(positions: Positions, message: str, loc: Loc) -> SpecError:

@@ -1,14 +1,15 @@
 """The privacy analysis in the report: the privacy-utility figure (one panel per encoder,
 leakage against utility, one line per defence through its levels, the clean vectors and the
-floor), the leakage of each defence at matched utility, every point's numbers and the canaries'
-recovery."""
+floor), the leakage of each defence at matched utility, every point's numbers, the
+non-adaptive attacker's where it ran, and the canaries' recovery."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from harness.analyses.privacy.results import Privacy, PrivacyPoint
+from harness.analyses.privacy.canary_report import canary_section
+from harness.analyses.privacy.results import Privacy, PrivacyPoint, judged_by
 from harness.report.elements import Section, Table, fmt, fmt_interval
 from harness.results.model import RunResults
 
@@ -35,23 +36,29 @@ def privacy_figures(results: RunResults) -> dict[str, bytes]:
                                   for p in rows):
         return {}
     panels: dict[str, dict[str, Any]] = {}
-    floor = privacy.floor.get(privacy.leakage)
+    attacked = privacy.compare_on is not None and any(
+        p.strongest for rows in privacy.points.values() for p in rows)
+    measure = privacy.compare_on if attacked and privacy.compare_on else privacy.leakage
+    floor = privacy.floor.get(measure)
     for encoder, rows in privacy.points.items():
         lines: dict[str, list[Any]] = {}
         for point in rows:
-            score = point.leakage[privacy.leakage]
-            if point.utility is None:
+            score = judged_by(point, privacy.leakage, privacy.compare_on)
+            if point.utility is None or score is None:
                 continue
             low, high = score.ci95 if score.ci95 else (None, None)
             lines.setdefault(point.defence or CLEAN, []).append(
                 (point.utility, score.value, low, high))
+        if not lines:  # no task kept for this encoder's utility (`utility_left_out`)
+            continue
         if floor is not None and floor.value is not None:
             xs = [x for line in lines.values() for x, *_ in line]
             lines[FLOOR] = [(min(xs), floor.value, None, None), (max(xs), floor.value, None, None)]
         panels[encoder] = {name: sorted(line) for name, line in lines.items()}
-    title = (f"{privacy.leakage} of the attacker ({privacy.attacker}, trained on the defended "
+    title = (f"{measure} of the strongest attack against utility" if attacked else
+             f"{privacy.leakage} of the attacker ({privacy.attacker}, trained on the defended "
              "vectors) against utility")
-    return {FIGURE: curves_png(panels, xlabel="utility (relative to the clean vectors)",
+    return {FIGURE: curves_png(panels, xlabel="utility (share of the clean margin over chance)",
                                title=title, dashed=frozenset({FLOOR}))}
 
 
@@ -66,17 +73,20 @@ def privacy_sections(results: RunResults, figures: Mapping[str, bytes]) -> list[
             f"Leakage: the attacker's {privacy.leakage} (all diagnostics in the table). "
             f"Utility: {privacy.utility}.",
             f"At matched utility: for each defence, the level that leaks least among those "
-            f"keeping {100 * privacy.matched_utility:g}% of the clean utility; \"–\" where no "
-            "level keeps it."]
+            f"keeping {100 * privacy.matched_utility:g}% of the clean utility, judged on the "
+            "interval: a level keeps it only when the lower bound of its utility's 95% interval "
+            "reaches it; \"–\" where no level keeps it.",
+            *_left_out_note(privacy)]
     if privacy.floor_encoder:
         floor = privacy.floor.get(privacy.leakage)
         text.append(f"The floor: {privacy.floor_encoder}, whose vectors carry no information, "
                     f"leaks {fmt(floor.value if floor else None)} {privacy.leakage} undefended.")
     sections = [Section("Privacy: leakage against utility", text,
                         figures=[FIGURE] if FIGURE in figures else [],
-                        tables=[_matched_table(privacy), _points_table(privacy)])]
+                        tables=[_matched_table(privacy), _points_table(privacy),
+                                *_attacks_table(privacy), *_non_adaptive_table(privacy)])]
     if privacy.canaries:
-        sections.append(_canary_section(privacy))
+        sections.append(canary_section(privacy, _label))
     return sections
 
 
@@ -88,12 +98,78 @@ def _matched_table(privacy: Privacy) -> Table:
             score = matched.leakage
             level = ("one setting" if matched.utility is not None else "–") \
                 if matched.level is None else _level(matched.level)
-            rows.append([encoder, defence, level, fmt(matched.utility, 3),
+            rows.append([encoder, defence, level,
+                         f"{fmt(matched.utility, 3)} {fmt_interval(matched.utility_ci95, 3)}"
+                         .strip(),
                          f"{fmt(score.value)} {fmt_interval(score.ci95)}".strip() if score
                          else "–", fmt(clean.value)])
     return Table(f"Leakage at {100 * privacy.matched_utility:g}% of the clean utility",
-                 ["encoder", "defence", "level", "utility", privacy.leakage,
+                 ["encoder", "defence", "level", "utility [95% interval]", privacy.leakage,
                   f"{privacy.leakage} clean"], rows)
+
+
+def _left_out_note(privacy: Privacy) -> list[str]:
+    """The tasks left out of utility and why, per encoder (`PrivacyPoint.utility_left_out`);
+    none when every task counts."""
+    notes = []
+    for encoder, points in privacy.points.items():
+        why: dict[str, str] = {}
+        for point in points:
+            for task, reason in point.utility_left_out.items():
+                why.setdefault(task, reason)
+        if why:
+            notes.append(f"{encoder}: " + "; ".join(f"{task} ({reason})"
+                                                    for task, reason in why.items()))
+    if not notes:
+        return []
+    return ["Left out of utility (docs/privacy.md): " + ". ".join(notes) + "."]
+
+
+def _non_adaptive_table(privacy: Privacy) -> list[Table]:
+    """The clean attacker's diagnostics on the defended test vectors (`privacy.non_adaptive`)
+    beside the adaptive attacker's on the leakage measure; none when no point has them."""
+    found = [(encoder, point) for encoder, points in privacy.points.items() for point in points
+             if point.non_adaptive]
+    if not found:
+        return []
+    metrics = list(dict.fromkeys(m for _, point in found for m in point.non_adaptive or {}))
+
+    def cell(score: Any) -> str:
+        return "–" if score is None else f"{fmt(score.value)} {fmt_interval(score.ci95)}".strip()
+
+    rows = [[encoder, _label(point), cell(point.leakage.get(privacy.leakage)),
+             *[cell((point.non_adaptive or {}).get(m)) for m in metrics]]
+            for encoder, point in found]
+    return [Table(f"The non-adaptive attacker: the decoder trained on the clean vectors reads the "
+                  f"defended test vectors (95% intervals), beside the adaptive attacker's "
+                  f"{privacy.leakage}",
+                  ["encoder", "vectors", f"{privacy.leakage} adaptive",
+                   *[f"{m} non-adaptive" for m in metrics]], rows)]
+
+
+def _attacks_table(privacy: Privacy) -> list[Table]:
+    """Each attack's leakage at every point on the measure all attacks yield, with its 95%
+    interval and n, and the strongest (the highest); none when no point ran attacks."""
+    measure = privacy.compare_on
+    labels = list(dict.fromkeys(label for points in privacy.points.values() for point in points
+                                for label in point.attacks or {}))
+    if not labels or measure is None:
+        return []
+    rows = []
+    for encoder, points in privacy.points.items():
+        for point in points:
+            attacks = point.attacks or {}
+            cells = []
+            for label in labels:
+                score = attacks[label].leakage.get(measure) if label in attacks else None
+                cells.append("–" if score is None else
+                             f"{fmt(score.value)} {fmt_interval(score.ci95)}".strip())
+            best = attacks[point.strongest].leakage[measure] if point.strongest else None
+            n = fmt(best.support) if best is not None else "–"
+            rows.append([encoder, _label(point), *cells, point.strongest or "–", n])
+    return [Table(f"Every attack's {measure} (95% interval over the test sentences; the "
+                  "strongest, the highest, is what a defence is judged by)",
+                  ["encoder", "vectors", *labels, "strongest", "n"], rows)]
 
 
 def _points_table(privacy: Privacy) -> Table:
@@ -106,23 +182,3 @@ def _points_table(privacy: Privacy) -> Table:
                          *[fmt(point.leakage[m].value) for m in metrics]])
     return Table("Every encoder, defence and level", ["encoder", "vectors", "defence",
                                                       "dim", "utility", *metrics], rows)
-
-
-def _canary_section(privacy: Privacy) -> Section:
-    counts = {k: r.n for rows in privacy.points.values() for p in rows
-              for k, r in (p.canaries or {}).items()}
-    kinds = list(counts)
-    rows = []
-    for encoder, points in privacy.points.items():
-        for point in points:
-            found = point.canaries or {}
-            rows.append([encoder, _label(point), *[
-                f"{fmt(found[k].exact)} {fmt_interval(found[k].exact_ci95)} / "
-                f"{fmt(found[k].partial)}" if k in found else "–" for k in kinds]])
-    return Section("Privacy: canaries", [
-        f"{privacy.canaries} canary sentences carry made-up names, numbers, dates and e-mail "
-        "addresses; each is encoded, defended and decoded by the attacker. Per entity type: the "
-        "percentage recovered exactly (its tokens contiguous in the output) with its exact "
-        "95% interval, then the percentage recovered partly (half its tokens or more)."],
-        tables=[Table("", ["encoder", "vectors", *[f"{k} (n={counts[k]})" for k in kinds]],
-                      rows)])

@@ -13,43 +13,83 @@ from harness.results.records import MetricScore, Record, is_none
 class EntityRecovery(Record):
     """How many of `n` canary entities of one type the attacker's output holds: exactly (the
     tokens contiguous, in order) and partly (half the tokens or more), with exact
-    Clopper-Pearson intervals, in percent."""
+    Clopper-Pearson intervals, in percent; and their exposure (Carlini et al. 2019, Sec. 4;
+    `harness.analyses.privacy.exposure`): the mean over canaries of log2 M - log2 rank of the
+    true value among `candidates` (M) by the attacker's likelihood, in bits, with its
+    percentile-bootstrap interval over canaries, and `exposure_chance`, its expectation when
+    the rank is uniform (log2 M - log2(M!) / M)."""
 
     n: int
     exact: float | None
     exact_ci95: tuple[float | None, float | None] = (None, None)
     partial: float | None
     partial_ci95: tuple[float | None, float | None] = (None, None)
+    candidates: int | None = None
+    exposure: float | None = None
+    exposure_ci95: tuple[float | None, float | None] = (None, None)
+    exposure_chance: float | None = None
+
+
+class AttackLeakage(Record):
+    """What one attack (`attack`, the registered name) read back from a point's test vectors:
+    its threat model in words, whether it writes sentences (else only words, scored on the
+    content-word measure alone), and its score on every metric that applies."""
+
+    attack: str
+    threat: str
+    sentences: bool = True
+    leakage: dict[str, MetricScore] = {}
 
 
 class PrivacyPoint(Record):
     """One encoder's vectors, clean (`defence` "") or under a defence at one `level`: the
     attacker's diagnostics on the test set (`leakage`), the downstream scores on these vectors
-    (`tasks`, with the exact interval of each accuracy over its test examples in `tasks_ci95`)
-    and the utility relative to the clean vectors' (`utility`; `utility_ci95` from the tasks'
-    intervals, the clean scores held fixed, when every task has one), canary recovery by entity
-    type, and with `non_adaptive` the clean attacker's diagnostics on the defended test
-    vectors."""
+    (`tasks`, with the exact interval of each accuracy over its test examples in `tasks_ci95`
+    and each task's chance level in `tasks_chance`) and the utility against the clean vectors'
+    (`harness.analyses.privacy.utility`: `utility`, the mean over the kept tasks of each one's
+    share of the clean margin over chance, `tasks_utility`; `utility_ci95`, its 95% interval
+    over both scores' sampling distributions, absent for the clean vectors, whose utility is 1
+    by definition; `utility_left_out`, task -> why it is not in the mean), canary recovery by
+    entity type, and with `non_adaptive` the clean attacker's diagnostics on the defended test
+    vectors; `attacks`, every attack of `privacy.attacks` by label, and `strongest`, the label
+    of the one that recovers most on `Privacy.compare_on`."""
 
     defence: str = ""
     level: Any = None
     describes: str = ""
+    # the defence's guarantee at this level (`budget(dim)`: epsilon, delta, per dimension)
+    budget: dict[str, float] | None = Field(None, exclude_if=is_none)
     dim: int | None = None
     leakage: dict[str, MetricScore] = {}
     utility: float | None = None
     utility_ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
     tasks: dict[str, float] = {}
     tasks_ci95: dict[str, tuple[float, float]] = {}
+    tasks_chance: dict[str, float] = {}
+    tasks_utility: dict[str, float] = {}
+    utility_left_out: dict[str, str] = {}
     canaries: dict[str, EntityRecovery] | None = Field(None, exclude_if=is_none)
     non_adaptive: dict[str, MetricScore] | None = Field(None, exclude_if=is_none)
+    attacks: dict[str, AttackLeakage] | None = Field(None, exclude_if=is_none)
+    strongest: str | None = Field(None, exclude_if=is_none)
+
+
+def judged_by(point: PrivacyPoint, metric: str, compare_on: str | None) -> MetricScore | None:
+    """What a point is judged by: the strongest attack's score on `compare_on` when attacks ran
+    there, else the decoder's `metric`."""
+    if point.strongest and point.attacks and compare_on:
+        return point.attacks[point.strongest].leakage.get(compare_on)
+    return point.leakage.get(metric)
 
 
 class MatchedLeakage(Record):
-    """A defence at the strongest level keeping `privacy.matched_utility` of the clean utility:
-    that level, its utility and its leakage; `level` None when no level keeps it."""
+    """A defence at the least-leaking level that keeps `privacy.matched_utility` of the clean
+    utility, judged on the interval (its lower bound reaches the target): that level, its
+    utility with the interval and its leakage; `level` None when no level keeps it."""
 
     level: Any = None
     utility: float | None = None
+    utility_ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
     leakage: MetricScore | None = None
 
 
@@ -69,3 +109,11 @@ class Privacy(Record):
     matched: dict[str, dict[str, MatchedLeakage]] = {}
     floor_encoder: str | None = None
     floor: dict[str, MetricScore] = {}
+    floor_canaries: dict[str, EntityRecovery] | None = Field(None, exclude_if=is_none)
+    """The floor encoder's attacker on the canaries, undefended, whether or not that encoder
+    is studied."""
+    compare_on: str | None = Field(None, exclude_if=is_none)
+    """The measure the attacks are compared on (`privacy.compare_on`)."""
+    floor_attacks: dict[str, AttackLeakage] | None = Field(None, exclude_if=is_none)
+    """Every attack on the floor encoder's clean vectors (no information): what each reads
+    back from the prior and what it brings of its own."""

@@ -2,18 +2,21 @@
 defence of the spec at each level (the attacker adapts: it is trained on the defended training
 vectors), with the downstream tasks on the same vectors, canaries, and each defence's leakage
 at matched utility. The floor is the leakage of the control encoder whose vectors carry no
-information (`random-gaussian`), undefended."""
+information (`random-gaussian`), undefended, and its attacker's canaries (`canary_floor`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from harness.analyses.floor.gains import floor_encoder
-from harness.analyses.privacy.attack import attack, leaked, relative_interval, relative_utility
-from harness.analyses.privacy.canaries import canaries
-from harness.analyses.privacy.results import MatchedLeakage, Privacy, PrivacyPoint
-from harness.analyses.probes.pairs import normaliser
+from harness.analyses.privacy.attack import attack, leaked
+from harness.analyses.privacy.attacking import AttackPlan, Surrogate
+from harness.analyses.privacy.canaries import canary_set
+from harness.analyses.privacy.canary_floor import floor_attacks, floor_canaries, floor_jobs
+from harness.analyses.privacy.results import MatchedLeakage, Privacy, PrivacyPoint, judged_by
+from harness.analyses.privacy.utility import Utility, clean_utility, task_score, utility
 from harness.analyses.run import AnalysisRun
 from harness.errors import HarnessError
 from harness.protocols import AnalysisJob
@@ -22,16 +25,22 @@ from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.defend import defend_encoded
 from harness.stages.encode import encode_corpus
+from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
 
-UTILITY = ("the mean over the spec's downstream tasks of each task's score on these vectors "
-           "divided by its score on the clean vectors (1 = no loss)")
+UTILITY = ("chance-corrected: per task, (score - chance) / (clean score - chance), the share of "
+           "the clean vectors' margin over chance kept (1 = all of it, 0 = chance; chance the "
+           "task's own: the majority-class rate of its test examples for an accuracy, 0 for a "
+           "correlation), averaged over the tasks on which the clean vectors' 95% interval lies "
+           "above chance; its 95% interval by Monte Carlo over the sampling distributions of "
+           "both the defended and the clean score (harness.analyses.privacy.utility)")
 
 
 def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
     """One job per studied encoder, named `name`: its attacker trained on its clean vectors
     and on each defence level's, scored, with the downstream tasks and canaries on each
-    (`attack_encoder`); none when the spec names no defence."""
+    (`attack_encoder`), and the floor encoder's canaries when it is not studied
+    (`floor_jobs`); none when the spec names no defence."""
     if not spec.defences:
         return []
     attacker = _attacker(spec, spec.privacy.attacker)
@@ -41,7 +50,21 @@ def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
     return [AnalysisJob(analysis=name, encoder=encoder, trains=(attacker.name,) * levels,
                         what=f"{attacker.name} attacks {encoder}'s vectors clean and at "
                              f"{levels} defence levels")
-            for encoder in spec.studied(encoders)]
+            for encoder in spec.studied(encoders)] + floor_jobs(spec, name, attacker)
+
+
+def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder_name: str) -> None:
+    """An encoder's privacy job (`privacy_jobs`): a studied encoder's points
+    (`attack_encoder`); the floor encoder's canaries (`floor_canaries`), which a studied floor
+    has among its points already."""
+    spec = ctx.spec
+    if spec.studied([encoder_name]):
+        attack_encoder(ctx, corpus, vocab, encoder_name)
+    if encoder_name == floor_encoder(spec.components("encoder")):
+        attacker = _attacker(spec, spec.privacy.attacker)
+        floor_canaries(ctx, corpus, vocab, attacker)
+        floor_attacks(ctx, corpus, vocab, attacker, _plan(ctx, corpus, vocab, attacker,
+                                                          encoder_name))
 
 
 def attack_encoder(ctx: RunContext, corpus: Corpus, vocab: Vocab,
@@ -51,10 +74,9 @@ def attack_encoder(ctx: RunContext, corpus: Corpus, vocab: Vocab,
     spec = ctx.spec
     section = spec.privacy
     (encoder,) = [e for e in spec.components("encoder") if e.name == encoder_name]
-    canary_set = (canaries(section.canaries, section.canary_seed,
-                           normaliser(spec.corpus.normalise)) if section.canaries else None)
+    found = canary_set(spec, vocab.vocab) if section.canaries else None
     return _encoder_points(ctx, corpus, vocab, encoder, _attacker(spec, section.attacker),
-                           canary_set)
+                           found)
 
 
 def privacy_study(run: AnalysisRun) -> Privacy | None:
@@ -77,14 +99,22 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
     floor = floor_encoder(spec.encoders)
     floor_scores = next((r.metrics for r in run.runs
                          if r.encoder == floor and r.decoder == attacker.name), {})
+    floor_ran = floor is not None and floor not in run.execution.failures
+    floor_found = floor_canaries(ctx, run.corpus, run.vocab, attacker) if floor_ran else None
+    floor_attacked = (floor_attacks(ctx, run.corpus, run.vocab, attacker,
+                                    _plan(ctx, run.corpus, run.vocab, attacker, floor))
+                      if floor_ran and floor is not None else None)
     ctx.add_time("privacy", time.perf_counter() - started)
     return Privacy(attacker=attacker.name, leakage=section.leakage, utility=UTILITY,
                    matched_utility=section.matched_utility, canaries=section.canaries,
                    points=points,
                    matched={name: matched_leakage(rows, section.leakage,
-                                                  section.matched_utility)
+                                                  section.matched_utility, section.compare_on)
                             for name, rows in points.items()},
-                   floor_encoder=floor if floor_scores else None, floor=floor_scores)
+                   floor_encoder=floor if floor_scores or floor_found else None,
+                   floor=floor_scores, floor_canaries=floor_found,
+                   floor_attacks=floor_attacked,
+                   compare_on=section.compare_on)
 
 
 def _attacker(spec: Any, name: str | None) -> Component:
@@ -104,41 +134,83 @@ def _encoder_points(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder: Comp
                     attacker: Component, canary_set: Any) -> list[PrivacyPoint]:
     """The clean point, then each defence's levels, of one encoder."""
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
-    clean = attack(ctx, attacker, encoded, corpus, vocab, canaries=canary_set)
-    clean_tasks = clean.point.tasks
-    rows = [clean.point.model_copy(update={
-        "utility": 1.0 if clean_tasks else None,
-        "utility_ci95": relative_interval(clean.point.tasks_ci95, clean_tasks, clean_tasks)})]
+    plan = _plan(ctx, corpus, vocab, attacker, encoder.name)
+    clean = attack(ctx, attacker, encoded, corpus, vocab, canaries=canary_set, plan=plan)
+    clean_scores = {r.task: task_score(r) for r in clean.results}
+    rows = [clean.point.model_copy(update=_utility_fields(clean_utility(clean_scores)))]
     for entry in ctx.spec.defences:
         for at in entry.at_levels():
             option = getattr(at.info.options, "LEVEL", "")
-            defended, describes = defend_encoded(ctx, encoded, at)
+            defended, summary = defend_encoded(ctx, encoded, at)
             got = attack(ctx, attacker, defended, corpus, vocab, defence=entry.name,
                          level=getattr(at.settings, option) if option else None,
-                         describes=describes, canaries=canary_set)
-            found = got.point
-            update: dict[str, Any] = {
-                "utility": relative_utility(found.tasks, clean_tasks),
-                "utility_ci95": relative_interval(found.tasks_ci95, found.tasks, clean_tasks)}
+                         describes=summary.describes, canaries=canary_set, plan=plan,
+                         clean=encoded)
+            scores = {r.task: task_score(r) for r in got.results}
+            update: dict[str, Any] = {"budget": summary.budget,
+                                      **_utility_fields(utility(scores, clean_scores))}
             if ctx.spec.privacy.non_adaptive and defended.dim == encoded.dim:
                 update["non_adaptive"] = leaked(ctx, attacker, clean.trained, defended, corpus,
-                                                vocab)
+                                                vocab, clean=encoded)
             rows.append(got.point.model_copy(update=update))
     return rows
 
 
-def matched_leakage(rows: list[PrivacyPoint], metric: str, target: float
-                    ) -> dict[str, MatchedLeakage]:
+def _utility_fields(found: Utility) -> dict[str, Any]:
+    """A point's utility fields (`PrivacyPoint`) from `harness.analyses.privacy.utility`."""
+    return {"utility": found.value, "utility_ci95": found.ci95, "tasks_utility": found.tasks,
+            "utility_left_out": found.left_out}
+
+
+def _plan(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
+          encoder: str) -> AttackPlan:
+    """The attacks of `privacy.attacks` on `encoder`'s points, with its surrogates."""
+    section = ctx.spec.privacy
+    return AttackPlan(section.attacks, _surrogates(ctx, corpus, vocab, attacker, encoder),
+                      section.compare_on)
+
+
+def _surrogates(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
+                attacked: str) -> Callable[[str | None], Surrogate | None]:
+    """The surrogate an attack asks for by name (None: the first other encoder under study):
+    its clean vectors and the attacker's decoder trained on them (the pair's own, cached)."""
+    encoders = {e.name: e for e in ctx.spec.components("encoder")}
+    built: dict[str, Surrogate] = {}
+
+    def surrogate(name: str | None) -> Surrogate | None:
+        studied = ctx.spec.studied(list(encoders))
+        chosen = name or next((e for e in studied if e != attacked), None)
+        if chosen is None:
+            return None
+        if chosen not in encoders or chosen == attacked:
+            raise HarnessError(f"privacy.attacks: surrogate {chosen!r} is not another encoder "
+                               f"of the spec ({', '.join(e for e in encoders if e != attacked)})")
+        if chosen not in built:
+            encoded = encode_corpus(ctx, encoders[chosen], corpus, vocab)
+            built[chosen] = Surrogate(encoded, train_decoder_for(ctx, attacker, encoded, corpus,
+                                                                 vocab))
+        return built[chosen]
+
+    return surrogate
+
+
+def matched_leakage(rows: list[PrivacyPoint], metric: str, target: float,
+                    compare_on: str | None = None) -> dict[str, MatchedLeakage]:
     """Per defence, the level that leaks least among those keeping `target` of the clean
-    utility (level None when none keeps it, or the spec has no downstream task)."""
+    utility, on the interval: the lower bound of its 95% utility interval reaches `target`
+    (level None when none keeps it, or the spec has no downstream task); a point's leakage is
+    the strongest attack's on `compare_on` where attacks ran (`judged_by`)."""
     matched = {}
     for defence in dict.fromkeys(p.defence for p in rows if p.defence):
-        kept = [p for p in rows if p.defence == defence and p.utility is not None
-                and p.utility >= target and p.leakage[metric].value is not None]
+        kept = [(p, score) for p in rows if p.defence == defence and p.utility_ci95 is not None
+                and p.utility_ci95[0] is not None and p.utility_ci95[0] >= target
+                and (score := judged_by(p, metric, compare_on)) is not None
+                and score.value is not None]
         if not kept:
             matched[defence] = MatchedLeakage()
             continue
-        best = min(kept, key=lambda p: p.leakage[metric].value)
+        best, score = min(kept, key=lambda found: found[1].value)
         matched[defence] = MatchedLeakage(level=best.level, utility=best.utility,
-                                          leakage=best.leakage[metric])
+                                          utility_ci95=best.utility_ci95,
+                                          leakage=score)
     return matched

@@ -17,6 +17,9 @@ names by its `procedure` key:
 Every family but `similarity` trains a classifier, so its result depends on the seed (`seeded`:
 the core evaluates it at each of `downstream.seeds` seeds, from SentEval's 1111 on, and reports
 the spread); `similarity` does not, and is evaluated once.
+
+Every result declares its chance level (`TaskResult.chance`): a classification task's
+majority-class rate over the examples it tests on (`majority_rate`), 0 for a correlation.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from .relatedness import fit_relatedness
 from .sts import score_subset, score_year
 from .table import COMBINED_STS, TASKS
 
-TASKS_VERSION = "2"
+TASKS_VERSION = "3"  # 3: results declare their chance level (`TaskResult.chance`)
 """Bump when a change to loading or evaluation changes results (part of cache keys)."""
 
 EMPTY_SENTENCE = "."
@@ -155,11 +158,19 @@ class Task(ABC):
         ...
 
     def _result(self, metric: str, scores: dict[str, float], sizes: tuple[int, int, int],
-                config: EvaluationConfig, seed: int,
-                columns: dict[str, float] | None = None) -> TaskResult:
+                config: EvaluationConfig, seed: int, columns: dict[str, float] | None = None,
+                *, chance: float | None = None) -> TaskResult:
         return TaskResult(task=self.name, metric=metric, score=scores[metric], scores=scores,
                           n_train=sizes[0], n_dev=sizes[1], n_test=sizes[2], config=config.name,
-                          seed=seed, columns=columns or {self.name: scores[metric]})
+                          seed=seed, columns=columns or {self.name: scores[metric]},
+                          chance=chance)
+
+
+def majority_rate(labels: np.ndarray) -> float:
+    """The share of the most frequent class among `labels`, in percent: the accuracy of the best
+    constant prediction on them, a classification task's chance level (`TaskResult.chance`)."""
+    counts = np.unique(np.asarray(labels), return_counts=True)[1]
+    return 100.0 * float(counts.max()) / float(counts.sum())
 
 
 class CrossValidatedClassification(Task):
@@ -170,7 +181,8 @@ class CrossValidatedClassification(Task):
         x, y = single_features(vectors, data.splits["all"])
         result = evaluation.inner_kfold(x, y, len(data.classes), config, seed=seed, device=device)
         scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
-        return self._result("acc", scores, (len(y), 0, len(y)), config, seed)
+        return self._result("acc", scores, (len(y), 0, len(y)), config, seed,
+                            chance=majority_rate(y))
 
 
 class TrainTestClassification(Task):
@@ -183,7 +195,8 @@ class TrainTestClassification(Task):
         result = evaluation.kfold(train_x, train_y, test_x, test_y, len(data.classes), config,
                                   seed=seed, device=device)
         scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
-        return self._result("acc", scores, (len(train_y), 0, len(test_y)), config, seed)
+        return self._result("acc", scores, (len(train_y), 0, len(test_y)), config, seed,
+                            chance=majority_rate(test_y))
 
 
 class SplitClassification(Task):
@@ -197,7 +210,8 @@ class SplitClassification(Task):
         result = evaluation.split(train_x, train_y, dev_x, dev_y, test_x, test_y,
                                   len(data.classes), config, seed=seed, device=device)
         scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
-        return self._result("acc", scores, (len(train_y), len(dev_y), len(test_y)), config, seed)
+        return self._result("acc", scores, (len(train_y), len(dev_y), len(test_y)), config, seed,
+                            chance=majority_rate(test_y))
 
 
 def f1_percent(gold: np.ndarray, predicted: np.ndarray) -> float:
@@ -221,7 +235,8 @@ class ParaphraseDetection(Task):
         f1 = f1_percent(test_y, result.predictions)
         scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy, "f1": f1}
         return self._result("acc", scores, (len(train_y), 0, len(test_y)), config, seed,
-                            columns={self.name: result.test_accuracy, f"{self.name}-F1": f1})
+                            columns={self.name: result.test_accuracy, f"{self.name}-F1": f1},
+                            chance=majority_rate(test_y))
 
 
 class Relatedness(Task):
@@ -239,7 +254,7 @@ class Relatedness(Task):
         scores = {"pearson": fitted.pearson, "spearman": fitted.spearman, "mse": fitted.mse,
                   "devpearson": fitted.dev_pearson}
         return self._result("pearson", scores, (len(train_y), len(dev_y), len(test_y)), config,
-                            seed)
+                            seed, chance=0.0)
 
 
 class SemanticSimilarity(Task):
@@ -270,7 +285,7 @@ class SemanticSimilarity(Task):
             scores.update({f"{subset}/pearson": score.pearson,
                            f"{subset}/spearman": score.spearman, f"{subset}/n": float(score.n)})
         n = sum(score.n for score in subsets.values())
-        return self._result("pearson", scores, (0, 0, n), config, seed)
+        return self._result("pearson", scores, (0, 0, n), config, seed, chance=0.0)
 
 
 PROCEDURES: dict[str, type[Task]] = {

@@ -3,7 +3,8 @@
 They run the harness conformance kit on the plugin's components, with the package installed
 (`pip install tests/plugins/example-plugin`). The harness's own suite does not collect this
 folder; its integration test installs the package and runs this folder as the author would.
-The length-gap analysis and the parts it declares are tested in test_length_gap.py.
+The length-gap analysis and the parts it declares are tested in test_length_gap.py, the
+attack `example-neighbours` in test_neighbours.py.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def test_registration() -> None:
     infos = check_registration(plugin, name="example")
     assert {(info.kind, info.name) for info in infos} == {
         ("encoder", "example-bow"), ("encoder", "example-idf"), ("metric", "example-length"),
-        ("executor", "example-processes"), ("analysis", "example-length-gap")}
+        ("executor", "example-processes"), ("analysis", "example-length-gap"),
+        ("attack", "example-neighbours")}
     idf = {info.name: info for info in infos}["example-idf"]
     assert idf.trainable and idf.options is plugin.IdfOptions
     assert idf.status() == "ok"  # as `harness list` calls it, with options=None

@@ -5,8 +5,10 @@ inverse document frequency fitted on the run's text (`example-idf`, with an avai
 of its `stopwords:` file), a length metric (`example-length`), an analysis of how much shorter
 or longer the regenerated sentences are (`example-length-gap`, with its spec section
 `length_gap:`, its results field `length_gaps`, checks of the spec and the command
-`harness length-gap`) and an executor running each encoder's job in a pool of worker processes
-(`example-processes`).
+`harness length-gap`), an executor running each encoder's job in a pool of worker processes
+(`example-processes`) and an attack reading each attacked vector back as the leaked training
+sentence closest to it (`example-neighbours`, run by the privacy analysis when a spec's
+`privacy.attacks:` names it).
 
 This module is what the entry point `example` (group "harness") names. It is imported by every
 `harness` command, so it stays cheap: only the hooks, the options, availability checks and lazy
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from .gap import LengthGapAnalysis
     from .idf import HashedTfIdfEncoder
     from .length import LengthMetric
+    from .neighbours import NearestLeakedSentence
     from .processes import ProcessesExecutor
 
 __version__ = "0.1.0"
@@ -117,6 +120,22 @@ def register_executors(register: Register) -> None:
     register("example-processes", build_processes, options=ProcessesOptions,
              description="example plugin: each encoder's job in a pool of worker processes "
                          "on this machine")
+
+
+def build_neighbours(options: Options, context: BuildContext) -> NearestLeakedSentence:
+    """A new nearest-leaked-sentence attack (it has no options: what it is given is its threat
+    model's, `NearestLeakedSentence.threat`)."""
+    from .neighbours import NearestLeakedSentence
+
+    return NearestLeakedSentence()
+
+
+@hookimpl
+def register_attacks(register: Register) -> None:
+    """Register the nearest-leaked-sentence attack."""
+    register("example-neighbours", build_neighbours, options=Options,
+             description="example plugin: the leaked training sentence whose vector is closest "
+                         "by cosine (all leaked pairs, nothing else)")
 
 
 LENGTH_GAP = "example-length-gap"

@@ -1,0 +1,226 @@
+"""Every attack of the spec's `privacy.attacks:` on one encoder's vectors, clean or defended:
+each handed only what its threat model grants (`harness.protocols.ThreatModel`), its reading of
+the test vectors kept as a cached artifact, and scored like a decoder's output: by the
+content-word measure every attack yields (`privacy.compare_on`, `token-f1:content`) and, for an
+attack that writes sentences, by every other metric of the spec that needs only the text. The
+strongest attack is the one with the highest score on that measure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.analyses.privacy.results import AttackLeakage
+from harness.errors import HarnessError, PluginError, plugin_call
+from harness.protocols import Attack, AttackInputs, Inversion, threat_model
+from harness.spec import Component, Entry, encode_batch_size
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
+from harness.stages.encode import Encoded
+from harness.stages.generate import SAMPLES_FILE, Samples, decode, load_trained_decoder
+from harness.stages.score import scored
+from harness.stages.train import TrainedDecoder
+from harness.stages.vocab import Vocab
+
+VERSION = 1
+INVERSION_FILE = "inversion.json"
+
+
+@dataclass(frozen=True)
+class Surrogate:
+    """Another encoder of the run as an attacker's own: its vectors of the training text and
+    the decoder trained on them (for `ThreatModel.surrogate`)."""
+
+    encoded: Encoded
+    trained: TrainedDecoder
+
+
+@dataclass(frozen=True)
+class AttackPlan:
+    """The attacks a run runs on every point: the resolved entries of `privacy.attacks`, the
+    surrogate encoder an attack may ask for (`surrogate(name)`, None: the run's choice), and
+    the measure that names the strongest (`privacy.compare_on`)."""
+
+    entries: Sequence[Entry]
+    surrogate: Callable[[str | None], Surrogate | None]
+    compare_on: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """What is attacked: an encoder's vectors as the store holds them (`encoded`, clean or
+    defended), and the adaptive decoder trained on them (`trained`, by `attacker`)."""
+
+    encoded: Encoded
+    attacker: Component
+    trained: TrainedDecoder
+    label: str
+    """The point, for errors and the log: "avg under laplace at epsilon 10"."""
+
+
+def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
+                plan: AttackPlan) -> dict[str, AttackLeakage]:
+    """Attack label -> what it leaked: every attack of `plan` on `target`."""
+    found: dict[str, AttackLeakage] = {}
+    for entry in plan.entries:
+        attack = ctx.build(entry, f"for {target.label}")
+        try:
+            threat = threat_model(attack)
+        except TypeError as exc:
+            raise PluginError(entry.plugin, f"attack {entry.name!r}: {exc}") from None
+        if not isinstance(attack, Attack):
+            raise PluginError(entry.plugin, f"attack {entry.name!r} lacks fit or invert "
+                                            "(harness.protocols.Attack)")
+        label = str(getattr(attack, "label", entry.name))
+        if label in found:
+            raise PluginError(entry.plugin, f"two attacks of privacy.attacks are both called "
+                                            f"{label!r}: give them different options")
+        helper = (plan.surrogate(getattr(attack, "surrogate", None)) if threat.surrogate
+                  else None)
+        if threat.surrogate and helper is None:
+            raise HarnessError(f"attack {label!r} on {target.label}: it needs a surrogate "
+                               "encoder and the run has no other encoder under study to be one")
+        samples, words_only = _inversion(ctx, corpus, vocab, target, entry, attack, label,
+                                         helper)
+        metrics = [m for m in ctx.spec.metrics if not m.info.needs
+                   and (m.name == plan.compare_on or not words_only)]
+        scores = {m.name: scored(ctx, m, samples)[0] for m in metrics}
+        found[label] = AttackLeakage(attack=entry.name, threat=threat.describe(),
+                                     sentences=not words_only, leakage=scores)
+    return found
+
+
+def strongest(attacks: dict[str, AttackLeakage], compare_on: str) -> str | None:
+    """The label of the attack with the highest `compare_on` score (the first among equals),
+    or None when none has one."""
+    scored_ = [(label, a.leakage[compare_on].value) for label, a in attacks.items()
+               if compare_on in a.leakage and a.leakage[compare_on].value is not None]
+    return max(scored_, key=lambda item: item[1])[0] if scored_ else None
+
+
+def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, entry: Entry,
+               attack: Any, label: str, surrogate: Surrogate | None
+               ) -> tuple[Samples, bool]:
+    """The attack's reading of the test vectors as samples (sentences, or its words joined),
+    from the cache or computed; and whether it gave words only."""
+    threat = threat_model(attack)
+    encoded = target.encoded
+    leaked = len(corpus.train) if threat.leaked is None else min(threat.leaked,
+                                                                   len(corpus.train))
+    parts: dict[str, Any] = {"version": VERSION, "attack": entry.identity(), "label": label,
+                             "train": encoded.keys["train"], "test": encoded.keys["test"],
+                             "leaked": leaked, "seed": ctx.spec.seed}
+    if threat.decoder:
+        parts["decoder"] = {"trained": target.trained.key,
+                            "generation": ctx.spec.generation.model_dump()}
+    if surrogate is not None:
+        parts["surrogate"] = {"encoded": surrogate.encoded.keys["train"],
+                              "trained": surrogate.trained.key}
+
+    def build(directory: Path) -> dict[str, Any]:
+        inputs = _inputs(ctx, corpus, vocab, target, threat, leaked, surrogate,
+                         directory / "work")
+        what = f"attack {label!r} on {target.label}"
+        with plugin_call(entry.plugin, f"{what}: fit"):
+            attack.fit(inputs)
+        with plugin_call(entry.plugin, f"{what}: invert"):
+            inversion = attack.invert(np.asarray(encoded.vectors("test"), dtype=np.float32))
+        hypotheses = _hypotheses(inversion, len(corpus.test), entry.plugin, what)
+        with open(directory / SAMPLES_FILE, "w", encoding="utf-8") as handle:
+            for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test,
+                                                        corpus.test_raw)):
+                handle.write(json.dumps({"index": index, "reference": ref,
+                                         "reference_raw": raw, "hypothesis": hyp},
+                                        ensure_ascii=False) + "\n")
+        (directory / INVERSION_FILE).write_text(json.dumps(
+            {"sentences": inversion.sentences, "words": inversion.words,
+             "scores": inversion.scores}, ensure_ascii=False), encoding="utf-8")
+        return {"sentences": len(hypotheses), "words_only": inversion.sentences is None}
+
+    directory = ctx.cache.produce("attack", parts, build,
+                                  label=f"{label} on {target.label}")
+    path = directory / SAMPLES_FILE
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+    samples = Samples(encoder=encoded.encoder, decoder=f"attack:{label}", key=directory.name,
+                      path=path, records=records, sentences_per_s=0.0)
+    return samples, bool(meta["summary"]["words_only"])
+
+
+def _inputs(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, threat: Any,
+            leaked: int, surrogate: Surrogate | None, workdir: Path) -> AttackInputs:
+    """What the threat model grants, and nothing else."""
+    encoded = target.encoded
+    workdir.mkdir(parents=True, exist_ok=True)
+    batch = encode_batch_size(ctx.spec)
+    query = _query(encoded, batch, target.label) if threat.queries else None
+    decoder = (_decoder(ctx, vocab, target.attacker, target.trained, encoded)
+               if threat.decoder else None)
+    return AttackInputs(
+        texts=list(corpus.train[:leaked]),
+        vectors=np.asarray(encoded.vectors("train")[:leaked], dtype=np.float32),
+        seed=ctx.spec.seed, workdir=workdir, device=ctx.device, query=query,
+        public=list(corpus.train) if threat.public else None, decode=decoder,
+        surrogate_vectors=(np.asarray(surrogate.encoded.vectors("train")[:leaked],
+                                      dtype=np.float32) if surrogate else None),
+        surrogate_decode=(_decoder(ctx, vocab, target.attacker, surrogate.trained,
+                                   surrogate.encoded) if surrogate else None))
+
+
+def _query(encoded: Encoded, batch_size: int, label: str
+           ) -> Callable[[Sequence[str]], np.ndarray]:
+    """Black-box access to the attacked store: texts through the encoder and the defence at
+    the attacked level (each call's noise drawn anew, as a store would)."""
+    if encoded.model is None:
+        raise HarnessError(f"{label}: an attack with query access needs the encoder's model, "
+                           "which this run did not build")
+
+    def query(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(encoded.encode(list(texts), batch_size=batch_size), dtype=np.float32)
+
+    return query
+
+
+def _decoder(ctx: RunContext, vocab: Vocab, component: Component, trained: TrainedDecoder,
+             encoded: Encoded) -> Callable[[np.ndarray, int], list[list[str]]]:
+    """`decode(vectors, k)`: the decoder's best sentence for each vector under the spec's
+    `generation:` settings, then k - 1 more drawn from it (distinct, best first)."""
+    from harness.generation.sampling import sample_sentences
+
+    model = load_trained_decoder(ctx, component, trained, encoded, vocab)
+    section, words = ctx.spec.generation, vocab.vocab
+
+    def run(vectors: np.ndarray, k: int) -> list[list[str]]:
+        best = [words.decode(h.ids) for h in decode(model, vectors, section, vocab,
+                                                    ctx.device)]
+        if k <= 1:
+            return [[sentence] for sentence in best]
+        drawn = sample_sentences(model, vectors, count=k - 1, bos_id=words.bos_id,
+                                 eos_id=words.eos_id, max_len=section.max_len,
+                                 batch_size=section.batch_size, device=ctx.device,
+                                 seed=ctx.spec.seed)
+        return [list(dict.fromkeys([first, *(words.decode(ids) for ids in more)]))
+                for first, more in zip(best, drawn, strict=True)]
+
+    return run
+
+
+def _hypotheses(inversion: Any, count: int, plugin: str, what: str) -> list[str]:
+    """One text per test vector: the attack's sentence, or its words joined by spaces."""
+    if not isinstance(inversion, Inversion):
+        raise PluginError(plugin, f"{what}: invert returned {type(inversion).__name__}, not a "
+                                  "harness.protocols.Inversion")
+    found = inversion.sentences
+    if found is None and inversion.words is not None:
+        found = [" ".join(words) for words in inversion.words]
+    if found is None:
+        raise PluginError(plugin, f"{what}: invert returned neither sentences nor words")
+    if len(found) != count or not all(isinstance(text, str) for text in found):
+        raise PluginError(plugin, f"{what}: invert returned {len(found)} texts for {count} "
+                                  "test vectors (one string per vector)")
+    return list(found)

@@ -1,0 +1,66 @@
+"""The canaries' floor: the attacker of the control encoder whose vectors carry no information
+(`random-gaussian`, found as the floor analysis finds it: `harness.analyses.floor.gains
+.floor_encoder`), trained on its clean vectors, decoding and scoring the same canaries as every
+studied encoder's attackers. What it recovers and how much exposure it gets comes from its
+language model alone. It runs whether or not that encoder is studied (a control is studied only
+with `comparison.controls: include`): in the floor encoder's own job, where the attacker is the
+decoder that job trained already (`floor_jobs`, `floor_canaries`). The spec's check refuses
+canaries without such an encoder (`harness.analyses.privacy.checks.check_canaries`)."""
+
+from __future__ import annotations
+
+from harness.analyses.floor.gains import floor_encoder
+from harness.analyses.privacy.attacking import AttackPlan, Target, run_attacks
+from harness.analyses.privacy.canaries import canary_set
+from harness.analyses.privacy.canary_attack import canary_recovery
+from harness.analyses.privacy.results import AttackLeakage, EntityRecovery
+from harness.protocols import AnalysisJob
+from harness.spec import Component, Spec
+from harness.stages.base import RunContext
+from harness.stages.corpus import Corpus
+from harness.stages.encode import encode_corpus
+from harness.stages.train import train_decoder_for
+from harness.stages.vocab import Vocab
+
+
+def floor_jobs(spec: Spec, name: str, attacker: Component) -> list[AnalysisJob]:
+    """The job, named `name`, of the floor encoder's attacker on the canaries and of every
+    attack on its clean vectors when that encoder is not studied (a studied one has them among
+    its points); none without canaries or attacks."""
+    floor = floor_encoder(spec.components("encoder"))
+    if (not spec.privacy.canaries and not spec.privacy.attacks) or floor is None \
+            or spec.studied([floor]):
+        return []
+    trains = () if attacker.trains_for(floor) else (attacker.name,)
+    return [AnalysisJob(analysis=name, encoder=floor, trains=trains,
+                        what=f"the canaries and every attack on {floor}'s vectors (the floor)")]
+
+
+def floor_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
+                  plan: AttackPlan) -> dict[str, AttackLeakage] | None:
+    """Attack label -> what every attack of `plan` reads back from the floor encoder's clean
+    vectors (no information: the prior, and whatever an attack brings of its own); None
+    without attacks or a floor encoder."""
+    floor = floor_encoder(ctx.spec.components("encoder"))
+    if not plan.entries or floor is None:
+        return None
+    (encoder,) = [e for e in ctx.spec.components("encoder") if e.name == floor]
+    encoded = encode_corpus(ctx, encoder, corpus, vocab)
+    trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
+    return run_attacks(ctx, corpus, vocab,
+                       Target(encoded, attacker, trained, f"{floor} (the floor)"), plan)
+
+
+def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component
+                   ) -> dict[str, EntityRecovery] | None:
+    """Entity type -> the floor encoder's attacker's recovery and exposure of the canaries,
+    undefended; None without canaries or a floor encoder."""
+    spec = ctx.spec
+    floor = floor_encoder(spec.components("encoder"))
+    if not spec.privacy.canaries or floor is None:
+        return None
+    (encoder,) = [e for e in spec.components("encoder") if e.name == floor]
+    encoded = encode_corpus(ctx, encoder, corpus, vocab)
+    trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
+    return canary_recovery(ctx, attacker, trained, encoded, vocab,
+                           canary_set(spec, vocab.vocab))

@@ -1,0 +1,93 @@
+"""Exposure of the canaries' entities (Carlini et al. 2019, "The Secret Sharer", Sec. 4).
+
+For an entity of a canary, the attacker ranks M candidate sentences (the canary with the true
+value and with M-1 other values of its type substituted, `Canary.variants`) by its likelihood
+of the whole sentence given the attacked vector of the canary: the trained decoder's
+log-probability log P(sentence | vector), summed over the sentence's pieces and its end.
+The true sentence's rank is 1 + the number of candidates more likely than it, with a tie
+counting a half (the mean rank a random order of the tied candidates would give), and
+
+    exposure = log2 M - log2 rank,
+
+from log2 M bits (the true value ranked first) down to 0 (ranked last). An attacker that knows
+nothing of the vector still ranks by its language model; because the true value is drawn at
+random among the values of its type, its rank is then uniform on 1..M and the expected exposure
+is log2 M - log2(M!) / M (`chance_exposure`, about log2 e = 1.44 bits for a large M), not 0:
+that, and the floor encoder's attacker, are what an encoder's exposure is read against. Per
+entity type the report gives the mean over the canaries (the canary is the unit) with a
+percentile-bootstrap interval over canaries.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from harness.stats.intervals import percentile_interval, resample_counts
+
+if TYPE_CHECKING:
+    from harness.analyses.privacy.canaries import Canary
+
+Scorer = Callable[[np.ndarray, list[str]], np.ndarray]
+"""(rows, sentences) -> the NLL in nats of sentence i given the vector of canary rows[i]."""
+
+
+def rank(nll: Sequence[float]) -> float:
+    """The rank of the first candidate (the true one) among all by likelihood, lowest NLL
+    first: 1 + the candidates with a lower NLL + half of those with the same."""
+    scores = np.asarray(nll, dtype=np.float64)
+    true, others = scores[0], scores[1:]
+    return 1.0 + float(np.sum(others < true)) + 0.5 * float(np.sum(others == true))
+
+
+def exposure(rank_of_true: float, candidates: int) -> float:
+    """log2 M - log2 rank, in bits (Carlini et al. 2019, Sec. 4, over M candidates)."""
+    return math.log2(candidates) - math.log2(rank_of_true)
+
+
+def chance_exposure(candidates: int) -> float:
+    """The expected exposure when the true candidate's rank is uniform on 1..M: log2 M -
+    log2(M!) / M."""
+    return math.log2(candidates) - math.lgamma(candidates + 1) / math.log(2) / candidates
+
+
+def variant_nll(found: Sequence[Canary], score: Scorer) -> list[list[list[float]]]:
+    """Per canary, per entity, the NLL of each candidate sentence given the canary's vector,
+    scored in one call of `score`."""
+    rows, sentences = [], []
+    for row, canary in enumerate(found):
+        for variants in canary.variants:
+            rows.extend([row] * len(variants))
+            sentences.extend(variants)
+    flat = iter(np.asarray(score(np.array(rows, dtype=np.int64), sentences),
+                           dtype=np.float64).tolist())
+    return [[[next(flat) for _ in variants] for variants in canary.variants]
+            for canary in found]
+
+
+def exposures(found: Sequence[Canary], nll: Sequence[Sequence[Sequence[float]]]
+              ) -> dict[str, tuple[list[float], int]]:
+    """Entity type -> (each canary's exposure of its entity of that type, M)."""
+    by_kind: dict[str, tuple[list[float], int]] = {}
+    for canary, scored in zip(found, nll, strict=True):
+        for (kind, _), candidates in zip(canary.entities, scored, strict=True):
+            values, _ = by_kind.setdefault(kind, ([], len(candidates)))
+            values.append(exposure(rank(candidates), len(candidates)))
+    return by_kind
+
+
+def mean_interval(values: Sequence[float], *, resamples: int, seed: int, level: float = 0.95
+                  ) -> tuple[float | None, tuple[float | None, float | None]]:
+    """The mean of `values` and its percentile-bootstrap interval over them (each value one
+    canary, drawn with replacement `resamples` times); None without values."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return None, (None, None)
+    rng = np.random.default_rng(seed)
+    means = np.concatenate([counts @ data / data.size
+                            for counts in resample_counts(data.size, resamples, rng)])
+    interval = percentile_interval(means, level)
+    return float(data.mean()), (interval.low, interval.high)

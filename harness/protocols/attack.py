@@ -1,0 +1,128 @@
+"""The attack contract: what reads text back from an encoder's vectors, clean or defended, and
+what it is allowed to know (`ThreatModel`).
+
+The privacy analysis runs every attack of the spec's `privacy.attacks:` on every encoder x
+defence x level and compares them on what every attack yields (content-word token-F1 against
+the test sentences; Id and BLEU where an attack writes sentences): a defence is judged by the
+strongest attack tried against it. An attack declares its threat model; the core hands it only
+what that model grants (`AttackInputs`). Imports nothing from the rest of the harness; numpy
+appears in annotations only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Query = Callable[[Sequence[str]], "np.ndarray"]
+"""Black-box access to the attacked store: texts -> their vectors through the encoder and the
+defence at the attacked level, (len(texts), dim) float32."""
+
+Decode = Callable[["np.ndarray", int], "list[list[str]]"]
+"""A decoder: vectors (n, dim), beam width k -> for each vector up to k sentences, best first."""
+
+
+@dataclass(frozen=True)
+class ThreatModel:
+    """What an attack is given beyond the vectors it inverts.
+
+    `leaked`: how many leaked (text, vector) pairs of the training split it is handed (their
+    vectors defended like the attacked ones), `None` for all of them, 0 for none; `queries`:
+    black-box access to the attacked store (`AttackInputs.query`); `public`: a public corpus of
+    sentences without vectors (`AttackInputs.public`); `surrogate`: another encoder of the run,
+    with vectors of its own and a decoder trained on them (`AttackInputs.surrogate_*`);
+    `decoder`: the run's adaptive decoder, trained on the leaked pairs (`AttackInputs.decode`);
+    `knows_defence`: whether it adapts to the defence (it learns from defended vectors)."""
+
+    leaked: int | None = None
+    queries: bool = False
+    public: bool = False
+    surrogate: bool = False
+    decoder: bool = False
+    knows_defence: bool = True
+
+    def describe(self) -> str:
+        """The threat model in words, for the report: "1000 leaked pairs, black-box queries"."""
+        given = ["all leaked training pairs" if self.leaked is None
+                 else "no leaked pairs" if self.leaked == 0 else f"{self.leaked} leaked pairs"]
+        given += [what for flag, what in ((self.queries, "black-box queries"),
+                                          (self.public, "a public corpus"),
+                                          (self.surrogate, "a surrogate encoder"),
+                                          (self.decoder, "the adaptive decoder")) if flag]
+        if not self.knows_defence:
+            given.append("not the defence")
+        return ", ".join(given)
+
+
+@dataclass
+class AttackInputs:
+    """What the core hands an attack: only what its `ThreatModel` grants (the rest `None`).
+
+    `texts`/`vectors`: the leaked pairs (the run's normalised training sentences and their
+    vectors as the attacked store holds them, the first `threat.leaked`); `seed`: seed every
+    random choice from it; `workdir`: a private folder for what it fits (kept with the cache);
+    `device`: where torch work goes."""
+
+    texts: Sequence[str]
+    vectors: np.ndarray
+    seed: int
+    workdir: Path
+    device: str = "cpu"
+    query: Query | None = None
+    public: Sequence[str] | None = None
+    decode: Decode | None = None
+    surrogate_vectors: np.ndarray | None = None
+    """The surrogate encoder's vectors of the leaked texts (row i of `texts`)."""
+    surrogate_decode: Decode | None = None
+    """The surrogate encoder's own decoder."""
+
+
+@dataclass
+class Inversion:
+    """What an attack read back from the attacked vectors, one entry per vector: `sentences`
+    (an attack that writes text) or `words` (one that infers which words a sentence holds, in
+    no order), or both; `scores`, optionally, how sure it is of each (higher is surer). Every
+    attack is scored by the content words it recovers (`token-f1:content` of its sentences, or
+    of its words joined); an attack with sentences also by Id and BLEU."""
+
+    sentences: list[str] | None = None
+    words: list[list[str]] | None = None
+    scores: list[float] | None = None
+
+
+@runtime_checkable
+class Attack(Protocol):
+    """What a `register_attacks` factory returns, built with its options from the spec's
+    `privacy.attacks:`.
+
+    `threat` is fixed by the attack (and its options: a number of leaked pairs, say). The core
+    calls `fit` once per encoder x defence x level with what the threat model grants, then
+    `invert` on the attacked (test) vectors. Optional attributes the core reads: `label`, the
+    name its results go under (default: its registered name; `align-100` for one of several
+    `align` entries), and `surrogate`, the encoder of the run it wants as its surrogate (None:
+    the run's choice)."""
+
+    threat: ThreatModel
+
+    def fit(self, inputs: AttackInputs) -> None:
+        """Learn the attack from `inputs` (an attack without training ignores them)."""
+
+    def invert(self, vectors: np.ndarray) -> Inversion:
+        """Read back every row of `vectors` (n, dim), float32."""
+
+
+def threat_model(attack: object) -> ThreatModel:
+    """What `attack` declares it is given (its `threat`); a `TypeError` naming what is wrong
+    when it declares none or something else."""
+    threat = getattr(attack, "threat", None)
+    if not isinstance(threat, ThreatModel):
+        raise TypeError(f"`threat` must be a harness.protocols.ThreatModel, got "
+                        f"{type(threat).__name__}")
+    if threat.leaked is not None and threat.leaked < 0:
+        raise TypeError(f"`threat.leaked` must be None or >= 0, got {threat.leaked}")
+    return threat

@@ -1,0 +1,110 @@
+"""`check_attack`: what the core relies on from an attack (`harness.protocols.Attack`)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.testing.failures import DEFAULT_SENTENCES, fail, name_of
+
+
+def bag_embedding(sentences: Sequence[str], dim: int = 64) -> np.ndarray:
+    """A deterministic stand-in for an encoder: each word hashed to one of `dim` coordinates,
+    counted, rows scaled to unit length (float32): similar sentences get similar vectors."""
+    import zlib
+
+    rows = np.zeros((len(sentences), dim), dtype=np.float32)
+    for i, sentence in enumerate(sentences):
+        for word in sentence.split():
+            rows[i, zlib.crc32(word.encode("utf-8")) % dim] += 1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms > 0, norms, 1.0)
+
+
+def check_attack(attack: Any, sentences: Sequence[str] | None = None) -> list[str]:
+    """Return what the attack read back from the test vectors, after checking it as the core
+    runs it:
+
+    - it implements `harness.protocols.Attack` with a `ThreatModel` as `threat`;
+    - `fit` takes the inputs its threat model grants, built from `sentences` (default: the
+      kit's sentences; the first half leaked, the second half attacked) and a hashed
+      bag-of-words embedding (`bag_embedding`) standing in for the encoder, queries, decoder
+      and surrogate included where it asks for them;
+    - `invert` returns a `harness.protocols.Inversion` with one string (or one list of
+      strings) per attacked vector, and as many scores when it gives scores;
+    - it is reproducible: fitting again with the same seed reads the same texts back.
+    """
+    from harness.protocols import Attack, Inversion, threat_model
+
+    name = name_of(attack)
+    if not isinstance(attack, Attack):
+        raise fail(f"{name} does not implement harness.protocols.Attack",
+                   "give it `threat` (a ThreatModel), fit(inputs) and invert(vectors)")
+    try:
+        threat = threat_model(attack)
+    except TypeError as exc:
+        raise fail(f"{name}: {exc}", "set `threat = ThreatModel(...)`: what it is given") from None
+    texts = list(sentences or DEFAULT_SENTENCES)
+    half = max(1, len(texts) // 2)
+    leaked, attacked = texts[:half], texts[half:] or texts[:1]
+    found = []
+    for _ in range(2):
+        with tempfile.TemporaryDirectory() as workdir:
+            attack.fit(_inputs(threat, leaked, Path(workdir)))
+            inversion = attack.invert(bag_embedding(attacked))
+        if not isinstance(inversion, Inversion):
+            raise fail(f"{name}.invert returned {type(inversion).__name__}",
+                       "return a harness.protocols.Inversion")
+        found.append(_texts(name, inversion, len(attacked)))
+    if found[0] != found[1]:
+        raise fail(f"{name} is not reproducible: fitted twice with the same seed, it read "
+                   "other texts back", "seed every random choice from `inputs.seed`")
+    return found[0]
+
+
+def _inputs(threat: Any, leaked: list[str], workdir: Path) -> Any:
+    """The inputs the core would hand an attack with `threat`, on the kit's stand-ins."""
+    from harness.protocols import AttackInputs
+
+    count = len(leaked) if threat.leaked is None else min(threat.leaked, len(leaked))
+    texts = leaked[:count]
+
+    def decode(vectors: np.ndarray, k: int) -> list[list[str]]:
+        """The leaked sentences nearest by cosine, best first: a decoder stand-in."""
+        cosines = np.asarray(vectors) @ bag_embedding(leaked).T
+        return [[leaked[j] for j in np.argsort(-row, kind="stable")[:k]] for row in cosines]
+
+    return AttackInputs(texts=texts, vectors=bag_embedding(texts), seed=1, workdir=workdir,
+                        query=(lambda batch: bag_embedding(list(batch))) if threat.queries
+                        else None,
+                        public=list(leaked) if threat.public else None,
+                        decode=decode if threat.decoder else None,
+                        surrogate_vectors=bag_embedding(texts, 48) if threat.surrogate else None,
+                        surrogate_decode=(lambda vectors, k: [[leaked[0]]] * len(vectors))
+                        if threat.surrogate else None)
+
+
+def _texts(name: str, inversion: Any, count: int) -> list[str]:
+    """One text per attacked vector, checked."""
+    if inversion.sentences is None and inversion.words is None:
+        raise fail(f"{name}.invert returned neither sentences nor words",
+                   "fill `sentences` (one string per vector) or `words` (one list per vector)")
+    for field in ("sentences", "words", "scores"):
+        values = getattr(inversion, field)
+        if values is not None and len(values) != count:
+            raise fail(f"{name}.invert returned {len(values)} {field} for {count} vectors",
+                       "return one per attacked vector, in order")
+    if inversion.sentences is not None:
+        if not all(isinstance(s, str) for s in inversion.sentences):
+            raise fail(f"{name}.invert returned sentences that are not strings",
+                       "return one string per vector")
+        return list(inversion.sentences)
+    if not all(isinstance(words, list) and all(isinstance(w, str) for w in words)
+               for words in inversion.words):
+        raise fail(f"{name}.invert returned words that are not lists of strings",
+                   "return one list of words per vector")
+    return [" ".join(words) for words in inversion.words]

@@ -1,0 +1,271 @@
+"""The attacks as plugins: the contract, the conformance kit, and each first-party attack
+against a case whose answer is known or an independent computation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.protocols import AttackInputs, Inversion, ThreatModel, threat_model
+from harness.registry.loader import load_registry
+from harness.testing import check_attack
+from harness.testing.attacks import bag_embedding
+from harness_plugins.attacks.align import Align, ridge, ridge_loo
+from harness_plugins.attacks.decoding import AdaptiveDecoder, Rerank
+from harness_plugins.attacks.nearest import Nearest
+from harness_plugins.attacks.words import BagOfWords, mean_f1, targets, vocabulary
+
+FIRST_PARTY = ("align", "bag-of-words", "decoder", "nearest", "rerank")
+
+
+def inputs(texts: list[str], tmp_path: Path, **granted) -> AttackInputs:
+    return AttackInputs(texts=texts, vectors=bag_embedding(texts), seed=3, workdir=tmp_path,
+                        **granted)
+
+
+# ----------------------------------------------------------------------------- the contract
+
+
+def test_every_first_party_attack_is_registered_and_passes_the_kit() -> None:
+    registry = load_registry()
+    assert set(FIRST_PARTY) <= set(registry.names("attack"))
+    from harness.protocols import BuildContext
+
+    for name in FIRST_PARTY:
+        info = registry.get("attack", name)
+        attack = registry.create("attack", name, info.options(), BuildContext(seed=1))
+        found = check_attack(attack)
+        assert len(found) == 5 and all(isinstance(text, str) for text in found), name
+
+
+def test_the_threat_model_says_what_an_attack_is_given() -> None:
+    assert ThreatModel().describe() == "all leaked training pairs"
+    assert ThreatModel(leaked=0, public=True, queries=True).describe() == (
+        "no leaked pairs, black-box queries, a public corpus")
+    assert ThreatModel(leaked=100, surrogate=True, knows_defence=False).describe() == (
+        "100 leaked pairs, a surrogate encoder, not the defence")
+
+    class Bare:
+        def fit(self, inputs): ...
+
+        def invert(self, vectors): ...
+
+    with pytest.raises(TypeError, match="ThreatModel"):
+        threat_model(Bare())
+
+
+def test_the_kit_refuses_an_attack_that_returns_too_few_texts() -> None:
+    class Short:
+        threat = ThreatModel(leaked=0)
+
+        def fit(self, inputs: AttackInputs) -> None:
+            pass
+
+        def invert(self, vectors: np.ndarray) -> Inversion:
+            return Inversion(sentences=["x"])
+
+    with pytest.raises(AssertionError, match="1 sentences for 5 vectors"):
+        check_attack(Short())
+
+
+# -------------------------------------------------------------------------------- nearest
+
+
+def test_nearest_returns_the_public_sentence_each_vector_came_from(tmp_path: Path) -> None:
+    public = ["the cat sat on the mat", "a dog barked at night", "rain fell on the town",
+              "she wrote a long letter"]
+    attack = Nearest(corpus=100)
+    attack.fit(inputs([], tmp_path, public=public, query=lambda t: bag_embedding(list(t))))
+    order = [2, 0, 3, 1]
+    found = attack.invert(bag_embedding([public[i] for i in order]))
+    assert found.sentences == [public[i] for i in order]
+    assert found.scores == pytest.approx([1.0] * 4)
+
+
+# ------------------------------------------------------------------------- decoder, rerank
+
+
+def test_the_decoder_attack_is_the_decoders_best_output(tmp_path: Path) -> None:
+    attack = AdaptiveDecoder()
+    attack.fit(inputs(["a b"], tmp_path, decode=lambda v, k: [["best", "second"][:k]] * len(v)))
+    assert attack.invert(np.zeros((3, 4), dtype=np.float32)).sentences == ["best"] * 3
+
+
+def test_rerank_keeps_the_candidate_whose_vector_is_closest(tmp_path: Path) -> None:
+    # The decoder proposes, best first, a wrong sentence and the right one; re-encoded, the
+    # right one's vector is the attacked vector itself, so its cosine is 1.
+    truth = ["the cat sat", "a dog barked"]
+    wrong = ["rain fell", "she wrote"]
+    seen = []
+
+    def decode(vectors: np.ndarray, k: int) -> list[list[str]]:
+        seen.append(k)
+        return [[w, t] for w, t in zip(wrong, truth)]
+
+    attack = Rerank(candidates=2)
+    attack.fit(inputs(["x"], tmp_path, decode=decode, query=lambda t: bag_embedding(list(t))))
+    found = attack.invert(bag_embedding(truth))
+    assert seen == [2] and found.sentences == truth
+    assert found.scores == pytest.approx([1.0, 1.0])
+
+
+# ----------------------------------------------------------------------------- bag of words
+
+
+def test_the_vocabulary_is_the_most_frequent_content_words() -> None:
+    texts = ["the dog saw the cat", "a cat ran", "the cat and the dog slept"]
+    # content counts: cat 3, dog 2, ran 1, saw 1, slept 1 (function words left out)
+    assert vocabulary(texts, 3) == ["cat", "dog", "ran"]
+    assert targets(["the dog ran"], ["cat", "dog", "ran"]).tolist() == [[0.0, 1.0, 1.0]]
+    # per sentence content F1: {dog, ran} vs {dog}: P 1, R 1/2, F1 2/3; exact: 1
+    assert mean_f1(["the dog ran", "a cat"], [["dog"], ["cat"]]) == pytest.approx(
+        (2 / 3 + 1) / 2)
+
+
+def test_bag_of_words_reads_the_words_of_a_vector_that_holds_them(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(12)]
+    texts = [" ".join(sorted(rng.choice(words, size=3, replace=False))) for _ in range(600)]
+    # a vector that is the multi-hot of its words, rotated: the words are linearly readable
+    rotation = np.linalg.qr(rng.standard_normal((12, 12)))[0]
+
+    def embed(batch: list[str]) -> np.ndarray:
+        return (targets(batch, words) @ rotation).astype(np.float32)
+
+    attack = BagOfWords(words=12, epochs=300, held_out=0.2, seed=1)
+    attack.fit(AttackInputs(texts=texts[:500], vectors=embed(texts[:500]), seed=1,
+                            workdir=tmp_path))
+    found = attack.invert(embed(texts[500:]))
+    assert found.sentences is None
+    assert mean_f1(texts[500:], found.words) > 0.95
+
+
+# ---------------------------------------------------------------------------------- align
+
+
+def test_ridge_leave_one_out_equals_refitting_without_each_pair() -> None:
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((12, 5)), rng.standard_normal((12, 3))
+    penalties = np.array([0.01, 1.0, 100.0])
+    chosen, errors = ridge_loo(x, y, penalties)
+    scale = float(np.mean(np.linalg.svd(x - x.mean(axis=0), compute_uv=False) ** 2))
+    for penalty, error in zip(penalties * scale, errors):
+        brute = 0.0
+        for i in range(len(x)):
+            keep = np.arange(len(x)) != i
+            x_mean, weights, y_mean = ridge(x[keep], y[keep], penalty)
+            brute += float(np.sum((y[i] - ((x[i] - x_mean) @ weights + y_mean)) ** 2))
+        assert error == pytest.approx(brute, rel=1e-9)
+    assert chosen == pytest.approx(penalties[int(np.argmin(errors))] * scale)
+
+
+def test_ridge_solves_the_penalised_normal_equations() -> None:
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((20, 4)), rng.standard_normal((20, 2))
+    x_mean, weights, y_mean = ridge(x, y, 0.5)
+    xc, yc = x - x.mean(axis=0), y - y.mean(axis=0)
+    expected = np.linalg.solve(xc.T @ xc + 0.5 * np.eye(4), xc.T @ yc)
+    np.testing.assert_allclose(weights, expected, rtol=1e-10)
+    np.testing.assert_allclose(y_mean, y.mean(axis=0))
+
+
+def test_align_maps_an_affinely_related_space_and_reads_it_with_the_surrogate(
+        tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    victim = rng.standard_normal((40, 6))
+    a, b = rng.standard_normal((6, 4)), rng.standard_normal(4)
+    surrogate = victim @ a + b
+    received = []
+
+    def surrogate_decode(vectors: np.ndarray, k: int) -> list[list[str]]:
+        received.append(vectors)
+        return [["decoded"]] * len(vectors)
+
+    attack = Align(pairs=30)
+    attack.fit(AttackInputs(texts=["t"] * 30, vectors=victim[:30].astype(np.float32),
+                            seed=1, workdir=tmp_path,
+                            surrogate_vectors=surrogate[:30].astype(np.float32),
+                            surrogate_decode=surrogate_decode))
+    found = attack.invert(victim[30:].astype(np.float32))
+    assert found.sentences == ["decoded"] * 10
+    np.testing.assert_allclose(received[0], surrogate[30:], atol=1e-2)
+    assert attack.threat.leaked == 30 and attack.label == "align-30"
+
+
+# ------------------------------------------------------------------- in the privacy analysis
+
+RUN_SPEC = """\
+name: attacked
+seed: 1
+device: cpu
+corpus:
+  train: {generate: quickstart, sentences: 600}
+  test: {generate: quickstart, sentences: 60, seed: 2}
+  normalise: {lowercase: true, digits: zero}
+vocab: {bpe_size: 200, dim: 64, epochs: 2}
+encoders: [avg, gem, {name: random-gaussian, dim: 64}]
+decoders: [{name: mos-lstm, hidden: 32, epochs: 2, standardise: true}]
+metrics: [id, token-f1, token-f1:content, bleu]
+defences:
+  - rotation
+  - {name: gaussian, levels: [1000]}
+privacy:
+  canaries: 0
+  attacks: [decoder, {name: rerank, candidates: 3}, nearest, bag-of-words, {name: align, pairs: 50}]
+analyses: [privacy]
+"""
+LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-50"}
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory: pytest.TempPathFactory):
+    from harness.runner import run_spec
+    from harness.spec import load_spec
+    from harness.util.cache import Cache
+
+    folder = tmp_path_factory.mktemp("attacked")
+    (folder / "spec.yaml").write_text(RUN_SPEC, encoding="utf-8")
+    spec = load_spec(folder / "spec.yaml", registry=load_registry())
+    return run_spec(spec, folder / "run", cache=Cache(folder / "cache")).privacy
+
+
+def test_every_point_carries_every_attack_and_the_strongest(attacked) -> None:
+    for points in attacked.points.values():
+        assert [(p.defence, p.level) for p in points] == [("", None), ("rotation", None),
+                                                          ("gaussian", 1000.0)]
+        for point in points:
+            assert set(point.attacks) == LABELS
+            values = {label: a.leakage["token-f1:content"].value
+                      for label, a in point.attacks.items()}
+            assert point.strongest == max(values, key=values.get)
+            # words only: scored on the content measure alone; sentences: on every text metric
+            assert set(point.attacks["bag-of-words"].leakage) == {"token-f1:content"}
+            assert set(point.attacks["nearest"].leakage) == {"id", "token-f1",
+                                                             "token-f1:content", "bleu"}
+            assert point.attacks["nearest"].threat == ("no leaked pairs, black-box queries, a "
+                                                       "public corpus")
+
+
+def test_a_rotation_leaks_within_the_clean_interval_under_the_strongest_attack(attacked) -> None:
+    for points in attacked.points.values():
+        clean, rotated = points[0], points[1]
+        strongest = clean.attacks[clean.strongest].leakage["token-f1:content"]
+        found = rotated.attacks[rotated.strongest].leakage["token-f1:content"]
+        low, high = strongest.ci95
+        assert low <= found.value <= high, (clean.strongest, rotated.strongest)
+
+
+def test_noise_at_a_thousand_spreads_is_at_the_floor_for_every_attack(attacked) -> None:
+    """Gaussian noise at 1,000 x each dimension's spread leaves nothing to read: every attack
+    reads as much back as from the floor encoder's vectors, which carry no information (the
+    two 95% intervals over the test sentences overlap)."""
+    floor = attacked.floor_attacks
+    assert set(floor) == LABELS
+    for points in attacked.points.values():
+        noisy = points[2]
+        for label in LABELS:
+            found = noisy.attacks[label].leakage["token-f1:content"]
+            at_floor = floor[label].leakage["token-f1:content"]
+            assert found.ci95[0] <= at_floor.ci95[1] and at_floor.ci95[0] <= found.ci95[1], label
