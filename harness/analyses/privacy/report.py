@@ -40,6 +40,10 @@ def privacy_figures(results: RunResults) -> dict[str, bytes]:
         p.strongest for rows in privacy.points.values() for p in rows)
     measure = privacy.compare_on if attacked and privacy.compare_on else privacy.leakage
     floor = privacy.floor.get(measure)
+    if attacked and privacy.floor_attacks:  # the strongest attack at the floor, as elsewhere
+        floor = max((a.leakage[measure] for a in privacy.floor_attacks.values()
+                     if measure in a.leakage and a.leakage[measure].value is not None),
+                    key=lambda score: score.value, default=floor)
     for encoder, rows in privacy.points.items():
         lines: dict[str, list[Any]] = {}
         for point in rows:
