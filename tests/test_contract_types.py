@@ -44,9 +44,13 @@ def mentions_any(hint: Any) -> bool:
 
 
 def members(view: type) -> dict[str, Any]:
-    """A view's declared members, by name: its properties, methods and attributes."""
-    found: dict[str, Any] = dict.fromkeys(inspect.get_annotations(view))
-    found.update({name: value for name, value in vars(view).items() if not name.startswith("_")})
+    """A view's declared members, by name: its properties, methods and attributes, those of
+    the views it extends included."""
+    found: dict[str, Any] = {}
+    for klass in reversed([k for k in view.__mro__ if k.__module__.startswith("harness.")]):
+        found.update(dict.fromkeys(inspect.get_annotations(klass)))
+        found.update({name: value for name, value in vars(klass).items()
+                      if not name.startswith("_")})
     return found
 
 

@@ -258,25 +258,14 @@ class JobInputs(Protocol):
         """The analysis's own options, validated."""
 
 
-class AnalysisInputs(Protocol):
+class AnalysisInputs(JobInputs, Protocol):
     """A run after its jobs, as an analysis's `run` is handed it
-    (`harness.analyses.run.AnalysisRun`)."""
+    (`harness.analyses.run.AnalysisRun`): what a job of the analysis is handed (the context,
+    corpus, vocabulary and the analysis's options) and the jobs' results."""
 
     @property
     def spec(self) -> SpecView:
         """The run's resolved spec."""
-
-    @property
-    def ctx(self) -> RunContextView:
-        """The run's context: spec, cache, device."""
-
-    @property
-    def corpus(self) -> CorpusView:
-        """The run's corpus."""
-
-    @property
-    def vocab(self) -> VocabView:
-        """The run's vocabulary."""
 
     @property
     def execution(self) -> ExecutionView:
@@ -285,10 +274,6 @@ class AnalysisInputs(Protocol):
     @property
     def out(self) -> Path:
         """The run directory, for files of the analysis's own."""
-
-    @property
-    def options(self) -> Options:
-        """The analysis's own options, validated."""
 
     @property
     def fields(self) -> Mapping[str, Any]:

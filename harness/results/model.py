@@ -266,6 +266,8 @@ class RunSpec(Record):
         if not isinstance(value, dict):
             return value
         value = moved_to_comparison(value)[0]
+        if not set(value) - set(cls.model_fields):
+            return value  # no analysis section to read: the installed plugins are not loaded
         for key, (_, settings) in installed_declared().sections.items():
             given = value.get(key)
             if isinstance(given, dict):
@@ -283,7 +285,7 @@ class RunSpec(Record):
         try:
             return super().__getattr__(name)  # type: ignore[misc]
         except AttributeError:
-            if name in installed_declared().sections:
+            if not name.startswith("_") and name in installed_declared().sections:
                 return None
             raise
 
@@ -342,7 +344,7 @@ class RunResults(Record):
         try:
             return super().__getattr__(name)  # type: ignore[misc]
         except AttributeError:
-            if name in installed_declared().results:
+            if not name.startswith("_") and name in installed_declared().results:
                 return None
             raise
 

@@ -4,12 +4,11 @@ it back from a run directory (`read_gaps`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from harness.plugin import DataError
+from harness.plugin import DataError, load_results
 
 FIELD = "length_gaps"
 """The results.json top-level field the analysis fills."""
@@ -37,24 +36,15 @@ class LengthGaps(BaseModel):
 
 
 def read_gaps(run_dir: Path) -> LengthGaps:
-    """The length gaps in `run_dir`/results.json; a `DataError` naming the file when it is
-    missing, is not JSON, or holds no length gaps (its run did not run the analysis)."""
-    path = Path(run_dir) / "results.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, NotADirectoryError):
-        raise DataError(f"{path}: not found; is {run_dir} a run directory?") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}") from None
-    gaps = data.get(FIELD) if isinstance(data, dict) else None
+    """The length gaps in `run_dir`/results.json, read by the harness (`load_results`: the
+    field typed as this analysis declares it); a `DataError` naming the file when it is
+    missing or malformed, or holds no length gaps (its run did not run the analysis)."""
+    results = load_results(Path(run_dir))
+    gaps = getattr(results, FIELD)
     if gaps is None:
-        raise DataError(f"{path}: no `{FIELD}`: its run did not run example-length-gap")
-    try:
-        return LengthGaps.model_validate(gaps)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise DataError(f"{path}: {FIELD}.{where}: {first['msg']}") from None
+        raise DataError(f"{Path(run_dir) / 'results.json'}: no `{FIELD}`: its run did not run "
+                        "example-length-gap")
+    return gaps
 
 
 def gap_rows(gaps: LengthGaps, digits: int) -> list[list[str]]:
