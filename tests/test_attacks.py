@@ -13,11 +13,12 @@ from harness.registry.loader import load_registry
 from harness.testing import check_attack
 from harness.testing.attacks import bag_embedding
 from harness_plugins.attacks.align import Align, ridge, ridge_loo
+from harness_plugins.attacks.correction import Corrector, Settings, Words
 from harness_plugins.attacks.decoding import AdaptiveDecoder, Rerank
 from harness_plugins.attacks.nearest import Nearest
 from harness_plugins.attacks.words import BagOfWords, mean_f1, targets, vocabulary
 
-FIRST_PARTY = ("align", "bag-of-words", "decoder", "nearest", "rerank")
+FIRST_PARTY = ("align", "bag-of-words", "corrector", "decoder", "nearest", "rerank")
 
 
 def inputs(texts: list[str], tmp_path: Path, **granted) -> AttackInputs:
@@ -109,6 +110,80 @@ def test_rerank_keeps_the_candidate_whose_vector_is_closest(tmp_path: Path) -> N
     found = attack.invert(bag_embedding(truth))
     assert seen == [2] and found.sentences == truth
     assert found.scores == pytest.approx([1.0, 1.0])
+
+
+# ------------------------------------------------------------------------------ correction
+
+SUBJECTS = ["tom", "mary", "john", "anna", "the cat", "my dad", "her son", "a girl"]
+VERBS = ["likes", "sees", "hates", "wants", "needs", "finds", "draws", "buys"]
+OBJECTS = ["apples", "books", "music", "trains", "coffee", "flowers", "horses", "snow"]
+TRIPLES = [(s, v, o) for s in range(8) for v in range(8) for o in range(8)]
+WORLD = [f"{SUBJECTS[s]} {VERBS[v]} {OBJECTS[o]}" for s, v, o in TRIPLES]
+LEXICON = sorted({w for text in WORLD for w in text.split()})
+
+
+def bag(texts) -> np.ndarray:
+    """An exact bag of words over the world's words, unit rows: every sentence of the world
+    has a vector of its own."""
+    rows = np.zeros((len(texts), len(LEXICON)), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for word in text.split():
+            rows[i, LEXICON.index(word)] += 1
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+
+
+def wrong_object(vectors: np.ndarray, k: int) -> list[list[str]]:
+    """A decoder that reads subject and verb right and the object wrong: for each vector, its
+    sentence with the object shifted by 1, ..., k places (never the right one)."""
+    found = []
+    for i in np.argmax(np.asarray(vectors) @ bag(WORLD).T, axis=1):
+        s, v, o = TRIPLES[i]
+        found.append([f"{SUBJECTS[s]} {VERBS[v]} {OBJECTS[(o + j) % 8]}"
+                      for j in range(1, k + 1)])
+    return found
+
+
+def test_correction_fixes_what_the_decoder_gets_wrong_and_keeps_the_best_by_cosine(
+        tmp_path: Path) -> None:
+    """Every hypothesis the decoder gives has the wrong object, so step 0 recovers no
+    sentence; the corrector, trained on 400 leaked pairs, rewrites the object from the
+    vector: the attacked sentences come back, and the cosine never falls from step to step."""
+    order = np.random.default_rng(0).permutation(len(WORLD))
+    leaked = [WORLD[i] for i in order[:400]]
+    attacked = [WORLD[i] for i in order[400:460]]
+    attack = Corrector(Settings(steps=2, beam=2, candidates=3, pairs=400, hypotheses=2,
+                                epochs=25, hidden=64))
+    attack.fit(AttackInputs(texts=leaked, vectors=bag(leaked), seed=5, workdir=tmp_path,
+                            decode=wrong_object, query=lambda t: bag(list(t))))
+    found = attack.invert(bag(attacked))
+    assert len(found.steps) == 3 and found.steps[-1] == found.sentences
+    assert not any(s == t for s, t in zip(found.steps[0], attacked))  # the decoder's: wrong
+    exact = np.mean([s == t for s, t in zip(found.sentences, attacked)])
+    assert exact >= 0.8
+    targets = bag(attacked)
+    cosines = [np.sum(bag(step) * targets, axis=1) for step in found.steps]
+    assert all(np.all(later >= earlier - 1e-6) for earlier, later in zip(cosines, cosines[1:]))
+    np.testing.assert_allclose(found.scores, cosines[-1], atol=1e-5)
+
+
+def test_an_untrained_corrector_never_replaces_a_closer_hypothesis(tmp_path: Path) -> None:
+    """With no training its rewrites are noise; the answer stays the decoder's closest
+    candidate (the best by cosine over all steps, not the last step's rewrite)."""
+    leaked, attacked = WORLD[:50], WORLD[100:120]
+    attack = Corrector(Settings(steps=3, beam=1, candidates=2, pairs=50, epochs=0, hidden=16))
+    attack.fit(AttackInputs(texts=leaked, vectors=bag(leaked), seed=1, workdir=tmp_path,
+                            decode=wrong_object, query=lambda t: bag(list(t))))
+    found = attack.invert(bag(attacked))
+    first = wrong_object(bag(attacked), 2)
+    best = [max(row, key=lambda text: float(bag([text])[0] @ bag([truth])[0]))
+            for row, truth in zip(first, attacked)]
+    assert found.steps[0] == best and found.sentences == best
+
+
+def test_the_corrector_reads_words_outside_its_vocabulary_as_unknown() -> None:
+    words = Words(["b a", "a c", "a"], size=2)  # a 3, then b and c once each: b first
+    assert words.words[4:] == ["a", "b"]
+    assert words.ids("a c b", 10) == [4, 3, 5] and words.text([4, 3, 5, 2]) == "a b"
 
 
 # ----------------------------------------------------------------------------- bag of words
@@ -213,10 +288,11 @@ defences:
   - {name: gaussian, levels: [1000]}
 privacy:
   canaries: 0
-  attacks: [decoder, {name: rerank, candidates: 3}, nearest, bag-of-words, {name: align, pairs: 50}]
+  attacks: [decoder, {name: rerank, candidates: 3}, nearest, bag-of-words, {name: align, pairs: 50},
+            {name: corrector, steps: 2, candidates: 2, pairs: 200, epochs: 2, hidden: 32}]
 analyses: [privacy]
 """
-LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-50"}
+LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-50", "corrector"}
 
 
 @pytest.fixture(scope="module")
@@ -246,6 +322,12 @@ def test_every_point_carries_every_attack_and_the_strongest(attacked) -> None:
                                                              "token-f1:content", "bleu"}
             assert point.attacks["nearest"].threat == ("no leaked pairs, black-box queries, a "
                                                        "public corpus")
+            # the iterative attack's gain per step: steps 0, 1, 2, the last its own score
+            steps = point.attacks["corrector"].steps
+            assert len(steps) == 3 and steps[-1] == point.attacks["corrector"].leakage[
+                "token-f1:content"]
+            assert all(a.steps is None for label, a in point.attacks.items()
+                       if label != "corrector")
 
 
 def test_a_rotation_leaks_within_the_clean_interval_under_the_strongest_attack(attacked) -> None:

@@ -379,3 +379,25 @@ def test_the_defence_seed_stays_out_of_the_spec_record_and_hash(tmp_path: Path) 
     path.write_text(text.replace("0.9]SEED", "2]"), encoding="utf-8")
     with pytest.raises(SpecError, match="level 2 of `epsilon`: .*classic calibration"):
         load_spec(path, registry=load_registry())
+
+
+def test_a_randomised_defence_redraws_the_training_split_with_independent_noise(
+        tmp_path: Path) -> None:
+    """The adaptive attacker's fresh draws (`Encoded.redraw`): each draw the clean vectors plus
+    noise of the level's scale, independent of the stored split's noise and of each other,
+    the same in every run; a deterministic defence has none."""
+    out, _ = defended(tmp_path, entry_of("gaussian", scale=1.0))
+    assert out.redraw is not None
+    spread = CLEAN.std(axis=0)
+    stored = (np.asarray(out.vectors("train"), dtype=np.float64) - CLEAN) / spread
+    second, third = ((out.redraw(draw).astype(np.float64) - CLEAN) / spread for draw in (2, 3))
+    for drawn in (second, third):
+        assert drawn.std() == pytest.approx(1.0, rel=0.03)
+        assert abs(correlation(drawn, stored)) < BOUND
+    assert abs(correlation(second, third)) < BOUND
+    np.testing.assert_array_equal(out.redraw(2), out.redraw(2))
+    again, _ = defended(tmp_path, entry_of("gaussian", scale=1.0), cache="other")
+    np.testing.assert_array_equal(out.redraw(2), again.redraw(2))
+    for name, options in (("pca", {"dims": 4}), ("quantise", {"bits": 2}), ("rotation", {})):
+        fixed, _ = defended(tmp_path, entry_of(name, **options))
+        assert fixed.redraw is None, name

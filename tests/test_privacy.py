@@ -211,3 +211,25 @@ def test_task_intervals_are_the_exact_intervals_of_accuracies() -> None:
     assert task_interval(result("acc", 90.0)) == pytest.approx((100 * exact.low,
                                                                100 * exact.high))
     assert task_interval(result("pearson", 0.8)) is None
+
+
+def test_a_remembering_encoder_encodes_each_sentence_once() -> None:
+    """The privacy analysis's encoder under several defences: a sentence asked for again is
+    not encoded again, and every answer is the inner encoder's vector for it."""
+    from types import SimpleNamespace
+
+    from harness.stages.encode import Remembering
+
+    asked: list[list[str]] = []
+
+    def encode(batch, batch_size):
+        asked.append(list(batch))
+        return np.array([[len(s), s.count("a")] for s in batch], dtype=np.float32)
+
+    model = Remembering(SimpleNamespace(dim=2, fingerprint=lambda: "f", encode=encode))
+    first = model.encode(["a cat", "dog", "a cat"])
+    second = model.encode(["dog", "banana"])
+    assert asked == [["a cat", "dog"], ["banana"]]
+    np.testing.assert_array_equal(first, [[5, 2], [3, 0], [5, 2]])
+    np.testing.assert_array_equal(second, [[3, 0], [6, 3]])
+    assert model.encode([]).shape == (0, 2) and model.fingerprint() == "f"

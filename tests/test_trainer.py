@@ -192,6 +192,49 @@ def test_killed_and_rerun_gives_identical_weights(uninterrupted, data, tmp_path:
     assert len(list((tmp_path / "ckpt").glob("*.safetensors"))) == 2  # newest and previous
 
 
+def test_fresh_draws_feed_every_epoch_after_the_first(data, tmp_path: Path) -> None:
+    """`redraw(e)` supplies epoch e's training vectors (e > 1): a redraw equal to the stored
+    vectors trains exactly as none does; other draws train otherwise; a run killed mid-epoch
+    resumes to the same weights."""
+    vocab, vectors, ids = data
+    calls: list[int] = []
+
+    def same(epoch: int) -> np.ndarray:
+        calls.append(epoch)
+        return np.asarray(vectors)
+
+    plain = make_model(vocab, 16, seed=3, **SMALL)
+    train(plain, vocab, vectors, ids, tmp_path / "plain")
+    echoed = make_model(vocab, 16, seed=3, **SMALL)
+    train_decoder(echoed, vocab, vectors, ids, TrainingOptions(**RUN), seed=7, device="cpu",
+                  checkpoint_dir=tmp_path / "echo" / "ckpt", log_path=tmp_path / "echo" / "l",
+                  progress=False, redraw=same)
+    assert same_weights(plain, echoed) and calls == [2, 3]
+
+    def noisy(epoch: int) -> np.ndarray:
+        rng = np.random.default_rng(epoch)
+        return (np.asarray(vectors) + rng.normal(size=vectors.shape)).astype(np.float32)
+
+    def run(work: Path, model: torch.nn.Module) -> torch.nn.Module:
+        train_decoder(model, vocab, vectors, ids, TrainingOptions(**RUN), seed=7, device="cpu",
+                      checkpoint_dir=work / "ckpt", log_path=work / "train.jsonl",
+                      progress=False, redraw=noisy)
+        return model
+
+    fresh = run(tmp_path / "fresh", make_model(vocab, 16, seed=3, **SMALL))
+    assert not same_weights(plain, fresh)
+    dying = make_model(vocab, 16, seed=3, **SMALL)
+    kill_at(dying, 7)  # in the second epoch, after a checkpoint
+    with pytest.raises(Killed):
+        run(tmp_path / "killed", dying)
+    assert same_weights(fresh, run(tmp_path / "killed", make_model(vocab, 16, seed=3, **SMALL)))
+    with pytest.raises(AssertionError, match="in one process"):
+        train_decoder(make_model(vocab, 16, seed=3, **SMALL), vocab, vectors, ids,
+                      TrainingOptions(**RUN, workers=2), seed=7, device="cpu",
+                      checkpoint_dir=tmp_path / "w", log_path=tmp_path / "w.jsonl",
+                      progress=False, redraw=noisy)
+
+
 def test_more_epochs_continue_a_finished_run(data, tmp_path: Path) -> None:
     vocab, vectors, ids = data
     whole = make_model(vocab, 16, seed=3, **SMALL)

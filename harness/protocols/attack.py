@@ -93,6 +93,10 @@ class Inversion:
     sentences: list[str] | None = None
     words: list[list[str]] | None = None
     scores: list[float] | None = None
+    steps: list[list[str]] | None = None
+    """For an iterative attack, its best sentence for every vector after each step (step 0
+    first, the last step's equal to `sentences`): the report scores each step, the gain per
+    step."""
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,9 @@ VERSION = 2
 BLOCK = 4096
 """Rows per call of `transform`: the unit its noise is seeded by, so it never changes."""
 
-STREAMS = ("train", "test", "other")
-"""The generator streams: the corpus' splits, and every other sentence a run encodes."""
+STREAMS = ("train", "test", "other", "redraw")
+"""The generator streams: the corpus' splits, every other sentence a run encodes, and the fresh
+draws of the training split an adaptive attacker trains on (`redraws`)."""
 
 
 def secret_digest(seed: int) -> str:
@@ -101,6 +102,35 @@ def defended_block(defence: Defence, vectors: np.ndarray, rng: np.random.Generat
         out = defence.transform(np.asarray(vectors, dtype=np.float32), rng)
     return check_vectors(out, len(vectors), width, entry.plugin, what=f"{what}: transform",
                          unit="block")
+
+
+def randomised(defence: Defence, vectors: np.ndarray, entry: Entry) -> bool:
+    """Whether `defence` (fitted) draws noise: its transforms of the first rows of `vectors`
+    under two unrelated generators differ."""
+    rows = np.asarray(vectors[:64], dtype=np.float32)
+    first, second = (defended_block(defence, rows, _generator(0, "probe", "other", n), entry)
+                     for n in (0, 1))
+    return not np.array_equal(first, second)
+
+
+def redraws(defence: Defence, source: np.ndarray, seed: int, key: str, entry: Entry, *,
+            encoder: str = "", encoder_plugin: str = "") -> Callable[[int], np.ndarray]:
+    """`redraw(draw)`: every row of `source` (the clean training vectors) under the fitted
+    randomised `defence` with noise of its own (stream "redraw", seeded by the draw and the
+    block like `block_rng`): what an adaptive attacker who may query the store trains on
+    afresh each epoch, so that it learns the noise's distribution rather than one draw."""
+    width = defence.output_dim(source.shape[1])
+
+    def redraw(draw: int) -> np.ndarray:
+        out = np.empty((len(source), width), dtype=np.float32)
+        for start in range(0, len(source), BLOCK):
+            block = source[start:start + BLOCK]
+            out[start:start + len(block)] = defended_block(
+                defence, block, _generator(seed, key, "redraw", f"{draw}:{start}"), entry,
+                encoder=encoder, encoder_plugin=encoder_plugin)
+        return out
+
+    return redraw
 
 
 def text_rng(seed: int, key: str, sentences: Sequence[str]) -> np.random.Generator:
@@ -214,5 +244,9 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: DefenceEntry
              if encoded.model is not None else None)
     summary = LevelSummary(defence.describe(), budget_of(
         defence, encoded.dim, entry, defence_at(entry, encoded.encoder, encoded.plugin)))
+    clean = encoded.vectors("train")
+    redraw = (redraws(defence, clean, seed, key, entry, encoder=encoded.encoder,
+                      encoder_plugin=encoded.plugin)
+              if randomised(defence, clean, entry) else None)
     return replace(encoded, keys=keys, dim=width, directories=directories, identity=identity,
-                   model=model), summary
+                   model=model, redraw=redraw), summary

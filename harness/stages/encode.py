@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,9 @@ class Encoded:
     plugin: str = ""
     # A pretrained encoder reads other text (downstream tasks') as given, not normalised.
     pretrained: bool = False
+    redraw: Callable[[int], np.ndarray] | None = field(default=None, compare=False, repr=False)
+    """For vectors under a randomised defence (`harness.stages.defend.redraws`): the training
+    split drawn afresh, `redraw(draw)`; None where the vectors are the same at every draw."""
 
     def vectors(self, split: str) -> np.ndarray:
         """Return the vectors of `split` ("train" or "test"), memory-mapped."""
@@ -79,6 +82,46 @@ def encode_batch(encoder: Encoder, batch: Sequence[str], batch_size: int, plugin
         if split is None:
             return encoder.encode(batch, batch_size=batch_size)
         return encoder.encode(batch, batch_size=batch_size, split=split, start=start)
+
+
+@dataclass
+class Remembering:
+    """An encoder that keeps the vector of every sentence it has encoded, in memory, and asks
+    its `inner` encoder only for those it has not: an encoder's vectors of the same text asked
+    for under several defences (the privacy analysis's levels: the tasks' sentences, an
+    attack's public corpus) cost one encoding. Not for a positional encoder, whose vectors do
+    not follow the text."""
+
+    inner: Encoder
+    plugin: str = ""
+    name: str = ""
+    known: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint()
+
+    def encode(self, sentences: Sequence[str], batch_size: int = ENCODE_BATCH_SIZE
+               ) -> np.ndarray:
+        missing = list(dict.fromkeys(s for s in sentences if s not in self.known))
+        if missing:
+            found = check_vectors(encode_batch(self.inner, missing, batch_size, self.plugin,
+                                               self.name), len(missing), self.dim, self.plugin)
+            self.known.update(zip(missing, np.asarray(found, dtype=np.float32), strict=True))
+        if not sentences:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.known[s] for s in sentences])
+
+
+def remembering(encoded: Encoded) -> Encoded:
+    """`encoded` whose model remembers what it encoded (`Remembering`); as it is without a
+    model or with a positional one."""
+    if encoded.model is None or is_positional(encoded.model):
+        return encoded
+    return replace(encoded, model=Remembering(encoded.model, encoded.plugin, encoded.encoder))
 
 
 def _dim(encoder: Encoder, plugin: str) -> int:

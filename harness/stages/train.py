@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import PluginError
+from harness.errors import HarnessError, PluginError
 from harness.protocols import ConditionalLanguageModel, DecoderOptions
 from harness.results.model import TrainSummary
 from harness.spec import Component
@@ -83,6 +83,14 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     vectors, train = encoded.vectors("train"), corpus.train
     if sentences is not None:
         vectors, train = vectors[:sentences], train[:sentences]
+    # Under a randomised defence the attacker trains on a fresh draw of the noise every epoch.
+    redraw = encoded.redraw if sentences is None else None
+    if redraw is not None:
+        parts["draws"] = "fresh every epoch"
+        if settings.workers > 1:
+            raise HarnessError(f"decoders: {component.name!r} attacks {encoded.encoder!r}'s "
+                               "defended vectors with fresh noise every epoch, which trains "
+                               "in one process; set its workers: 1")
 
     def build(directory: Path) -> dict[str, Any]:
         model = build_decoder(ctx, component, encoded, vocab, seed=seed)
@@ -93,7 +101,8 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
             seed=seed, device=ctx.device,
             checkpoint_dir=directory / "checkpoints", log_path=directory / "train.jsonl",
             progress=True,
-            label=f"decoder {component.name!r} for encoder {encoded.encoder!r}{suffix}")
+            label=f"decoder {component.name!r} for encoder {encoded.encoder!r}{suffix}",
+            redraw=redraw)
         save_decoder(model, directory, {"encoder": encoded.encoder, "decoder": component.name})
         return {"epochs": summary.epochs, "steps": summary.steps, "val_loss": summary.val_loss,
                 "train_loss": summary.train_loss, "tokens_per_s": summary.tokens_per_s,

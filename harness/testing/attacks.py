@@ -98,6 +98,10 @@ def _texts(name: str, inversion: Any, count: int) -> list[str]:
         if values is not None and len(values) != count:
             raise fail(f"{name}.invert returned {len(values)} {field} for {count} vectors",
                        "return one per attacked vector, in order")
+    for step, sentences in enumerate(inversion.steps or []):
+        if len(sentences) != count or not all(isinstance(s, str) for s in sentences):
+            raise fail(f"{name}.invert returned {len(sentences)} sentences at step {step} for "
+                       f"{count} vectors", "give `steps` one string per vector at every step")
     if inversion.sentences is not None:
         if not all(isinstance(s, str) for s in inversion.sentences):
             raise fail(f"{name}.invert returned sentences that are not strings",

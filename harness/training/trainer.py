@@ -28,7 +28,7 @@ import gc
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,8 @@ SYNC_EVERY = 20  # on CUDA, read the loss and the skip flag back (progress, faul
 def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
                   train_ids: Sequence[Sequence[int]] | TokenIds, options: TrainingOptions, *,
                   seed: int, device: str | torch.device, checkpoint_dir: Path, log_path: Path,
-                  progress: bool = True, label: str | None = None) -> TrainingSummary:
+                  progress: bool = True, label: str | None = None,
+                  redraw: Callable[[int], Any] | None = None) -> TrainingSummary:
     """Return the summary of training `model` to regenerate `train_ids` from `train_vectors`.
 
     `options` are read as given: a decoder's `DecoderOptions` is a `TrainingOptions`.
@@ -95,12 +96,14 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
     training continues from the newest intact one. The caller seeds torch before building the
     model; `seed` fixes the validation split and the batch order.
     With `options.workers` > 1, `workers` processes train the model together
-    (`harness.training.distributed`); with 1, this process alone, as it always did.
-    """
+    (`harness.training.distributed`); with 1, this process alone. With `redraw` (one process),
+    epoch e > 1 trains on `redraw(e)`, a fresh draw of all N rows (a randomised defence's
+    noise); epoch 1, the vector statistics and validation read `train_vectors`."""
     who = label or "decoder"
     check_training_data(model, train_vectors, train_ids, who)
     resolved = torch.device(resolve_device(str(device)))
     if options.workers > 1:
+        assert redraw is None, f"{who}: fresh vectors every epoch train in one process"
         return distributed.train_in_workers(
             _train_rank, model, vocab, train_vectors, train_ids, options, seed=seed,
             device=resolved, checkpoint_dir=Path(checkpoint_dir), log_path=Path(log_path),
@@ -108,7 +111,7 @@ def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
     trainer = _Trainer(model, vocab, file_rows(train_vectors), train_ids, options, seed=seed,
                        device=resolved, directory=Path(checkpoint_dir),
                        training_log=TrainingLog(log_path), progress=progress,
-                       who=who)
+                       who=who, redraw=redraw)
     return trainer.run()
 
 
@@ -163,8 +166,10 @@ class _Trainer:
     def __init__(self, model: nn.Module, vocab: Any, vectors: Any,
                  ids: Sequence[Sequence[int]] | TokenIds, opts: TrainingOptions, *, seed: int,
                  device: torch.device, directory: Path, training_log: TrainingLog,
-                 progress: bool, who: str, ranks: Ranks = ONE) -> None:
+                 progress: bool, who: str, ranks: Ranks = ONE,
+                 redraw: Callable[[int], Any] | None = None) -> None:
         self.model, self.vocab, self.vectors, self.ids = model, vocab, vectors, ids
+        self.redraw = redraw
         self.opts, self.seed, self.device, self.directory = opts, seed, device, directory
         self.log, self.progress, self.who, self.ranks = training_log, progress, who, ranks
         model.to(device)
@@ -228,8 +233,9 @@ class _Trainer:
                    unit="batch", disable=None if self.progress else True, leave=False)
         self.model.train()
         since = time.perf_counter()
+        vectors = self.vectors if self.redraw is None or p.epoch == 1 else self.redraw(p.epoch)
         batches = distributed.shares(self.ranks, order[p.batch:], self.lengths, self.vocab,
-                                     self.vectors, self.ids, self.device)
+                                     vectors, self.ids, self.device)
         for batch, tokens, counted in batches:
             if opts.schedule == "linear":
                 self._set_lr(opts.lr * (1.0 - p.steps / (opts.epochs * len(order))))

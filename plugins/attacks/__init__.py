@@ -43,6 +43,24 @@ class AlignOptions(Options):
                                   "under study)")
 
 
+class CorrectorOptions(Options):
+    steps: int = Field(3, ge=0, le=50, description="correction steps (T) after the decoder's "
+                       "hypothesis")
+    beam: int = Field(2, ge=1, le=16, description="hypotheses kept per vector at each step "
+                      "(the sequence-level beam)")
+    candidates: int = Field(4, ge=1, le=32, description="rewrites proposed per hypothesis and "
+                            "step, each re-encoded through the store (and the decoder's "
+                            "candidates at step 0)")
+    pairs: int = Field(2000, ge=1, description="leaked pairs the corrector trains on (the "
+                       "first N of the training split)")
+    hypotheses: int = Field(2, ge=1, le=8, description="the decoder's hypotheses per leaked "
+                            "pair it learns to correct (its best, then samples)")
+    epochs: int = Field(10, ge=1, description="training epochs")
+    hidden: int = Field(128, ge=8, description="GRU width")
+    words: int = Field(5000, ge=1, description="the corrector's word vocabulary: the most "
+                       "frequent words of the leaked sentences")
+
+
 def build_decoder(options: Options, context: BuildContext) -> Attack:
     from .decoding import AdaptiveDecoder
 
@@ -53,6 +71,12 @@ def build_rerank(options: RerankOptions, context: BuildContext) -> Attack:
     from .decoding import Rerank
 
     return Rerank(options.candidates)
+
+
+def build_corrector(options: CorrectorOptions, context: BuildContext) -> Attack:
+    from .correction import Corrector, Settings
+
+    return Corrector(Settings(**options.model_dump()))
 
 
 def build_nearest(options: NearestOptions, context: BuildContext) -> Attack:
@@ -76,14 +100,19 @@ def build_align(options: AlignOptions, context: BuildContext) -> Attack:
 
 @hookimpl
 def register_attacks(register: Register) -> None:
-    """Register the adaptive decoder, its re-ranking, the nearest public sentence, bag-of-words
-    inference and few-shot alignment into a surrogate's space."""
+    """Register the adaptive decoder, its re-ranking, iterative correction, the nearest public
+    sentence, bag-of-words inference and few-shot alignment into a surrogate's space."""
     register("decoder", build_decoder,
              description="the run's decoder trained on the leaked (defended) pairs: its best "
                          "output (Kerscher & Eger 2020, as an adaptive attacker)")
     register("rerank", build_rerank, options=RerankOptions,
              description="the decoder's candidates re-encoded through the store, the closest "
                          "to the attacked vector kept (vec2text's step 0, Morris et al. 2023)")
+    register("corrector", build_corrector, options=CorrectorOptions,
+             description="iterative correction: a model rewriting the decoder's hypothesis "
+                         "from the target vector, the hypothesis's and their difference, T "
+                         "steps of a beam, the closest by cosine kept (vec2text, Morris et al. "
+                         "2023)")
     register("nearest", build_nearest, options=NearestOptions,
              description="the public sentence whose vector is closest by cosine (no training)")
     register("bag-of-words", build_bag_of_words, options=BagOfWordsOptions,

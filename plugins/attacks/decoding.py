@@ -8,7 +8,7 @@ import numpy as np
 from harness.plugin import AttackInputs, Decode, Inversion, Query, ThreatModel
 
 
-def _needs(found: object, what: str) -> None:
+def needs(found: object, what: str) -> None:
     if found is None:
         raise ValueError(f"the core handed no {what}, which this attack's threat model asks for")
 
@@ -23,7 +23,7 @@ class AdaptiveDecoder:
         self._decode: Decode | None = None
 
     def fit(self, inputs: AttackInputs) -> None:
-        _needs(inputs.decode, "decoder")
+        needs(inputs.decode, "decoder")
         self._decode = inputs.decode
 
     def invert(self, vectors: np.ndarray) -> Inversion:
@@ -52,8 +52,8 @@ class Rerank:
         self._query: Query | None = None
 
     def fit(self, inputs: AttackInputs) -> None:
-        _needs(inputs.decode, "decoder")
-        _needs(inputs.query, "query access")
+        needs(inputs.decode, "decoder")
+        needs(inputs.query, "query access")
         self._decode, self._query = inputs.decode, inputs.query
 
     def invert(self, vectors: np.ndarray) -> Inversion:

@@ -29,6 +29,8 @@ from harness.stages.vocab import Vocab
 
 VERSION = 1
 INVERSION_FILE = "inversion.json"
+STEP_FILE = "step-{step}.jsonl"
+"""An iterative attack's best sentences after each step (`Inversion.steps`)."""
 
 
 @dataclass(frozen=True)
@@ -85,13 +87,17 @@ def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
         if threat.surrogate and helper is None:
             raise HarnessError(f"attack {label!r} on {target.label}: it needs a surrogate "
                                "encoder and the run has no other encoder under study to be one")
-        samples, words_only = _inversion(ctx, corpus, vocab, target, entry, attack, label,
-                                         helper)
+        samples, words_only, steps = _inversion(ctx, corpus, vocab, target, entry, attack,
+                                                label, helper)
         metrics = [m for m in ctx.spec.metrics if not m.info.needs
                    and (m.name == plan.compare_on or not words_only)]
         scores = {m.name: scored(ctx, m, samples)[0] for m in metrics}
-        found[label] = AttackLeakage(attack=entry.name, threat=threat.describe(),
-                                     sentences=not words_only, leakage=scores)
+        compared = [m for m in metrics if m.name == plan.compare_on]
+        found[label] = AttackLeakage(
+            attack=entry.name, threat=threat.describe(), sentences=not words_only,
+            leakage=scores,
+            steps=[scored(ctx, compared[0], step)[0] for step in steps] if steps and compared
+            else None)
     return found
 
 
@@ -105,9 +111,10 @@ def strongest(attacks: dict[str, AttackLeakage], compare_on: str) -> str | None:
 
 def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, entry: Entry,
                attack: Any, label: str, surrogate: Surrogate | None
-               ) -> tuple[Samples, bool]:
+               ) -> tuple[Samples, bool, list[Samples]]:
     """The attack's reading of the test vectors as samples (sentences, or its words joined),
-    from the cache or computed; and whether it gave words only."""
+    from the cache or computed; whether it gave words only; and an iterative attack's best
+    sentences after each step, as samples (none for another attack)."""
     threat = threat_model(attack)
     encoded = target.encoded
     leaked = len(corpus.train) if threat.leaked is None else min(threat.leaked,
@@ -131,25 +138,39 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
         with plugin_call(entry.plugin, f"{what}: invert"):
             inversion = attack.invert(np.asarray(encoded.vectors("test"), dtype=np.float32))
         hypotheses = _hypotheses(inversion, len(corpus.test), entry.plugin, what)
-        with open(directory / SAMPLES_FILE, "w", encoding="utf-8") as handle:
-            for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test,
-                                                        corpus.test_raw)):
-                handle.write(json.dumps({"index": index, "reference": ref,
-                                         "reference_raw": raw, "hypothesis": hyp},
-                                        ensure_ascii=False) + "\n")
+        steps = _steps(inversion, len(corpus.test), entry.plugin, what)
+        _write_samples(directory / SAMPLES_FILE, hypotheses, corpus)
+        for step, sentences in enumerate(steps):
+            _write_samples(directory / STEP_FILE.format(step=step), sentences, corpus)
         (directory / INVERSION_FILE).write_text(json.dumps(
             {"sentences": inversion.sentences, "words": inversion.words,
-             "scores": inversion.scores}, ensure_ascii=False), encoding="utf-8")
-        return {"sentences": len(hypotheses), "words_only": inversion.sentences is None}
+             "scores": inversion.scores, "steps": inversion.steps}, ensure_ascii=False),
+            encoding="utf-8")
+        return {"sentences": len(hypotheses), "words_only": inversion.sentences is None,
+                "steps": len(steps)}
 
     directory = ctx.cache.produce("attack", parts, build,
                                   label=f"{label} on {target.label}")
-    path = directory / SAMPLES_FILE
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-    samples = Samples(encoder=encoded.encoder, decoder=f"attack:{label}", key=directory.name,
-                      path=path, records=records, sentences_per_s=0.0)
-    return samples, bool(meta["summary"]["words_only"])
+    summary = json.loads((directory / "meta.json").read_text(encoding="utf-8"))["summary"]
+
+    def samples(name: str, key: str) -> Samples:
+        path = directory / name
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        return Samples(encoder=encoded.encoder, decoder=f"attack:{label}", key=key, path=path,
+                       records=records, sentences_per_s=0.0)
+
+    return (samples(SAMPLES_FILE, directory.name), bool(summary["words_only"]),
+            [samples(STEP_FILE.format(step=step), f"{directory.name}-step{step}")
+             for step in range(summary.get("steps", 0))])
+
+
+def _write_samples(path: Path, hypotheses: Sequence[str], corpus: Corpus) -> None:
+    """One record per test sentence: its index, the reference (normalised and raw) and the
+    attack's text for it."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test, corpus.test_raw)):
+            handle.write(json.dumps({"index": index, "reference": ref, "reference_raw": raw,
+                                     "hypothesis": hyp}, ensure_ascii=False) + "\n")
 
 
 def _inputs(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, threat: Any,
@@ -208,6 +229,18 @@ def _decoder(ctx: RunContext, vocab: Vocab, component: Component, trained: Train
                 for first, more in zip(best, drawn, strict=True)]
 
     return run
+
+
+def _steps(inversion: Inversion, count: int, plugin: str, what: str) -> list[list[str]]:
+    """An iterative attack's sentences after each step, checked: one string per test vector
+    at every step."""
+    steps = inversion.steps or []
+    for step, sentences in enumerate(steps):
+        if len(sentences) != count or not all(isinstance(text, str) for text in sentences):
+            raise PluginError(plugin, f"{what}: invert returned {len(sentences)} texts at step "
+                                      f"{step} for {count} test vectors (one string per vector "
+                                      "at every step)")
+    return [list(sentences) for sentences in steps]
 
 
 def _hypotheses(inversion: Any, count: int, plugin: str, what: str) -> list[str]:

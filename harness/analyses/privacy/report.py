@@ -88,7 +88,8 @@ def privacy_sections(results: RunResults, figures: Mapping[str, bytes]) -> list[
     sections = [Section("Privacy: leakage against utility", text,
                         figures=[FIGURE] if FIGURE in figures else [],
                         tables=[_matched_table(privacy), _points_table(privacy),
-                                *_attacks_table(privacy), *_non_adaptive_table(privacy)])]
+                                *_attacks_table(privacy), *_steps_table(privacy),
+                                *_non_adaptive_table(privacy)])]
     if privacy.canaries:
         sections.append(canary_section(privacy, _label))
     return sections
@@ -174,6 +175,27 @@ def _attacks_table(privacy: Privacy) -> list[Table]:
     return [Table(f"Every attack's {measure} (95% interval over the test sentences; the "
                   "strongest, the highest, is what a defence is judged by)",
                   ["encoder", "vectors", *labels, "strongest", "n"], rows)]
+
+
+def _steps_table(privacy: Privacy) -> list[Table]:
+    """An iterative attack's score on the compared measure after each step and the gain of
+    its last step over step 0, at every point; none when no attack reports steps."""
+    found = [(encoder, point, label, attack.steps) for encoder, points in privacy.points.items()
+             for point in points for label, attack in (point.attacks or {}).items()
+             if attack.steps]
+    if not found or privacy.compare_on is None:
+        return []
+    width = max(len(steps) for *_, steps in found)
+    rows = [[encoder, _label(point), label,
+             *[f"{fmt(steps[t].value)} {fmt_interval(steps[t].ci95)}".strip()
+               if t < len(steps) else "–" for t in range(width)],
+             fmt(None if steps[-1].value is None or steps[0].value is None
+                 else steps[-1].value - steps[0].value)]
+            for encoder, point, label, steps in found]
+    return [Table(f"Iterative attacks, {privacy.compare_on} after each step (step 0: the "
+                  "decoder's candidates re-ranked; 95% intervals over the test sentences)",
+                  ["encoder", "vectors", "attack", *[f"step {t}" for t in range(width)],
+                   "gain"], rows)]
 
 
 def _points_table(privacy: Privacy) -> Table:

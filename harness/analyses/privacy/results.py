@@ -33,12 +33,16 @@ class EntityRecovery(Record):
 class AttackLeakage(Record):
     """What one attack (`attack`, the registered name) read back from a point's test vectors:
     its threat model in words, whether it writes sentences (else only words, scored on the
-    content-word measure alone), and its score on every metric that applies."""
+    content-word measure alone), its score on every metric that applies, and, for an
+    iterative attack, its score after each step."""
 
     attack: str
     threat: str
     sentences: bool = True
     leakage: dict[str, MetricScore] = {}
+    # an iterative attack's score on `Privacy.compare_on` after each step (step 0 first): the
+    # gain per step (`harness.protocols.Inversion.steps`)
+    steps: list[MetricScore] | None = Field(None, exclude_if=is_none)
 
 
 class PrivacyPoint(Record):

@@ -24,7 +24,7 @@ from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.defend import defend_encoded
-from harness.stages.encode import encode_corpus
+from harness.stages.encode import encode_corpus, remembering
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
 
@@ -132,8 +132,9 @@ def _attacker(spec: Any, name: str | None) -> Component:
 
 def _encoder_points(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder: Component,
                     attacker: Component, canary_set: Any) -> list[PrivacyPoint]:
-    """The clean point, then each defence's levels, of one encoder."""
-    encoded = encode_corpus(ctx, encoder, corpus, vocab)
+    """The clean point, then each defence's levels, of one encoder (whose model remembers
+    what it encoded: every level asks for the tasks' sentences again)."""
+    encoded = remembering(encode_corpus(ctx, encoder, corpus, vocab))
     plan = _plan(ctx, corpus, vocab, attacker, encoder.name)
     clean = attack(ctx, attacker, encoded, corpus, vocab, canaries=canary_set, plan=plan)
     clean_scores = {r.task: task_score(r) for r in clean.results}
