@@ -288,11 +288,12 @@ defences:
   - {name: gaussian, levels: [1000]}
 privacy:
   canaries: 0
-  attacks: [decoder, {name: rerank, candidates: 3}, nearest, bag-of-words, {name: align, pairs: 50},
+  attacks: [decoder, {name: rerank, candidates: 3}, nearest, bag-of-words, {name: align, pairs: 20},
+            {name: align, pairs: 50},
             {name: corrector, steps: 2, candidates: 2, pairs: 200, epochs: 2, hidden: 32}]
 analyses: [privacy]
 """
-LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-50", "corrector"}
+LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-20", "align-50", "corrector"}
 
 
 @pytest.fixture(scope="module")
@@ -351,3 +352,24 @@ def test_noise_at_a_thousand_spreads_is_at_the_floor_for_every_attack(attacked) 
             found = noisy.attacks[label].leakage["token-f1:content"]
             at_floor = floor[label].leakage["token-f1:content"]
             assert found.ci95[0] <= at_floor.ci95[1] and at_floor.ci95[0] <= found.ci95[1], label
+
+
+def test_the_leaked_pairs_figure_follows_align_through_k(attacked) -> None:
+    """ALGEN's few-shot curve: align's score on each encoder's clean vectors at k = 20 and 50,
+    with the floor encoder's dashed beside it."""
+    from harness.analyses.privacy.report import (
+        LEAKED_FIGURE,
+        leaked_pairs_curves,
+        leaked_pairs_figure,
+    )
+
+    panels = leaked_pairs_curves(attacked)
+    assert set(panels) == set(attacked.points)
+    for encoder, lines in panels.items():
+        assert set(lines) == {"align", "align (floor)"}
+        clean = attacked.points[encoder][0].attacks
+        assert [(k, value) for k, value, *_ in lines["align"]] == [
+            (20.0, clean["align-20"].leakage["token-f1:content"].value),
+            (50.0, clean["align-50"].leakage["token-f1:content"].value)]
+        assert [k for k, *_ in lines["align (floor)"]] == [20.0, 50.0]
+    assert leaked_pairs_figure(attacked)[LEAKED_FIGURE].startswith(b"\x89PNG")

@@ -17,7 +17,7 @@ import numpy as np
 
 from harness.analyses.privacy.results import AttackLeakage
 from harness.errors import HarnessError, PluginError, plugin_call
-from harness.protocols import Attack, AttackInputs, Inversion, threat_model
+from harness.protocols import Attack, AttackInputs, Inversion, ThreatModel, threat_model
 from harness.spec import Component, Entry, encode_batch_size
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -94,8 +94,8 @@ def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
         scores = {m.name: scored(ctx, m, samples)[0] for m in metrics}
         compared = [m for m in metrics if m.name == plan.compare_on]
         found[label] = AttackLeakage(
-            attack=entry.name, threat=threat.describe(), sentences=not words_only,
-            leakage=scores,
+            attack=entry.name, threat=threat.describe(), leaked=_leaked(threat, corpus),
+            sentences=not words_only, leakage=scores,
             steps=[scored(ctx, compared[0], step)[0] for step in steps] if steps and compared
             else None)
     return found
@@ -117,8 +117,7 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
     sentences after each step, as samples (none for another attack)."""
     threat = threat_model(attack)
     encoded = target.encoded
-    leaked = len(corpus.train) if threat.leaked is None else min(threat.leaked,
-                                                                   len(corpus.train))
+    leaked = _leaked(threat, corpus)
     parts: dict[str, Any] = {"version": VERSION, "attack": entry.identity(), "label": label,
                              "train": encoded.keys["train"], "test": encoded.keys["test"],
                              "leaked": leaked, "seed": ctx.spec.seed}
@@ -162,6 +161,12 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
     return (samples(SAMPLES_FILE, directory.name), bool(summary["words_only"]),
             [samples(STEP_FILE.format(step=step), f"{directory.name}-step{step}")
              for step in range(summary.get("steps", 0))])
+
+
+def _leaked(threat: ThreatModel, corpus: Corpus) -> int:
+    """How many leaked pairs an attack with `threat` is handed: the first of the training
+    split."""
+    return len(corpus.train) if threat.leaked is None else min(threat.leaked, len(corpus.train))
 
 
 def _write_samples(path: Path, hypotheses: Sequence[str], corpus: Corpus) -> None:

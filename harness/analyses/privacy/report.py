@@ -14,6 +14,7 @@ from harness.report.elements import Section, Table, fmt, fmt_interval
 from harness.results.model import RunResults
 
 FIGURE = "privacy-utility.png"
+LEAKED_FIGURE = "privacy-leaked-pairs.png"
 CLEAN, FLOOR = "clean", "floor"
 
 
@@ -28,12 +29,64 @@ def _label(point: PrivacyPoint) -> str:
 
 
 def privacy_figures(results: RunResults) -> dict[str, bytes]:
+    """The privacy-utility figure, when any point has a utility, and the leakage against the
+    number of leaked pairs, when an attack ran with several (`leaked_pairs_figure`)."""
+    privacy = results.privacy
+    if privacy is None:
+        return {}
+    return {**_utility_figure(privacy), **leaked_pairs_figure(privacy)}
+
+
+def leaked_pairs_figure(privacy: Privacy) -> dict[str, bytes]:
+    """The leakage against the number of leaked pairs (`leaked_pairs_curves`) as a figure;
+    empty when no attack ran with two or more numbers."""
+    from harness.report.plots import curves_png
+
+    panels = leaked_pairs_curves(privacy)
+    if not panels:
+        return {}
+    return {LEAKED_FIGURE: curves_png(
+        panels, xlabel="leaked (text, vector) pairs k", log_x=True,
+        title=f"{privacy.compare_on} against the leaked pairs an attack is given (clean "
+              "vectors)", dashed=frozenset(name for lines in panels.values() for name in lines
+                                           if name.endswith(f" ({FLOOR})")))}
+
+
+def leaked_pairs_curves(privacy: Privacy) -> dict[str, dict[str, list[Any]]]:
+    """Encoder -> attack -> (k, score, low, high) by k, for an attack run with several numbers
+    of leaked pairs k (`align` at k = 10, 100, 1,000: ALGEN's few-shot curve): its
+    `compare_on` score with its 95% interval on the encoder's clean vectors, and the same
+    attack's on the floor encoder's vectors as "<attack> (floor)"."""
+    measure = privacy.compare_on
+    if measure is None:
+        return {}
+
+    def curves(attacks: Mapping[str, Any], suffix: str = "") -> dict[str, list[Any]]:
+        found: dict[str, list[Any]] = {}
+        for attack in attacks.values():
+            score = attack.leakage.get(measure)
+            if attack.leaked and score is not None and score.value is not None:
+                low, high = score.ci95 or (None, None)
+                found.setdefault(attack.attack + suffix, []).append(
+                    (float(attack.leaked), score.value, low, high))
+        return {name: sorted(line) for name, line in found.items() if len(line) > 1}
+
+    floor = curves(privacy.floor_attacks or {}, f" ({FLOOR})")
+    panels = {}
+    for encoder, rows in privacy.points.items():
+        clean = next((p for p in rows if not p.defence), None)
+        lines = curves(clean.attacks or {}) if clean else {}
+        if lines:
+            panels[encoder] = {**lines, **{name: line for name, line in floor.items()
+                                           if name.removesuffix(f" ({FLOOR})") in lines}}
+    return panels
+
+
+def _utility_figure(privacy: Privacy) -> dict[str, bytes]:
     """The privacy-utility figure, when any point has a utility."""
     from harness.report.plots import curves_png
 
-    privacy = results.privacy
-    if privacy is None or not any(p.utility is not None for rows in privacy.points.values()
-                                  for p in rows):
+    if not any(p.utility is not None for rows in privacy.points.values() for p in rows):
         return {}
     panels: dict[str, dict[str, Any]] = {}
     attacked = privacy.compare_on is not None and any(
@@ -86,7 +139,7 @@ def privacy_sections(results: RunResults, figures: Mapping[str, bytes]) -> list[
         text.append(f"The floor: {privacy.floor_encoder}, whose vectors carry no information, "
                     f"leaks {fmt(floor.value if floor else None)} {privacy.leakage} undefended.")
     sections = [Section("Privacy: leakage against utility", text,
-                        figures=[FIGURE] if FIGURE in figures else [],
+                        figures=[name for name in (FIGURE, LEAKED_FIGURE) if name in figures],
                         tables=[_matched_table(privacy), _points_table(privacy),
                                 *_attacks_table(privacy), *_steps_table(privacy),
                                 *_non_adaptive_table(privacy)])]

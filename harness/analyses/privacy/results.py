@@ -38,6 +38,7 @@ class AttackLeakage(Record):
 
     attack: str
     threat: str
+    leaked: int | None = None  # the leaked training pairs it was handed
     sentences: bool = True
     leakage: dict[str, MetricScore] = {}
     # an iterative attack's score on `Privacy.compare_on` after each step (step 0 first): the
