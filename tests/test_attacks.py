@@ -180,6 +180,22 @@ def test_an_untrained_corrector_never_replaces_a_closer_hypothesis(tmp_path: Pat
     assert found.steps[0] == best and found.sentences == best
 
 
+def test_a_corrector_without_steps_reranks_and_one_without_vectors_reads_nothing(
+        tmp_path: Path) -> None:
+    """steps 0: the decoder's candidates re-ranked by cosine, as `rerank`, nothing trained."""
+    leaked, attacked = WORLD[:50], WORLD[100:110]
+    granted = {"decode": wrong_object, "query": lambda t: bag(list(t))}
+    corrector = Corrector(Settings(steps=0, candidates=3, pairs=50))
+    corrector.fit(AttackInputs(texts=leaked, vectors=bag(leaked), seed=1, workdir=tmp_path,
+                               **granted))
+    rerank = Rerank(candidates=3)
+    rerank.fit(AttackInputs(texts=leaked, vectors=bag(leaked), seed=1, workdir=tmp_path,
+                            **granted))
+    found = corrector.invert(bag(attacked))
+    assert found.sentences == rerank.invert(bag(attacked)).sentences == found.steps[0]
+    assert corrector.invert(np.zeros((0, len(LEXICON)), dtype=np.float32)).sentences == []
+
+
 def test_the_corrector_reads_words_outside_its_vocabulary_as_unknown() -> None:
     words = Words(["b a", "a c", "a"], size=2)  # a 3, then b and c once each: b first
     assert words.words[4:] == ["a", "b"]

@@ -86,7 +86,7 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     # Under a randomised defence the attacker trains on a fresh draw of the noise every epoch.
     redraw = encoded.redraw if sentences is None else None
     if redraw is not None:
-        parts["draws"] = "fresh every epoch"
+        parts["draws"] = "fresh every epoch/1"  # bump when `redraws` draws otherwise
         if settings.workers > 1:
             raise HarnessError(f"decoders: {component.name!r} attacks {encoded.encoder!r}'s "
                                "defended vectors with fresh noise every epoch, which trains "

@@ -232,8 +232,8 @@ class _Trainer:
         bar = tqdm(total=len(order), initial=p.batch, desc=f"{self.who} epoch {p.epoch}",
                    unit="batch", disable=None if self.progress else True, leave=False)
         self.model.train()
-        since = time.perf_counter()
         vectors = self.vectors if self.redraw is None or p.epoch == 1 else self.redraw(p.epoch)
+        since = time.perf_counter()
         batches = distributed.shares(self.ranks, order[p.batch:], self.lengths, self.vocab,
                                      vectors, self.ids, self.device)
         for batch, tokens, counted in batches:

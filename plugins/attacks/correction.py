@@ -27,6 +27,8 @@ from .decoding import needs, unit_rows
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
+CHUNK = 512
+"""Hypotheses rewritten at once (times `candidates` rows of logits over the vocabulary)."""
 
 
 class Words:
@@ -51,7 +53,7 @@ class Words:
 
 def padded(rows: Sequence[Sequence[int]]) -> torch.Tensor:
     """(len(rows), longest) token ids, PAD after each row's end."""
-    out = torch.full((len(rows), max(1, *map(len, rows))), PAD, dtype=torch.long)
+    out = torch.full((len(rows), max([1, *map(len, rows)])), PAD, dtype=torch.long)
     for i, row in enumerate(rows):
         out[i, :len(row)] = torch.tensor(row, dtype=torch.long)
     return out
@@ -75,8 +77,14 @@ class CorrectorNet(nn.Module):
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(c, the hypothesis's states (B, S, H), its mask (B, S)) for the writer."""
         c = self.condition(torch.cat([target, hypothesis, target - hypothesis], dim=-1))
-        states, _ = self.reader(self.embed(hypotheses))
-        return c, self.bridge(states), hypotheses != PAD
+        mask = hypotheses != PAD
+        # packed: the backward direction starts at each hypothesis's last word, not its padding
+        packed = nn.utils.rnn.pack_padded_sequence(
+            self.embed(hypotheses), mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
+        states, _ = self.reader(packed)
+        states, _ = nn.utils.rnn.pad_packed_sequence(states, batch_first=True,
+                                                     total_length=hypotheses.shape[1])
+        return c, self.bridge(states), mask
 
     def forward(self, inputs: torch.Tensor, c: torch.Tensor, states: torch.Tensor,
                 mask: torch.Tensor, state: torch.Tensor | None = None
@@ -114,7 +122,8 @@ class Corrector:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self.threat = ThreatModel(leaked=self.settings.pairs, decoder=True, queries=True)
+        # the decoder it is handed learnt from every leaked pair; `pairs` is how many it trains on
+        self.threat = ThreatModel(leaked=None, decoder=True, queries=True)
         self.seed, self.device = 0, "cpu"
         self._decode: Decode | None = None
         self._query: Query | None = None
@@ -131,7 +140,7 @@ class Corrector:
             for text, row in zip(missing, np.asarray(self._query(missing), dtype=np.float32),
                                  strict=True):
                 self._known[text] = row
-        return np.stack([self._known[t] for t in texts])
+        return np.stack([self._known[t] for t in texts]) if texts else np.zeros((0, 0))
 
     # --- training ------------------------------------------------------------------------------
 
@@ -141,8 +150,9 @@ class Corrector:
         self._decode, self._query, self._known = inputs.decode, inputs.query, {}
         self.seed, self.device = inputs.seed, inputs.device
         s = self.settings
-        texts = list(inputs.texts[:s.pairs])
-        targets = np.asarray(inputs.vectors[:s.pairs], dtype=np.float32)
+        count = s.pairs if s.steps else 0  # no step to take: nothing to learn
+        texts = list(inputs.texts[:count])
+        targets = np.asarray(inputs.vectors[:count], dtype=np.float32)
         self.words = Words(texts, s.words)
         self.max_len = min(64, max((len(t.split()) for t in texts), default=1) + 2)
         self.mean = targets.mean(axis=0) if len(targets) else 0.0
@@ -191,11 +201,18 @@ class Corrector:
 
     # --- correction ----------------------------------------------------------------------------
 
-    @torch.no_grad()
     def rewrite(self, hypotheses: list[str], targets: np.ndarray, count: int,
                 generator: torch.Generator) -> list[list[str]]:
         """`count` rewrites of each hypothesis toward its target vector: the greedy one first,
-        then samples (words outside the vocabulary are never written)."""
+        then samples (words outside the vocabulary are never written); `CHUNK` hypotheses at
+        a time."""
+        return [found for start in range(0, len(hypotheses), CHUNK)
+                for found in self._rewrite(hypotheses[start:start + CHUNK],
+                                           targets[start:start + CHUNK], count, generator)]
+
+    @torch.no_grad()
+    def _rewrite(self, hypotheses: list[str], targets: np.ndarray, count: int,
+                 generator: torch.Generator) -> list[list[str]]:
         net = self.net
         assert net is not None
         rows = [h for h in hypotheses for _ in range(count)]
@@ -234,6 +251,8 @@ class Corrector:
         assert self._decode is not None and self.net is not None, "fit first"
         s = self.settings
         vectors = np.asarray(vectors, dtype=np.float32)
+        if not len(vectors):
+            return Inversion(sentences=[], scores=[], steps=[[] for _ in range(s.steps + 1)])
         targets = unit_rows(vectors)
         generator = torch.Generator().manual_seed(self.seed)
         proposals = [list(dict.fromkeys(row)) or [""]

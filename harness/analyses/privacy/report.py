@@ -69,7 +69,8 @@ def leaked_pairs_curves(privacy: Privacy) -> dict[str, dict[str, list[Any]]]:
                 low, high = score.ci95 or (None, None)
                 found.setdefault(attack.attack + suffix, []).append(
                     (float(attack.leaked), score.value, low, high))
-        return {name: sorted(line) for name, line in found.items() if len(line) > 1}
+        return {name: sorted(line, key=lambda point: point[0]) for name, line in found.items()
+                if len({k for k, *_ in line}) > 1}
 
     floor = curves(privacy.floor_attacks or {}, f" ({FLOOR})")
     panels = {}
