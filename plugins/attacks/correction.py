@@ -100,6 +100,9 @@ class CorrectorNet(nn.Module):
 
 @dataclass(frozen=True)
 class Settings:
+    """The corrector's options (`CorrectorOptions` in the plugin's registration say what each
+    means), with its training's batch size and Adam's learning rate."""
+
     steps: int = 3
     beam: int = 2
     candidates: int = 4
@@ -129,6 +132,10 @@ class Corrector:
         self._query: Query | None = None
         self._known: dict[str, np.ndarray] = {}
         self.net: CorrectorNet | None = None
+        self.words = Words([], 0)
+        self.max_len = 1
+        self.mean: np.ndarray | float = 0.0  # the leaked vectors' statistics, per dimension
+        self.scale: np.ndarray | float = 1.0
 
     # --- what the store says of a text -------------------------------------------------------
 
