@@ -28,6 +28,8 @@ from harness.protocols.attack import (
     Inversion,
     Query,
     ThreatModel,
+    inversion_problem,
+    inversion_texts,
     threat_model,
 )
 from harness.protocols.components import (
@@ -123,7 +125,8 @@ __all__ = [
     "UnconditionalLikelihood", "VersionedFit", "VocabView", "chance_level", "chance_score",
     "checked_needs",
     "declared_model", "defence_budget", "fit_version", "fits_resumably", "has_chance_level",
-    "higher_is_better", "is_positional", "is_seeded", "metric_signature", "over_seeds", "plural",
+    "higher_is_better", "inversion_problem", "inversion_texts", "is_positional", "is_seeded",
+    "metric_signature", "over_seeds", "plural",
     "proportion_counts", "required_fields", "resolve_ref", "threat_model",
     "unrelated_pairing", "wants_vector_statistics",
 ]

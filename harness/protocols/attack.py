@@ -120,6 +120,40 @@ class Attack(Protocol):
         """Read back every row of `vectors` (n, dim), float32."""
 
 
+def inversion_problem(inversion: object, count: int) -> str | None:
+    """What is wrong with `inversion` as an attack's reading of `count` vectors, in words
+    ("invert returned 1 sentences for 5 vectors"), or None: an `Inversion` with sentences or
+    words, one entry per vector in every field it fills (strings; lists of strings for words),
+    and one string per vector at every step."""
+    if not isinstance(inversion, Inversion):
+        return f"invert returned {type(inversion).__name__}, not a harness.protocols.Inversion"
+    if inversion.sentences is None and inversion.words is None:
+        return "invert returned neither sentences nor words"
+    for field in ("sentences", "words", "scores"):
+        values = getattr(inversion, field)
+        if values is not None and len(values) != count:
+            return f"invert returned {len(values)} {field} for {count} vectors"
+    if inversion.sentences is not None and not all(isinstance(s, str)
+                                                   for s in inversion.sentences):
+        return "invert returned sentences that are not strings"
+    if inversion.words is not None and not all(
+            isinstance(words, list) and all(isinstance(w, str) for w in words)
+            for words in inversion.words):
+        return "invert returned words that are not lists of strings"
+    for step, sentences in enumerate(inversion.steps or []):
+        if len(sentences) != count or not all(isinstance(s, str) for s in sentences):
+            return f"invert returned {len(sentences)} sentences at step {step} for {count} vectors"
+    return None
+
+
+def inversion_texts(inversion: Inversion) -> list[str]:
+    """One text per vector of a sound inversion (`inversion_problem`): its sentences, or its
+    words joined by spaces."""
+    if inversion.sentences is not None:
+        return list(inversion.sentences)
+    return [" ".join(words) for words in inversion.words or []]
+
+
 def threat_model(attack: object) -> ThreatModel:
     """What `attack` declares it is given (its `threat`); a `TypeError` naming what is wrong
     when it declares none or something else."""

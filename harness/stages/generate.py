@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,22 @@ class Samples:
                                sentences=len(self.records),
                                empty=count_empty(self.hypotheses))
 
+
+
+def write_samples(path: Path, corpus: Corpus, hypotheses: Sequence[str],
+                  extra: Sequence[Mapping[str, Any]] | None = None) -> None:
+    """The samples file: one JSON record per test sentence, its index, reference (normalised
+    and raw) and `hypotheses[i]`, then the fields of `extra[i]`."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test, corpus.test_raw)):
+            record = {"index": index, "reference": ref, "reference_raw": raw, "hypothesis": hyp,
+                      **(extra[index] if extra is not None else {})}
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def read_samples(path: Path) -> list[dict[str, Any]]:
+    """The records of a samples file (`write_samples`)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 def load_trained_decoder(ctx: RunContext, component: Component, trained: TrainedDecoder,
                          encoded: Encoded, vocab: Vocab) -> Any:
@@ -98,12 +115,10 @@ def generate_samples(ctx: RunContext, component: Component, trained: TrainedDeco
         # Teacher-forced NLL of every input, for the `ppl` metric.
         nll = reference_nll(model, encoded.vectors("test"), vocab.vocab.encode(corpus.test),
                             batch_size=section.batch_size, device=ctx.device, **ids)
-        with open(directory / SAMPLES_FILE, "w", encoding="utf-8") as handle:
-            for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test, corpus.test_raw)):
-                record = {"index": index, "reference": ref, "reference_raw": raw,
-                          "hypothesis": vocab.vocab.decode(hyp.ids), "score": hyp.score,
-                          "nll": nll[index][0], "tokens": nll[index][1]}
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_samples(directory / SAMPLES_FILE, corpus,
+                      [vocab.vocab.decode(hyp.ids) for hyp in hypotheses],
+                      [{"score": hyp.score, "nll": nll[i][0], "tokens": nll[i][1]}
+                       for i, hyp in enumerate(hypotheses)])
         return {"sentences": len(hypotheses),
                 "sentences_per_s": len(hypotheses) / max(seconds, 1e-9)}
 
@@ -111,7 +126,6 @@ def generate_samples(ctx: RunContext, component: Component, trained: TrainedDeco
                                   label=f"{trained.encoder} -> {trained.decoder}")
     ctx.add_time("generate", time.perf_counter() - started)
     path = directory / SAMPLES_FILE
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return Samples(encoder=trained.encoder, decoder=trained.decoder, key=directory.name,
-                   path=path, records=records,
+                   path=path, records=read_samples(path),
                    sentences_per_s=read_meta(directory)["summary"]["sentences_per_s"])

@@ -38,7 +38,7 @@ def check_attack(attack: Any, sentences: Sequence[str] | None = None) -> list[st
       strings) per attacked vector, and as many scores when it gives scores;
     - it is reproducible: fitting again with the same seed reads the same texts back.
     """
-    from harness.protocols import Attack, Inversion, threat_model
+    from harness.protocols import Attack, threat_model
 
     name = name_of(attack)
     if not isinstance(attack, Attack):
@@ -56,9 +56,6 @@ def check_attack(attack: Any, sentences: Sequence[str] | None = None) -> list[st
         with tempfile.TemporaryDirectory() as workdir:
             attack.fit(_inputs(threat, leaked, Path(workdir)))
             inversion = attack.invert(bag_embedding(attacked))
-        if not isinstance(inversion, Inversion):
-            raise fail(f"{name}.invert returned {type(inversion).__name__}",
-                       "return a harness.protocols.Inversion")
         found.append(_texts(name, inversion, len(attacked)))
     if found[0] != found[1]:
         raise fail(f"{name} is not reproducible: fitted twice with the same seed, it read "
@@ -89,26 +86,11 @@ def _inputs(threat: Any, leaked: list[str], workdir: Path) -> Any:
 
 
 def _texts(name: str, inversion: Any, count: int) -> list[str]:
-    """One text per attacked vector, checked."""
-    if inversion.sentences is None and inversion.words is None:
-        raise fail(f"{name}.invert returned neither sentences nor words",
-                   "fill `sentences` (one string per vector) or `words` (one list per vector)")
-    for field in ("sentences", "words", "scores"):
-        values = getattr(inversion, field)
-        if values is not None and len(values) != count:
-            raise fail(f"{name}.invert returned {len(values)} {field} for {count} vectors",
-                       "return one per attacked vector, in order")
-    for step, sentences in enumerate(inversion.steps or []):
-        if len(sentences) != count or not all(isinstance(s, str) for s in sentences):
-            raise fail(f"{name}.invert returned {len(sentences)} sentences at step {step} for "
-                       f"{count} vectors", "give `steps` one string per vector at every step")
-    if inversion.sentences is not None:
-        if not all(isinstance(s, str) for s in inversion.sentences):
-            raise fail(f"{name}.invert returned sentences that are not strings",
-                       "return one string per vector")
-        return list(inversion.sentences)
-    if not all(isinstance(words, list) and all(isinstance(w, str) for w in words)
-               for words in inversion.words):
-        raise fail(f"{name}.invert returned words that are not lists of strings",
-                   "return one list of words per vector")
-    return [" ".join(words) for words in inversion.words]
+    """One text per attacked vector, checked (`harness.protocols.inversion_problem`)."""
+    from harness.protocols import inversion_problem, inversion_texts
+
+    problem = inversion_problem(inversion, count)
+    if problem is not None:
+        raise fail(f"{name}.{problem}", "return a harness.protocols.Inversion with one entry "
+                   "per attacked vector, in order, in every field it fills (and in every step)")
+    return inversion_texts(inversion)

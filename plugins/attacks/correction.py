@@ -121,8 +121,6 @@ class Corrector:
     from it; at step 0, the adaptive decoder's best and samples), trained on `hypotheses` of the
     decoder's candidates for each of the first `pairs` leaked pairs."""
 
-    label = "corrector"
-
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         # the decoder it is handed learnt from every leaked pair; `pairs` is how many it trains on

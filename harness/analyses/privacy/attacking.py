@@ -17,12 +17,27 @@ import numpy as np
 
 from harness.analyses.privacy.results import AttackLeakage
 from harness.errors import HarnessError, PluginError, plugin_call
-from harness.protocols import Attack, AttackInputs, Inversion, ThreatModel, threat_model
+from harness.protocols import (
+    Attack,
+    AttackInputs,
+    Inversion,
+    ThreatModel,
+    inversion_problem,
+    inversion_texts,
+    threat_model,
+)
 from harness.spec import Component, Entry, encode_batch_size
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
-from harness.stages.generate import SAMPLES_FILE, Samples, decode, load_trained_decoder
+from harness.stages.generate import (
+    SAMPLES_FILE,
+    Samples,
+    decode,
+    load_trained_decoder,
+    read_samples,
+    write_samples,
+)
 from harness.stages.score import scored
 from harness.stages.train import TrainedDecoder
 from harness.stages.vocab import Vocab
@@ -136,11 +151,11 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
             attack.fit(inputs)
         with plugin_call(entry.plugin, f"{what}: invert"):
             inversion = attack.invert(np.asarray(encoded.vectors("test"), dtype=np.float32))
-        hypotheses = _hypotheses(inversion, len(corpus.test), entry.plugin, what)
-        steps = _steps(inversion, len(corpus.test), entry.plugin, what)
-        _write_samples(directory / SAMPLES_FILE, hypotheses, corpus)
+        inversion = _checked(inversion, len(corpus.test), entry.plugin, what)
+        hypotheses, steps = inversion_texts(inversion), inversion.steps or []
+        write_samples(directory / SAMPLES_FILE, corpus, hypotheses)
         for step, sentences in enumerate(steps):
-            _write_samples(directory / STEP_FILE.format(step=step), sentences, corpus)
+            write_samples(directory / STEP_FILE.format(step=step), corpus, sentences)
         (directory / INVERSION_FILE).write_text(json.dumps(
             {"sentences": inversion.sentences, "words": inversion.words,
              "scores": inversion.scores, "steps": inversion.steps}, ensure_ascii=False),
@@ -153,10 +168,9 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
     summary = json.loads((directory / "meta.json").read_text(encoding="utf-8"))["summary"]
 
     def samples(name: str, key: str) -> Samples:
-        path = directory / name
-        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-        return Samples(encoder=encoded.encoder, decoder=f"attack:{label}", key=key, path=path,
-                       records=records, sentences_per_s=0.0)
+        return Samples(encoder=encoded.encoder, decoder=f"attack:{label}", key=key,
+                       path=directory / name, records=read_samples(directory / name),
+                       sentences_per_s=0.0)
 
     return (samples(SAMPLES_FILE, directory.name), bool(summary["words_only"]),
             [samples(STEP_FILE.format(step=step), f"{directory.name}-step{step}")
@@ -167,15 +181,6 @@ def _leaked(threat: ThreatModel, corpus: Corpus) -> int:
     """How many leaked pairs an attack with `threat` is handed: the first of the training
     split."""
     return len(corpus.train) if threat.leaked is None else min(threat.leaked, len(corpus.train))
-
-
-def _write_samples(path: Path, hypotheses: Sequence[str], corpus: Corpus) -> None:
-    """One record per test sentence: its index, the reference (normalised and raw) and the
-    attack's text for it."""
-    with open(path, "w", encoding="utf-8") as handle:
-        for index, (hyp, ref, raw) in enumerate(zip(hypotheses, corpus.test, corpus.test_raw)):
-            handle.write(json.dumps({"index": index, "reference": ref, "reference_raw": raw,
-                                     "hypothesis": hyp}, ensure_ascii=False) + "\n")
 
 
 def _inputs(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, threat: Any,
@@ -236,29 +241,10 @@ def _decoder(ctx: RunContext, vocab: Vocab, component: Component, trained: Train
     return run
 
 
-def _steps(inversion: Inversion, count: int, plugin: str, what: str) -> list[list[str]]:
-    """An iterative attack's sentences after each step, checked: one string per test vector
-    at every step."""
-    steps = inversion.steps or []
-    for step, sentences in enumerate(steps):
-        if len(sentences) != count or not all(isinstance(text, str) for text in sentences):
-            raise PluginError(plugin, f"{what}: invert returned {len(sentences)} texts at step "
-                                      f"{step} for {count} test vectors (one string per vector "
-                                      "at every step)")
-    return [list(sentences) for sentences in steps]
-
-
-def _hypotheses(inversion: Any, count: int, plugin: str, what: str) -> list[str]:
-    """One text per test vector: the attack's sentence, or its words joined by spaces."""
-    if not isinstance(inversion, Inversion):
-        raise PluginError(plugin, f"{what}: invert returned {type(inversion).__name__}, not a "
-                                  "harness.protocols.Inversion")
-    found = inversion.sentences
-    if found is None and inversion.words is not None:
-        found = [" ".join(words) for words in inversion.words]
-    if found is None:
-        raise PluginError(plugin, f"{what}: invert returned neither sentences nor words")
-    if len(found) != count or not all(isinstance(text, str) for text in found):
-        raise PluginError(plugin, f"{what}: invert returned {len(found)} texts for {count} "
-                                  "test vectors (one string per vector)")
-    return list(found)
+def _checked(inversion: Any, count: int, plugin: str, what: str) -> Inversion:
+    """`inversion` as an attack's reading of the `count` test vectors, or a plugin error
+    naming what is wrong (`harness.protocols.inversion_problem`)."""
+    problem = inversion_problem(inversion, count)
+    if problem is not None:
+        raise PluginError(plugin, f"{what}: {problem} (one entry per test vector, in order)")
+    return inversion
