@@ -11,10 +11,10 @@ Options, Section, ...`.
 - what an executor assembles and accounts jobs with (`run_encoder_job`, or its halves
   `start_job` and `finish_job`; `account`, `Execution`, `resolve_device`) and the core's
   executors (`LocalExecutor`, `RayExecutor`);
-- the library helpers the first-party plugins use: SentEval's file layout and download, word
-  vectors (`train_skipgram`), the cache's root, declared-model names, row cosines, and the
-  quickstart corpus' generator (the module `synthetic`); `load_results`, a run's results.json
-  read back, typed.
+- the library helpers the first-party plugins use: SentEval's file layout, download and text
+  preparation, word vectors (`train_skipgram`), the cache's root, declared-model names, row
+  cosines, and the quickstart corpus' generator (the module `synthetic`); `load_results`, a
+  run's results.json read back, typed.
 
 Each name loads its module on first use (PEP 562, `harness.lazy`): importing this module imports
 nothing of the harness but `harness.lazy`, so a plugin's registration stays cheap, and a name
@@ -45,7 +45,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "checked_needs", "has_chance_level", "higher_is_better", "metric_signature",
         "proportion_counts", "required_fields", "unrelated_pairing",
         "CombinedColumns", "DownstreamTask", "Encode", "Examples", "GeneratedTask",
-        "ScoreSpread", "SeedAware", "TaskData", "TaskResult", "chance_level", "is_seeded",
+        "ScoreSpread", "SeedAware", "SeedBatched", "TaskData", "TaskResult", "chance_level",
+        "is_seeded",
         "over_seeds",
         "BudgetedDefence", "Defence", "defence_budget",
         # analyses, executors, what the runner hands them, the report's data
@@ -65,6 +66,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "executors.jobs": ("finish_job", "run_encoder_job", "start_job"),
     "executors.local": ("LocalExecutor",),
     "executors.ray": ("RayExecutor",),
+    "data.preprocess": ("ptb_file", "ptb_prepared", "quotes_stripped", "strip_quotes"),
     "data.senteval": ("download_senteval",),
     "data.senteval_layout": ("BINARY_FILES", "MRPC_FILES", "SICK_FILES", "SST_FILES",
                              "STSB_FILES", "STS_SUBSETS", "STS_YEARS", "TREC_FILES",
@@ -98,6 +100,10 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
     from harness import synthetic as synthetic
+    from harness.data.preprocess import ptb_file as ptb_file
+    from harness.data.preprocess import ptb_prepared as ptb_prepared
+    from harness.data.preprocess import quotes_stripped as quotes_stripped
+    from harness.data.preprocess import strip_quotes as strip_quotes
     from harness.data.senteval import download_senteval as download_senteval
     from harness.data.senteval_layout import BINARY_FILES as BINARY_FILES
     from harness.data.senteval_layout import MRPC_FILES as MRPC_FILES

@@ -13,6 +13,7 @@ from sklearn.model_selection import StratifiedKFold
 from harness.errors import HarnessError
 from harness.util.vectors import row_cosines as cosine
 from harness_plugins.tasks.senteval import evaluation
+from harness_plugins.tasks.senteval.batched import one_at_a_time
 from harness_plugins.tasks.senteval.classifier import SentEvalClassifier, make_optimizer
 from harness_plugins.tasks.senteval.configs import CONFIGS, get_config
 from harness_plugins.tasks.senteval.relatedness import (
@@ -105,7 +106,7 @@ def test_same_seed_gives_the_same_result() -> None:
     x = rng.normal(size=(120, 6)).astype(np.float32)
     y = (x[:, 0] + rng.normal(size=120) > 0).astype(np.int64)
     runs = [evaluation.split(x[:80], y[:80], x[80:100], y[80:100], x[100:], y[100:], 2,
-                             PROTOTYPING, seed=1) for _ in range(2)]
+                             PROTOTYPING, seeds=[1])[0] for _ in range(2)]
     assert runs[0].test_accuracy == runs[1].test_accuracy
     assert runs[0].dev_accuracy == runs[1].dev_accuracy and runs[0].l2reg == runs[1].l2reg
     assert np.array_equal(runs[0].predictions, runs[1].predictions)
@@ -121,9 +122,9 @@ def test_inner_kfold_on_separable_data_and_its_folds_are_sklearns(monkeypatch) -
         return real_fit(self, x_fit, y_fit, **kwargs)
 
     monkeypatch.setattr(SentEvalClassifier, "fit", recording_fit)
-    result = evaluation.inner_kfold(x, y, 2, PROTOTYPING, seed=1111)
+    result, = evaluation.inner_kfold(x, y, 2, PROTOTYPING, seeds=[1111], trainer=one_at_a_time)
     assert result.test_accuracy == 100.0 and result.dev_accuracy == 100.0
-    # 5 outer folds x (4 penalties x 5 inner folds + 1 refit)
+    # 5 outer folds x (4 penalties x 5 inner folds + 1 refit), the first fit on the first folds
     assert len(seen) == 5 * (4 * 5 + 1)
     outer = StratifiedKFold(n_splits=5, shuffle=True, random_state=1111)
     train, _ = next(iter(outer.split(x, y)))
@@ -134,7 +135,7 @@ def test_inner_kfold_on_separable_data_and_its_folds_are_sklearns(monkeypatch) -
 
 def test_kfold_predicts_the_test_set() -> None:
     x, y = separable(80, seed=2)
-    result = evaluation.kfold(x[:60], y[:60], x[60:], y[60:], 2, PROTOTYPING, seed=4)
+    result, = evaluation.kfold(x[:60], y[:60], x[60:], y[60:], 2, PROTOTYPING, seeds=[4])
     assert result.test_accuracy == 100.0 and result.predictions.tolist() == y[60:].tolist()
 
 

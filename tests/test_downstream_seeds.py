@@ -26,7 +26,7 @@ from harness.stages.encode import Encoded
 from harness.stages.evaluate import evaluate_tasks
 from harness.util.cache import Cache
 from harness_plugins.tasks.senteval import evaluation
-from harness_plugins.tasks.senteval.classifier import SentEvalClassifier
+from harness_plugins.tasks.senteval.batched import FitGroup, one_at_a_time, stacked
 from harness_plugins.tasks.senteval.configs import CONFIGS
 from harness_plugins.tasks.senteval.tasks import senteval_task
 from tests.report_fixtures import rich_data, section
@@ -44,23 +44,24 @@ def labelled_rows(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([x, np.arange(n, dtype=np.float32)[:, None]], axis=1), y
 
 
-@pytest.fixture
-def fits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, tuple[int, ...]]]:
-    """Every classifier fit of a procedure: (its seed, the row indices it was fitted on)."""
-    seen: list[tuple[int, tuple[int, ...]]] = []
-    real_init, real_fit = SentEvalClassifier.__init__, SentEvalClassifier.fit
+class Recording:
+    """A `Trainer` that records every fit it is given, (its seed, the rows it trains on), and
+    trains them with `trainer`."""
 
-    def init(self, *args: Any, seed: int, **kwargs: Any) -> None:
-        self.recorded_seed = seed
-        real_init(self, *args, seed=seed, **kwargs)
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+        self.fits: list[tuple[int, tuple[int, ...]]] = []
 
-    def fit(self, x: np.ndarray, y: np.ndarray, **kwargs: Any) -> float:
-        seen.append((self.recorded_seed, tuple(int(i) for i in x[:, -1])))
-        return real_fit(self, x, y, **kwargs)
+    def __call__(self, x: np.ndarray, y: np.ndarray, groups: list[FitGroup], *args: Any) -> Any:
+        for group in groups:
+            self.fits += [(group.seed, tuple(int(i) for i in x[group.train, -1]))
+                          for _ in group.l2regs]
+        return self.trainer(x, y, groups, *args)
 
-    monkeypatch.setattr(SentEvalClassifier, "__init__", init)
-    monkeypatch.setattr(SentEvalClassifier, "fit", fit)
-    return seen
+
+@pytest.fixture(params=[stacked, one_at_a_time], ids=["stacked", "one-at-a-time"])
+def recording(request: pytest.FixtureRequest) -> Recording:
+    return Recording(request.param)
 
 
 def sklearn_folds(y: np.ndarray, random_state: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -71,27 +72,33 @@ def sklearn_folds(y: np.ndarray, random_state: int) -> list[tuple[np.ndarray, np
 # ------------------------------------------------------------------------------ fold splits
 
 
-def test_nested_kfold_folds_are_sklearns_at_1111_whatever_the_seed(fits) -> None:
+def test_nested_kfold_folds_are_sklearns_at_1111_whatever_the_seed(recording) -> None:
     x, y = labelled_rows(60)
-    evaluation.inner_kfold(x, y, 2, PROTOTYPING, seed=7)
-    expected = []
+    evaluation.inner_kfold(x, y, 2, PROTOTYPING, seeds=[7], trainer=recording)
+    expected, refits = [], []
     for train, _ in sklearn_folds(y, 1111):
-        inner = [tuple(int(i) for i in train[inner_train])
-                 for inner_train, _ in sklearn_folds(y[train], 1111)]
-        expected += inner * 4  # each of the four L2 penalties over the same inner folds
-        expected.append(tuple(int(i) for i in train))  # the refit on the outer training part
-    assert len(fits) == len(expected) == 5 * (4 * 5 + 1)
-    assert [rows for _, rows in fits] == expected
-    assert {seed for seed, _ in fits} == {7}  # the classifiers get the seed; the folds do not
+        for inner_train, _ in sklearn_folds(y[train], 1111):
+            expected += [tuple(int(i) for i in train[inner_train])] * 4  # the four L2 penalties
+        refits.append(tuple(int(i) for i in train))  # the refit on the outer training part
+    assert len(recording.fits) == len(expected + refits) == 5 * (4 * 5 + 1)
+    assert [rows for _, rows in recording.fits] == expected + refits
+    # the classifiers get the seed; the folds do not
+    assert {seed for seed, _ in recording.fits} == {7}
+    several = Recording(stacked)
+    evaluation.inner_kfold(x, y, 2, PROTOTYPING, seeds=[7, 8], trainer=several)
+    assert [rows for _, rows in several.fits] == expected * 2 + refits * 2
+    assert [seed for seed, _ in several.fits] == [7] * 100 + [8] * 100 + [7] * 5 + [8] * 5
 
 
-def test_kfold_on_train_folds_follow_the_seed(fits) -> None:
+def test_kfold_on_train_folds_follow_the_seed(recording) -> None:
     x, y = labelled_rows(60)
-    evaluation.kfold(x[:50], y[:50], x[50:], y[50:], 2, PROTOTYPING, seed=7)
-    folds = [tuple(int(i) for i in train) for train, _ in sklearn_folds(y[:50], 7)]
-    assert [rows for _, rows in fits[:20]] == folds * 4
-    assert {seed for seed, _ in fits} == {7}
-    assert len(fits) == 21
+    evaluation.kfold(x[:50], y[:50], x[50:], y[50:], 2, PROTOTYPING, seeds=[7, 9],
+                     trainer=recording)
+    for seed, fits in ((7, recording.fits[:20]), (9, recording.fits[20:40])):
+        folds = [tuple(int(i) for i in train) for train, _ in sklearn_folds(y[:50], seed)]
+        assert fits == [(seed, rows) for rows in folds for _ in range(4)]
+    assert recording.fits[40:] == [(7, tuple(range(50))), (9, tuple(range(50)))]
+    assert len(recording.fits) == 42
 
 
 # ------------------------------------------------------------------------------------ seeds
@@ -275,6 +282,36 @@ def test_the_stage_evaluates_each_seed_from_1111_encodes_once_and_caches_each(
     again = run_stage(tmp_path, task, 1, encoder)
     assert task.seeds_seen == [1111, 1112, 1113] and again.spread is None
     assert again.score == 11.0
+
+
+class BatchedCountingTask(CountingTask):
+    """A `SeedBatched` task: the seeds it is asked for in each call of `evaluate_seeds`."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.batches: list[list[int]] = []
+
+    def evaluate_seeds(self, encode: Any, data_dir: Path, *, config: str = "prototyping",
+                       seeds: Any = (1111,), device: str = "cpu") -> list[TaskResult]:
+        encode(["a sentence", "another"])
+        self.batches.append(list(seeds))
+        return [result(seed, float(seed % 100)) for seed in seeds]
+
+
+def test_a_seed_batched_task_is_asked_once_for_the_seeds_the_cache_lacks(
+        tmp_path: Path) -> None:
+    task, encoder = BatchedCountingTask("batched"), CountingEncoder()
+    got = run_stage(tmp_path, task, 3, encoder)
+    assert task.batches == [[1111, 1112, 1113]] and task.seeds_seen == []
+    assert got.spread == ScoreSpread.of([1111, 1112, 1113], [11.0, 12.0, 13.0])
+    assert len(list((tmp_path / "cache").rglob("result.json"))) == 3
+    # Five seeds: only the two missing ones are evaluated, together.
+    five = run_stage(tmp_path, task, 5, encoder)
+    assert task.batches == [[1111, 1112, 1113], [1114, 1115]]
+    assert five.spread is not None and five.spread.values == (11.0, 12.0, 13.0, 14.0, 15.0)
+    # One seed missing: evaluated alone, through `evaluate`.
+    run_stage(tmp_path, task, 6, encoder)
+    assert task.batches[2:] == [] and task.seeds_seen == [1116]
 
 
 def test_a_task_that_trains_nothing_is_evaluated_once(tmp_path: Path) -> None:

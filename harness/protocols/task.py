@@ -160,7 +160,7 @@ class DownstreamTask(Protocol):
     and check them before a run without loading. `evaluate` is handed an `encode` callable
     (sentences -> vectors, batched and checked by the core), so a task never sees the encoder, and
     must be deterministic given `seed`. Optional parts: `GeneratedTask`, `CombinedColumns`,
-    `SeedAware`.
+    `SeedAware`, `SeedBatched`.
     """
 
     name: str
@@ -216,6 +216,23 @@ class SeedAware(Protocol):
     """
 
     seeded: bool
+
+
+@runtime_checkable
+class SeedBatched(Protocol):
+    """Optional for a task: its results at several seeds from one call, for a task that gains
+    from evaluating them together (SentEval's tasks train every seed's classifier fits at
+    once and encode the sentences once).
+
+    The core asks for the seeds whose results its cache lacks, in one call, and caches each
+    result on its own; a task without the method is evaluated one seed per `evaluate` call. The
+    results are in the order of `seeds`, each the one `evaluate(..., seed=s)` would return up to
+    float summation order.
+    """
+
+    def evaluate_seeds(self, encode: Encode, data_dir: Path, *, config: str = "prototyping",
+                       seeds: Sequence[int] = (1111,), device: str = "cpu") -> list[TaskResult]:
+        """Encode the task's sentences once; return the result at each of `seeds`."""
 
 
 def is_seeded(task: object) -> bool:

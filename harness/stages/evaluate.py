@@ -6,8 +6,10 @@ ones, as many as `downstream.seeds` (or the task's own `seeds:`) asks for; a tas
 does not depend on the seed (`harness.protocols.is_seeded`) is evaluated once. Each seed's
 result is cached on its own (a one-seed run shares the first), the sentences are encoded once
 for all seeds, and the result is the first seed's with the spread over all
-(`harness.protocols.over_seeds`). What the scores are then compared with, and which count, is
-the downstream analysis's (`harness.analyses.downstream`).
+(`harness.protocols.over_seeds`). A task that evaluates several seeds in one call
+(`harness.protocols.SeedBatched`: SentEval's, which train every seed's classifier fits
+together) is asked once for all the seeds the cache lacks. What the scores are then compared
+with, and which count, is the downstream analysis's (`harness.analyses.downstream`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.errors import DataError, plugin_call
-from harness.protocols import Encode, GeneratedTask, TaskResult, is_seeded, over_seeds
+from harness.errors import DataError, PluginError, plugin_call
+from harness.protocols import (
+    Encode,
+    GeneratedTask,
+    SeedBatched,
+    TaskResult,
+    is_seeded,
+    over_seeds,
+)
 from harness.spec import encode_batch_size
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
+from harness.util.cache import artifact_key
 
 VERSION = 2
 RESULT_FILE = "result.json"
@@ -43,8 +53,8 @@ def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[
                      "normalise": _task_normalisation(ctx, encoded)}
             encode = _encode_once(ctx, encoded, parts["normalise"] is not None)
             results.setdefault(encoded.encoder, []).append(over_seeds(
-                [_evaluate(ctx, task, {**parts, "seed": seed}, data_dir, encode, encoded.encoder)
-                 for seed in seeds]))
+                _evaluate(ctx, task, [{**parts, "seed": seed} for seed in seeds], data_dir,
+                          encode, encoded.encoder)))
         ctx.add_time("downstream", time.perf_counter() - started)
     return results
 
@@ -69,21 +79,42 @@ def _encode_once(ctx: RunContext, encoded: Encoded, normalised: bool) -> Encode:
     return encode
 
 
-def _evaluate(ctx: RunContext, task: Any, parts: dict[str, Any], data_dir: Path,
-              encode: Encode, encoder: str) -> TaskResult:
-    """One task's result for one encoder at the seed `parts` names, from the cache or evaluated
-    now."""
+def _evaluate(ctx: RunContext, task: Any, seeds: list[dict[str, Any]], data_dir: Path,
+              encode: Encode, encoder: str) -> list[TaskResult]:
+    """One task's results for one encoder at the seeds `seeds` (each the cache key's parts)
+    name, from the cache or evaluated now: a `SeedBatched` task evaluates every seed the cache
+    lacks in one call, any other one seed per call."""
+    plugin = seeds[0]["task"]["plugin"]
+    config = ctx.spec.downstream.config
+    missing = [parts for parts in seeds
+               if not ctx.cache.exists("downstream", artifact_key("downstream", parts))]
+    computed: dict[int, TaskResult] = {}
+    if len(missing) > 1 and isinstance(task, SeedBatched):
+        with plugin_call(plugin, f"task {task.name}: evaluate_seeds"):
+            batch = task.evaluate_seeds(encode, data_dir, config=config,
+                                        seeds=[parts["seed"] for parts in missing],
+                                        device=ctx.device)
+        if [result.seed for result in batch] != [parts["seed"] for parts in missing]:
+            raise PluginError(plugin, f"task {task.name}: evaluate_seeds returned results for "
+                                      f"seeds {[r.seed for r in batch]}, asked for "
+                                      f"{[parts['seed'] for parts in missing]}")
+        computed = {result.seed: result for result in batch}
 
-    def build(directory: Path) -> dict[str, Any]:
-        with plugin_call(parts["task"]["plugin"], f"task {task.name}: evaluate"):
-            result = task.evaluate(encode, data_dir, config=ctx.spec.downstream.config,
-                                   seed=parts["seed"], device=ctx.device)
-        (directory / RESULT_FILE).write_text(json.dumps(result.to_json()), encoding="utf-8")
-        return {"score": result.score, "seconds": result.seconds}
+    def cached(parts: dict[str, Any]) -> TaskResult:
+        def build(directory: Path) -> dict[str, Any]:
+            result = computed.get(parts["seed"])
+            if result is None:
+                with plugin_call(plugin, f"task {task.name}: evaluate"):
+                    result = task.evaluate(encode, data_dir, config=config, seed=parts["seed"],
+                                           device=ctx.device)
+            (directory / RESULT_FILE).write_text(json.dumps(result.to_json()), encoding="utf-8")
+            return {"score": result.score, "seconds": result.seconds}
 
-    directory = ctx.cache.produce("downstream", parts, build,
-                                  label=f"{task.name} {encoder} seed {parts['seed']}")
-    return TaskResult.from_json(json.loads((directory / RESULT_FILE).read_text()))
+        directory = ctx.cache.produce("downstream", parts, build,
+                                      label=f"{task.name} {encoder} seed {parts['seed']}")
+        return TaskResult.from_json(json.loads((directory / RESULT_FILE).read_text()))
+
+    return [cached(parts) for parts in seeds]
 
 
 def _task_normalisation(ctx: RunContext, encoded: Encoded) -> dict[str, Any] | None:

@@ -12,15 +12,22 @@ as SentEval does. The seeds are SentEval's: every classifier is seeded with `see
 `params.seed`); the folds are scikit-learn's `StratifiedKFold(n_splits=kfold, shuffle=True,
 random_state=...)` with `random_state` fixed at 1111 for both levels of `inner_kfold`
 (`INNER_KFOLD_SEED`, whatever `seed` is) and `seed` for `kfold`, as validation.py has them.
+
+Each scheme runs at several seeds at once and trains in two rounds: every fit that chooses the
+L2 penalty (each fold, inner fold, penalty and seed), then every fit with the chosen penalty
+(`inner_kfold` and `kfold`; `split` keeps the chosen fit, which is the refit SentEval would
+make). A round is one call of a `Trainer`: `batched.stacked` trains all its fits at once,
+`batched.one_at_a_time` as SentEval does (the default picks, `batched.trainer_for`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .classifier import SentEvalClassifier
+from .batched import FitGroup, Trainer, trainer_for
 from .configs import L2_GRID, EvaluationConfig
 
 HOLD_OUT = 0.05
@@ -33,19 +40,21 @@ not its `seed` (which seeds the classifiers)."""
 
 @dataclass(frozen=True)
 class Validation:
-    """Dev and test accuracy (percent) of one validation scheme, with the chosen L2 penalty.
+    """Dev and test accuracy (percent) of one validation scheme at one seed, with the chosen L2
+    penalty.
 
     `predictions` holds the test-set class ids for `kfold` and `split` (None for `inner_kfold`,
     whose test accuracy is a mean over folds).
     """
 
+    seed: int
     dev_accuracy: float
     test_accuracy: float
     l2reg: tuple[float, ...]
     predictions: np.ndarray | None = None
 
 
-def _percent(fractions: list[float]) -> float:
+def _percent(fractions: Sequence[float]) -> float:
     return round(100 * float(np.mean(fractions)), 2)
 
 
@@ -58,78 +67,86 @@ def stratified_folds(labels: np.ndarray, k: int, seed: int) -> list[tuple[np.nda
     return list(splitter.split(np.zeros(len(labels)), labels))
 
 
-def _classifier(x: np.ndarray, n_classes: int, l2reg: float, config: EvaluationConfig,
-                seed: int, device: str) -> SentEvalClassifier:
-    return SentEvalClassifier(x.shape[1], n_classes, l2reg=l2reg, config=config.classifier,
-                              seed=seed, device=device)
+def _trainer(config: EvaluationConfig, trainer: Trainer | None) -> Trainer:
+    return trainer or trainer_for(config.classifier)
 
 
-def _cross_validated(x: np.ndarray, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
-                     n_classes: int, config: EvaluationConfig, seed: int,
-                     device: str) -> list[float]:
-    """Return the mean fold accuracy (percent) of each L2 penalty of the grid."""
-    scores = []
-    for l2reg in L2_GRID:
-        accuracies = []
-        for train, test in folds:
-            model = _classifier(x, n_classes, l2reg, config, seed, device)
-            model.fit(x[train], y[train], validation_data=(x[test], y[test]))
-            accuracies.append(model.score(x[test], y[test]))
-        scores.append(_percent(accuracies))
-    return scores
+def _choose(folds: Sequence[Sequence[float]]) -> tuple[int, float]:
+    """The L2 index with the best mean fold accuracy (percent, rounded; the first best wins),
+    and that accuracy; `folds` holds each fold's best dev accuracy per penalty."""
+    scores = [_percent([fold[i] for fold in folds]) for i in range(len(L2_GRID))]
+    best = int(np.argmax(scores))
+    return best, scores[best]
 
 
 def inner_kfold(x: np.ndarray, y: np.ndarray, n_classes: int, config: EvaluationConfig, *,
-                seed: int, device: str = "cpu") -> Validation:
-    """Return nested k-fold accuracies (SentEval's InnerKFoldClassifier): both fold splits at
-    `INNER_KFOLD_SEED`, every classifier seeded with `seed`."""
-    dev, test, chosen = [], [], []
-    for train, held_out in stratified_folds(y, config.kfold, INNER_KFOLD_SEED):
-        x_train, y_train = x[train], y[train]
-        scores = _cross_validated(x_train, y_train,
-                                  stratified_folds(y_train, config.kfold, INNER_KFOLD_SEED),
-                                  n_classes, config, seed, device)
-        best = int(np.argmax(scores))
-        dev.append(scores[best])
-        chosen.append(L2_GRID[best])
-        model = _classifier(x, n_classes, L2_GRID[best], config, seed, device)
-        model.fit(x_train, y_train, validation_split=HOLD_OUT)
-        test.append(round(100 * model.score(x[held_out], y[held_out]), 2))
-    return Validation(dev_accuracy=round(float(np.mean(dev)), 2),
-                      test_accuracy=round(float(np.mean(test)), 2), l2reg=tuple(chosen))
+                seeds: Sequence[int], device: str = "cpu",
+                trainer: Trainer | None = None) -> list[Validation]:
+    """Return nested k-fold accuracies at each seed (SentEval's InnerKFoldClassifier): both fold
+    splits at `INNER_KFOLD_SEED`, every classifier seeded with the seed."""
+    train = _trainer(config, trainer)
+    outer = stratified_folds(y, config.kfold, INNER_KFOLD_SEED)
+    inner = [stratified_folds(y[rows], config.kfold, INNER_KFOLD_SEED) for rows, _ in outer]
+    choosing = [FitGroup(train=rows[fit], dev=rows[dev], seed=seed, l2regs=L2_GRID)
+                for seed in seeds for (rows, _), folds in zip(outer, inner) for fit, dev in folds]
+    fitted = iter(train(x, y, choosing, n_classes, config.classifier, device))
+    chosen = [[_choose([next(fitted).dev_accuracy for _ in folds]) for folds in inner]
+              for _ in seeds]
+    refits = [FitGroup(train=rows, seed=seed, l2regs=(L2_GRID[best],), hold_out=HOLD_OUT)
+              for seed, per_fold in zip(seeds, chosen)
+              for (rows, _), (best, _) in zip(outer, per_fold)]
+    tested = iter(train(x, y, refits, n_classes, config.classifier, device))
+    results = []
+    for seed, per_fold in zip(seeds, chosen):
+        test = [round(100 * next(tested).score(x[held_out], y[held_out], 0), 2)
+                for _, held_out in outer]
+        results.append(Validation(
+            seed=seed, dev_accuracy=round(float(np.mean([s for _, s in per_fold])), 2),
+            test_accuracy=round(float(np.mean(test)), 2),
+            l2reg=tuple(L2_GRID[best] for best, _ in per_fold)))
+    return results
 
 
 def kfold(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray,
-          n_classes: int, config: EvaluationConfig, *, seed: int,
-          device: str = "cpu") -> Validation:
-    """Return k-fold-on-train, then test, accuracies (SentEval's KFoldClassifier): folds and
-    classifiers both seeded with `seed`."""
-    scores = _cross_validated(train_x, train_y, stratified_folds(train_y, config.kfold, seed),
-                              n_classes, config, seed, device)
-    best = int(np.argmax(scores))
-    model = _classifier(train_x, n_classes, L2_GRID[best], config, seed, device)
-    model.fit(train_x, train_y, validation_split=HOLD_OUT)
-    return Validation(dev_accuracy=scores[best],
-                      test_accuracy=round(100 * model.score(test_x, test_y), 2),
-                      l2reg=(L2_GRID[best],), predictions=model.predict(test_x))
+          n_classes: int, config: EvaluationConfig, *, seeds: Sequence[int],
+          device: str = "cpu", trainer: Trainer | None = None) -> list[Validation]:
+    """Return k-fold-on-train, then test, accuracies at each seed (SentEval's KFoldClassifier):
+    folds and classifiers both seeded with the seed."""
+    train = _trainer(config, trainer)
+    folds = {seed: stratified_folds(train_y, config.kfold, seed) for seed in seeds}
+    choosing = [FitGroup(train=fit, dev=dev, seed=seed, l2regs=L2_GRID)
+                for seed in seeds for fit, dev in folds[seed]]
+    fitted = iter(train(train_x, train_y, choosing, n_classes, config.classifier, device))
+    chosen = [_choose([next(fitted).dev_accuracy for _ in folds[seed]]) for seed in seeds]
+    everything = np.arange(len(train_y))
+    refits = [FitGroup(train=everything, seed=seed, l2regs=(L2_GRID[best],), hold_out=HOLD_OUT)
+              for seed, (best, _) in zip(seeds, chosen)]
+    tested = train(train_x, train_y, refits, n_classes, config.classifier, device)
+    return [Validation(seed=seed, dev_accuracy=score,
+                       test_accuracy=round(100 * model.score(test_x, test_y, 0), 2),
+                       l2reg=(L2_GRID[best],), predictions=model.predict(test_x, 0))
+            for seed, (best, score), model in zip(seeds, chosen, tested)]
 
 
 def split(train_x: np.ndarray, train_y: np.ndarray, dev_x: np.ndarray, dev_y: np.ndarray,
           test_x: np.ndarray, test_y: np.ndarray, n_classes: int, config: EvaluationConfig, *,
-          seed: int, device: str = "cpu") -> Validation:
-    """Return dev-selected accuracies on a train/dev/test split (SentEval's SplitClassifier)."""
-    scores: list[float] = []
-    best_model: SentEvalClassifier | None = None
-    for l2reg in L2_GRID:
-        model = _classifier(train_x, n_classes, l2reg, config, seed, device)
-        model.fit(train_x, train_y, validation_data=(dev_x, dev_y))
-        score = round(100 * model.score(dev_x, dev_y), 2)
-        # SentEval refits the chosen penalty from scratch; that refit is this very model (same
-        # seed, data and order), so keeping it saves a fit and changes nothing.
-        if best_model is None or score > max(scores):
-            best_model = model
-        scores.append(score)
-    best = int(np.argmax(scores))
-    return Validation(dev_accuracy=scores[best],
-                      test_accuracy=round(100 * best_model.score(test_x, test_y), 2),
-                      l2reg=(L2_GRID[best],), predictions=best_model.predict(test_x))
+          seeds: Sequence[int], device: str = "cpu",
+          trainer: Trainer | None = None) -> list[Validation]:
+    """Return dev-selected accuracies on a train/dev/test split at each seed (SentEval's
+    SplitClassifier)."""
+    train = _trainer(config, trainer)
+    x = np.concatenate([train_x, dev_x])
+    y = np.concatenate([train_y, dev_y])
+    rows, dev = np.arange(len(train_y)), len(train_y) + np.arange(len(dev_y))
+    groups = [FitGroup(train=rows, dev=dev, seed=seed, l2regs=L2_GRID) for seed in seeds]
+    results = []
+    for seed, model in zip(seeds, train(x, y, groups, n_classes, config.classifier, device)):
+        # SentEval rounds the dev accuracy of each penalty's best model and refits the first
+        # best from scratch; that refit is this very fit (same seed, data and order).
+        scores = [round(100 * accuracy, 2) for accuracy in model.dev_accuracy]
+        best = int(np.argmax(scores))
+        results.append(Validation(
+            seed=seed, dev_accuracy=scores[best],
+            test_accuracy=round(100 * model.score(test_x, test_y, best), 2),
+            l2reg=(L2_GRID[best],), predictions=model.predict(test_x, best)))
+    return results

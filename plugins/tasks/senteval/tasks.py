@@ -45,13 +45,14 @@ from harness.plugin import (
 )
 
 from . import evaluation
+from .batched import Trainer
 from .configs import EvaluationConfig, get_config
 from .loaders import load_task
 from .relatedness import fit_relatedness
 from .sts import score_subset, score_year
 from .table import COMBINED_STS, TASKS
 
-TASKS_VERSION = "3"  # 3: results declare their chance level (`TaskResult.chance`)
+TASKS_VERSION = "4"  # 4: fits trained together; unprepared text prepared on reading
 """Bump when a change to loading or evaluation changes results (part of cache keys)."""
 
 EMPTY_SENTENCE = "."
@@ -130,6 +131,10 @@ class Task(ABC):
     name: str
     source: DataSource
     version: str = TASKS_VERSION
+    trainer: Trainer | None = None
+    """How the classifier fits are trained: None picks SentEval's fits all at once where the
+    configuration allows (`batched.trainer_for`); `batched.one_at_a_time` trains them as SentEval
+    does, one after the other (the benchmarks' baseline)."""
 
     seeded: ClassVar[bool] = True
     """Whether the result depends on the seed (the family trains a classifier); the core reads
@@ -145,16 +150,26 @@ class Task(ABC):
 
     def evaluate(self, encode: Encode, data_dir: Path, *, config: str = "prototyping",
                  seed: int = 1111, device: str = "cpu") -> TaskResult:
-        """Encode the task's sentences with `encode` and return SentEval's scores."""
+        """Encode the task's sentences with `encode` and return SentEval's scores at `seed`."""
+        return self.evaluate_seeds(encode, data_dir, config=config, seeds=[seed],
+                                   device=device)[0]
+
+    def evaluate_seeds(self, encode: Encode, data_dir: Path, *, config: str = "prototyping",
+                       seeds: Sequence[int] = (1111,), device: str = "cpu") -> list[TaskResult]:
+        """Encode the task's sentences once and return SentEval's scores at each of `seeds`
+        (`harness.protocols.SeedBatched`): the classifier fits of every seed are trained
+        together. Each result's `seconds` is the call's time shared equally among the seeds."""
         started = time.perf_counter()
         settings = get_config(config)
         data = self.load(data_dir)
-        result = self._evaluate(data, Vectors(encode, data, self.name), settings, seed, device)
-        return replace(result, seconds=round(time.perf_counter() - started, 3))
+        results = self._evaluate(data, Vectors(encode, data, self.name), settings,
+                                 [int(seed) for seed in seeds], device)
+        share = round((time.perf_counter() - started) / len(results), 3)
+        return [replace(result, seconds=share) for result in results]
 
     @abstractmethod
-    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
-                  device: str) -> TaskResult:
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> list[TaskResult]:
         ...
 
     def _result(self, metric: str, scores: dict[str, float], sizes: tuple[int, int, int],
@@ -173,45 +188,82 @@ def majority_rate(labels: np.ndarray) -> float:
     return 100.0 * float(counts.max()) / float(counts.sum())
 
 
-class CrossValidatedClassification(Task):
+@dataclass(frozen=True)
+class Classified:
+    """A classification family's validations, one per seed, with what its results report."""
+
+    validations: list[evaluation.Validation]
+    sizes: tuple[int, int, int]
+    """Examples trained on, used as dev set, tested on."""
+    test_labels: np.ndarray
+
+
+class Classification(Task):
+    """A family that trains SentEval's classifier: at each seed a `evaluation.Validation`
+    (accuracy, dev accuracy, chosen L2 penalty), its chance level the test labels' majority
+    class."""
+
+    def validations(self, encode: Encode, data_dir: Path, *, config: str = "prototyping",
+                    seeds: Sequence[int] = (1111,), device: str = "cpu") -> Classified:
+        """The validations behind `evaluate_seeds`' results, chosen penalties included."""
+        data = self.load(data_dir)
+        return self._validate(data, Vectors(encode, data, self.name), get_config(config),
+                              [int(seed) for seed in seeds], device)
+
+    @abstractmethod
+    def _validate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> Classified:
+        ...
+
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> list[TaskResult]:
+        classified = self._validate(data, vectors, config, seeds, device)
+        return [self._classified(result, classified, config)
+                for result in classified.validations]
+
+    def _classified(self, result: evaluation.Validation, classified: Classified,
+                    config: EvaluationConfig) -> TaskResult:
+        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
+        return self._result("acc", scores, classified.sizes, config, result.seed,
+                            chance=majority_rate(classified.test_labels))
+
+
+class CrossValidatedClassification(Classification):
     """MR, CR, SUBJ, MPQA: nested k-fold (every example is trained on and tested once)."""
 
-    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
-                  device: str) -> TaskResult:
+    def _validate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> Classified:
         x, y = single_features(vectors, data.splits["all"])
-        result = evaluation.inner_kfold(x, y, len(data.classes), config, seed=seed, device=device)
-        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
-        return self._result("acc", scores, (len(y), 0, len(y)), config, seed,
-                            chance=majority_rate(y))
+        return Classified(evaluation.inner_kfold(x, y, len(data.classes), config, seeds=seeds,
+                                                 device=device, trainer=self.trainer),
+                          (len(y), 0, len(y)), y)
 
 
-class TrainTestClassification(Task):
+class TrainTestClassification(Classification):
     """TREC: L2 chosen by k-fold on the training set, then tested."""
 
-    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
-                  device: str) -> TaskResult:
+    def _validate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> Classified:
         train_x, train_y = single_features(vectors, data.splits["train"])
         test_x, test_y = single_features(vectors, data.splits["test"])
-        result = evaluation.kfold(train_x, train_y, test_x, test_y, len(data.classes), config,
-                                  seed=seed, device=device)
-        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
-        return self._result("acc", scores, (len(train_y), 0, len(test_y)), config, seed,
-                            chance=majority_rate(test_y))
+        return Classified(evaluation.kfold(train_x, train_y, test_x, test_y, len(data.classes),
+                                           config, seeds=seeds, device=device,
+                                           trainer=self.trainer),
+                          (len(train_y), 0, len(test_y)), test_y)
 
 
-class SplitClassification(Task):
+class SplitClassification(Classification):
     """SST2, SST5 (sentences) and SICK-E (pairs): L2 chosen on the dev split."""
 
-    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
-                  device: str) -> TaskResult:
+    def _validate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> Classified:
         features = pair_features if data.splits["train"].second is not None else single_features
         (train_x, train_y), (dev_x, dev_y), (test_x, test_y) = (
             features(vectors, data.splits[name]) for name in ("train", "dev", "test"))
-        result = evaluation.split(train_x, train_y, dev_x, dev_y, test_x, test_y,
-                                  len(data.classes), config, seed=seed, device=device)
-        scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy}
-        return self._result("acc", scores, (len(train_y), len(dev_y), len(test_y)), config, seed,
-                            chance=majority_rate(test_y))
+        return Classified(evaluation.split(train_x, train_y, dev_x, dev_y, test_x, test_y,
+                                           len(data.classes), config, seeds=seeds,
+                                           device=device, trainer=self.trainer),
+                          (len(train_y), len(dev_y), len(test_y)), test_y)
 
 
 def f1_percent(gold: np.ndarray, predicted: np.ndarray) -> float:
@@ -222,21 +274,25 @@ def f1_percent(gold: np.ndarray, predicted: np.ndarray) -> float:
     return round(100 * 2 * true_positive / denominator, 2) if denominator else 0.0
 
 
-class ParaphraseDetection(Task):
+class ParaphraseDetection(Classification):
     """MRPC: k-fold on train over [|u - v|, u * v]; accuracy and F1 on test."""
 
-    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
-                  device: str) -> TaskResult:
+    def _validate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> Classified:
         train_x, train_y = pair_features(vectors, data.splits["train"])
         test_x, test_y = pair_features(vectors, data.splits["test"])
-        result = evaluation.kfold(train_x, train_y, test_x, test_y, 2, config, seed=seed,
-                                  device=device)
+        return Classified(evaluation.kfold(train_x, train_y, test_x, test_y, 2, config,
+                                           seeds=seeds, device=device, trainer=self.trainer),
+                          (len(train_y), 0, len(test_y)), test_y)
+
+    def _classified(self, result: evaluation.Validation, classified: Classified,
+                    config: EvaluationConfig) -> TaskResult:
         assert result.predictions is not None
-        f1 = f1_percent(test_y, result.predictions)
+        f1 = f1_percent(classified.test_labels, result.predictions)
         scores = {"acc": result.test_accuracy, "devacc": result.dev_accuracy, "f1": f1}
-        return self._result("acc", scores, (len(train_y), 0, len(test_y)), config, seed,
+        return self._result("acc", scores, classified.sizes, config, result.seed,
                             columns={self.name: result.test_accuracy, f"{self.name}-F1": f1},
-                            chance=majority_rate(test_y))
+                            chance=majority_rate(classified.test_labels))
 
 
 class Relatedness(Task):
@@ -245,16 +301,20 @@ class Relatedness(Task):
     The classifier configuration does not apply: SentEval's relatedness model has fixed settings.
     """
 
-    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
-                  device: str) -> TaskResult:
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> list[TaskResult]:
         (train_x, train_y), (dev_x, dev_y), (test_x, test_y) = (
             pair_features(vectors, data.splits[name]) for name in ("train", "dev", "test"))
-        fitted = fit_relatedness(train_x, train_y, dev_x, dev_y, test_x, test_y, seed=seed,
-                                 device=device)
-        scores = {"pearson": fitted.pearson, "spearman": fitted.spearman, "mse": fitted.mse,
-                  "devpearson": fitted.dev_pearson}
-        return self._result("pearson", scores, (len(train_y), len(dev_y), len(test_y)), config,
-                            seed, chance=0.0)
+        results = []
+        for seed in seeds:
+            fitted = fit_relatedness(train_x, train_y, dev_x, dev_y, test_x, test_y, seed=seed,
+                                     device=device)
+            scores = {"pearson": fitted.pearson, "spearman": fitted.spearman, "mse": fitted.mse,
+                      "devpearson": fitted.dev_pearson}
+            results.append(self._result("pearson", scores,
+                                        (len(train_y), len(dev_y), len(test_y)), config, seed,
+                                        chance=0.0))
+        return results
 
 
 class SemanticSimilarity(Task):
@@ -271,8 +331,8 @@ class SemanticSimilarity(Task):
             return {}
         return {"STS": sum(results[year].score for year in COMBINED_STS) / len(COMBINED_STS)}
 
-    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig, seed: int,
-                  device: str) -> TaskResult:
+    def _evaluate(self, data: TaskData, vectors: Vectors, config: EvaluationConfig,
+                  seeds: list[int], device: str) -> list[TaskResult]:
         subsets = {}
         for subset, examples in data.splits.items():
             assert examples.second is not None
@@ -285,7 +345,9 @@ class SemanticSimilarity(Task):
             scores.update({f"{subset}/pearson": score.pearson,
                            f"{subset}/spearman": score.spearman, f"{subset}/n": float(score.n)})
         n = sum(score.n for score in subsets.values())
-        return self._result("pearson", scores, (0, 0, n), config, seed, chance=0.0)
+        # Nothing is trained: every seed's result is the same.
+        return [self._result("pearson", scores, (0, 0, n), config, seed, chance=0.0)
+                for seed in seeds]
 
 
 PROCEDURES: dict[str, type[Task]] = {
