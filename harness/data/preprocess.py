@@ -107,9 +107,44 @@ def ptb_file(data: bytes) -> bytes:
     return "".join(ptb_tokenize(line) + "\n" for line in lines).encode("ascii")
 
 
+# Characters the sed script always pads with spaces, whatever surrounds them: in its output each
+# stands alone as a token, as do "--" and "..." (and a double quote never remains).
+_PTB_ALONE = frozenset(",;:@#$%&?![](){}<>")
+# Endings the script splits off a word before a space (every line ends in one while it runs).
+_PTB_SPLIT_ENDINGS = ("'s", "'S", "'m", "'M", "'d", "'D", "'ll", "'re", "'ve", "n't", "'LL",
+                      "'RE", "'VE", "N'T")
+
+
+def ptb_prepared(data: bytes) -> bool:
+    """Whether a file's bytes look like `ptb_file`'s output: printable ASCII as `cat -v` leaves
+    it, no double quote, every character the script pads unconditionally (`,;:@#$%&?!`,
+    brackets, "--", "...") a token of its own, and no word with a contraction the script splits
+    off ("people's", "can't") still attached.
+
+    A released MR, CR, SUBJ or MPQA file fails this on many lines; SentEval's prepared files pass
+    on every line. The test reads only what the script does unconditionally: applying the whole
+    script again is not a test, since it is not idempotent (SUBJ's "it' 's" becomes "it ' 's").
+    """
+    if cat_v(data) != data or b'"' in data:
+        return False
+    for token in data.decode("ascii").split():
+        if token in ("--", "..."):
+            continue
+        if "--" in token or "..." in token or (len(token) > 1 and _PTB_ALONE.intersection(token)):
+            return False
+        if any(token.endswith(end) and token[:-len(end)].strip("'") for end in _PTB_SPLIT_ENDINGS):
+            return False
+    return True
+
+
 def strip_quotes(data: bytes) -> bytes:
     """Return TREC's bytes without backquotes and apostrophes, as SentEval's sed calls do."""
     return data.replace(b"`", b"").replace(b"'", b"")
+
+
+def quotes_stripped(data: bytes) -> bool:
+    """Whether TREC's bytes are `strip_quotes`' output (no backquote or apostrophe left)."""
+    return b"`" not in data and b"'" not in data
 
 
 class _PerlMosesTokenizer(sacremoses.MosesTokenizer):

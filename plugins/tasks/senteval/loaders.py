@@ -4,8 +4,11 @@ The layout, file names, encodings and field positions are those of SentEval's ta
 (senteval/binary.py, sst.py, trec.py, mrpc.py, sick.py, sts.py) over the files its
 `data/downstream/get_transfer_data.bash` writes; directories and file names come from the task
 table (`harness.data.senteval_layout`), whose `reader` of each task keys `READERS`. Sentences are
-SentEval's tokens (`str.split()`) joined by single spaces; SentEval's own preprocessing (PTB sed
-for MR/CR/SUBJ/MPQA, Moses and lower-casing for STS) happened when the data was prepared.
+SentEval's tokens (`str.split()`) joined by single spaces. SentEval's own preprocessing (PTB sed
+for MR/CR/SUBJ/MPQA, quotes removed from TREC, Moses and lower-casing for STS) happened when the
+data was prepared; MR/CR/SUBJ/MPQA and TREC files as their sources release them (not through it)
+are recognised and prepared on reading (`reading.PREPARATIONS`), so a score does not depend on
+which copy of the data a user has.
 
 Every problem raises `DataError` with one line naming the file (and line) and what is wrong.
 """
@@ -51,8 +54,9 @@ def load_binary(directory: Path, name: str, hint: str | None = None) -> TaskData
     """
     hint = hint or fetch_hint(directory.parent)
     positive, negative = (directory / file for file in BINARY_FILES[name])
-    pos = [tokens(line) for line in read_lines(positive, encoding="latin-1", hint=hint)]
-    neg = [tokens(line) for line in read_lines(negative, encoding="latin-1", hint=hint)]
+    pos, neg = ([tokens(line) for line in read_lines(path, encoding="latin-1", hint=hint,
+                                                      preparation="ptb")]
+                for path in (positive, negative))
     examples = Examples(first=tuple(pos + neg), labels=_classes([1] * len(pos) + [0] * len(neg)))
     return TaskData(name=name, splits={"all": examples}, files=(positive, negative),
                     classes=("0", "1"))
@@ -99,7 +103,8 @@ def load_trec(directory: Path, name: str, hint: str | None = None) -> TaskData:
         path = directory / filename
         sentences: list[str] = []
         labels: list[int] = []
-        for line_number, line in enumerate(read_lines(path, encoding="latin-1", hint=hint), 1):
+        lines = read_lines(path, encoding="latin-1", hint=hint, preparation="quotes")
+        for line_number, line in enumerate(lines, 1):
             coarse, colon, rest = line.strip().partition(":")
             _, space, question = rest.partition(" ")
             if not colon or not space:
