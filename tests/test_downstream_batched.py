@@ -165,3 +165,18 @@ def test_sgd_is_stacked_and_exact() -> None:
     (reference,) = one_at_a_time(x, y, [group], 2, settings, "cpu")
     assert torch.equal(fit.weight[0], reference.models[0].model[0].weight.detach())
     assert fit.passes == reference.passes
+
+
+def test_groups_gathered_in_chunks_train_as_all_at_once(monkeypatch) -> None:
+    from harness_plugins.tasks.senteval import batched
+
+    x, y = noisy_classes(600, 16, 3, seed=10)
+    groups = [FitGroup(train=np.arange(lo, lo + 400), dev=np.arange(500, 600), seed=seed,
+                       l2regs=L2_GRID) for lo, seed in ((0, 1), (50, 2), (100, 3))]
+    together = stacked(x, y, groups, 3, PROTOTYPING.classifier, "cpu")
+    monkeypatch.setattr(batched, "GATHER_BUDGET", 1)  # one group per chunk
+    assert batched._chunks(3, 128 * 16) == [slice(0, 1), slice(1, 2), slice(2, 3)]
+    chunked = stacked(x, y, groups, 3, PROTOTYPING.classifier, "cpu")
+    for a, b in zip(together, chunked):
+        assert a.passes == b.passes and a.dev_accuracy == b.dev_accuracy
+        torch.testing.assert_close(a.weight, b.weight, rtol=1e-4, atol=1e-5)

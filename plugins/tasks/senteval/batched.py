@@ -45,7 +45,8 @@ from .classifier import SentEvalClassifier, make_optimizer
 from .configs import ClassifierConfig
 
 GATHER_BUDGET = 1 << 25
-"""Floats gathered at once when a round evaluates its fits' dev rows (128 MB in float32)."""
+"""Floats of feature rows gathered at once, for a step or a dev evaluation of many groups (128
+MB in float32: 64 groups' batches of 128 rows of 4,096-d vectors)."""
 
 
 @dataclass(frozen=True)
@@ -356,38 +357,55 @@ def _weight_gradient(grad_logits: torch.Tensor, features: torch.Tensor) -> torch
     return grad_logits.transpose(1, 2).bmm(features)
 
 
-def _train_pass(state: _Round, x: torch.Tensor, y: torch.Tensor) -> None:
-    """One pass of every live group over its training rows, in SentEval's mini-batches.
+def _chunks(groups: int, floats_per_group: int) -> list[slice]:
+    """Consecutive slices of `groups` whose gathered rows stay within `GATHER_BUDGET` floats."""
+    size = max(1, GATHER_BUDGET // max(1, floats_per_group))
+    return [slice(lo, min(lo + size, groups)) for lo in range(0, groups, size)]
 
-    The gradient is autograd's for nn.CrossEntropyLoss() (the mean over the fit's own batch)
-    through nn.Linear, computed directly: the log-softmax's backward kernel given the loss's
-    gradient, -1/n at each row's label, then the weight's `g^T @ x` and the bias's sum over rows.
-    """
+
+def _gradients(weight: torch.Tensor, bias: torch.Tensor, features: torch.Tensor,
+               labels: torch.Tensor, share: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of every fit's loss on its batch: autograd's for nn.CrossEntropyLoss()
+    through nn.Linear, computed directly (the log-softmax's backward kernel given the loss's
+    gradient, then the weight's `g^T @ x` and the bias's sum over rows). `share` (groups, rows)
+    is the loss's gradient at each row's label: -1/n for the n rows of the fit's batch (its
+    mean), 0 on padding."""
+    groups, fits, classes, dim = weight.shape
+    width = features.shape[1]
+    log_p = torch.log_softmax(_logits(weight, bias, features).view(groups, width, fits, classes),
+                              -1)
+    upstream = torch.zeros_like(log_p).scatter_(
+        3, labels[:, :, None, None].expand(-1, -1, fits, 1),
+        share[:, :, None, None].expand(-1, -1, fits, 1).contiguous())
+    grad_logits = torch._log_softmax_backward_data(upstream, log_p, 3, torch.float32).view(
+        groups, width, fits * classes)
+    return (_weight_gradient(grad_logits, features).view(groups, fits, classes, dim),
+            grad_logits.sum(dim=1).view(groups, fits, classes))
+
+
+def _train_pass(state: _Round, x: torch.Tensor, y: torch.Tensor) -> None:
+    """One pass of every live group over its training rows, in SentEval's mini-batches (the
+    rows of at most `GATHER_BUDGET` floats gathered at once)."""
     groups, fits, classes, dim = state.weight.shape
     size = state.config.batch_size
     order = [train[rng.permutation(len(train))] for train, rng in zip(state.train, state.rngs)]
     index, mask = _padded(order, x.device)
     lengths = np.array([len(o) for o in order])
     live = torch.as_tensor(state.alive, device=x.device)
+    grad_weight, grad_bias = torch.empty_like(state.weight), torch.empty_like(state.bias)
     for start in range(0, index.shape[1], size):
         counts = np.clip(lengths - start, 0, size)
         width = int(counts.max())
-        rows = index[:, start:start + width].reshape(-1)
-        features = x.index_select(0, rows).view(groups, width, dim)
-        labels = y.index_select(0, rows).view(groups, width)
-        log_p = torch.log_softmax(
-            _logits(state.weight, state.bias, features).view(groups, width, fits, classes), -1)
         # nll_loss's gradient with mean reduction: -(1 / n) at the label, 0 on padded rows.
         share = -(1.0 / torch.as_tensor(np.maximum(counts, 1), dtype=torch.float32,
                                         device=x.device))
-        picked = (share[:, None] * mask[:, start:start + width])[:, :, None, None]
-        upstream = torch.zeros_like(log_p).scatter_(
-            3, labels[:, :, None, None].expand(-1, -1, fits, 1),
-            picked.expand(-1, -1, fits, 1).contiguous())
-        grad_logits = torch._log_softmax_backward_data(upstream, log_p, 3, torch.float32).view(
-            groups, width, fits * classes)
-        grad_weight = _weight_gradient(grad_logits, features).view(groups, fits, classes, dim)
-        grad_bias = grad_logits.sum(dim=1).view(groups, fits, classes)
+        share = share[:, None] * mask[:, start:start + width]
+        for part in _chunks(groups, width * dim):
+            rows = index[part, start:start + width].reshape(-1)
+            n = part.stop - part.start
+            grad_weight[part], grad_bias[part] = _gradients(
+                state.weight[part], state.bias[part], x.index_select(0, rows).view(n, width, dim),
+                y.index_select(0, rows).view(n, width), share[part])
         stepping = live & torch.as_tensor(counts > 0, device=x.device)[:, None]
         state.steps += stepping.cpu().numpy()
         state.weight = state.updates[0].apply(state.weight, grad_weight, state.l2[..., None],
@@ -401,12 +419,9 @@ def _train_pass(state: _Round, x: torch.Tensor, y: torch.Tensor) -> None:
 def _dev_correct(state: _Round, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
     """(groups, fits) number of dev rows each fit classifies correctly."""
     groups, fits, classes, dim = state.weight.shape
-    longest = max(len(d) for d in state.dev)
-    chunk = max(1, GATHER_BUDGET // max(1, longest * dim))
     weight, bias = state.weight, state.bias
     correct = np.zeros((groups, fits), dtype=np.int64)
-    for lo in range(0, groups, chunk):
-        part = slice(lo, lo + chunk)
+    for part in _chunks(groups, max(len(d) for d in state.dev) * dim):
         index, mask = _padded(state.dev[part], x.device)
         logits = _logits(weight[part], bias[part], x[index])
         predicted = logits.view(*index.shape, fits, classes).argmax(dim=3)
