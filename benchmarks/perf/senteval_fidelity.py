@@ -17,9 +17,10 @@ it: `senteval_task(name).evaluate(..., seed=s)` at `--seed` (SentEval's default,
 `--text senteval` first prepares a copy of `--data-dir` the way SentEval's
 `get_transfer_data.bash` prepares the released files (`harness.data.preprocess`): `cat -v` and
 the Penn Treebank sed script for MR, CR, SUBJ and MPQA, backquotes and apostrophes removed from
-TREC; the other tasks' files are copied as they are. Use it on a directory of unprepared
-(released) files, to see what SentEval's preparation changes; on files `harness data senteval`
-prepared it would prepare them twice.
+TREC; the other tasks' files are copied as they are. The loaders now read released files as
+SentEval prepares them ([downstream](docs/downstream.md), "Files as their sources release
+them"), so `--text as-given` reads the same text as `--text senteval`; the figures in
+docs/performance.md that compare the two were measured before that change.
 
 Prints one line per task: task, metric, score at the first seed, mean +- sd [min, max] over
 the seeds and each seed's score, the official figure and the differences; `--json PATH` writes
@@ -47,46 +48,16 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.data.preprocess import ptb_file, strip_quotes
-from harness.protocols import is_seeded, over_seeds
-from harness_plugins.tasks.senteval.tasks import FAMILIES, senteval_task
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from senteval_common import CachedEncoder  # noqa: E402
+
+from harness.data.preprocess import ptb_file, strip_quotes  # noqa: E402
+from harness.protocols import is_seeded, over_seeds  # noqa: E402
+from harness_plugins.tasks.senteval.tasks import FAMILIES, senteval_task  # noqa: E402
 
 PTB_FILES = ("MR/rt-polarity.pos", "MR/rt-polarity.neg", "CR/custrev.pos", "CR/custrev.neg",
              "SUBJ/subj.subjective", "SUBJ/subj.objective", "MPQA/mpqa.pos", "MPQA/mpqa.neg")
 TREC_FILES = ("TREC/train_5500.label", "TREC/TREC_10.label")
-
-
-class CachedEncoder:
-    """sbert's vectors of every sentence it has been asked for, kept in an `.npz` file."""
-
-    def __init__(self, path: Path) -> None:
-        from harness_plugins.encoders.sbert import SentenceBertEncoder
-
-        self.path = path
-        self.encoder = SentenceBertEncoder()
-        self.vectors: dict[str, np.ndarray] = {}
-        self.seconds = 0.0
-        if path.exists():
-            with np.load(path, allow_pickle=False) as stored:
-                self.vectors = dict(zip(stored["sentences"].tolist(), stored["vectors"]))
-
-    def __call__(self, sentences: list[str]) -> np.ndarray:
-        missing = [s for s in dict.fromkeys(sentences) if s not in self.vectors]
-        if missing:
-            started = time.perf_counter()
-            self.vectors.update(zip(missing, self.encoder.encode(missing)))
-            self.seconds += time.perf_counter() - started
-            self.save()
-        return np.stack([self.vectors[s] for s in sentences])
-
-    def save(self) -> None:
-        """Write every vector so far (atomically)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp.npz")
-        sentences = list(self.vectors)
-        np.savez(tmp, sentences=np.array(sentences, dtype=str),
-                 vectors=np.stack([self.vectors[s] for s in sentences]))
-        tmp.replace(self.path)
 
 
 class SentEvalBatches:
