@@ -180,3 +180,31 @@ def test_groups_gathered_in_chunks_train_as_all_at_once(monkeypatch) -> None:
     for a, b in zip(together, chunked):
         assert a.passes == b.passes and a.dev_accuracy == b.dev_accuracy
         torch.testing.assert_close(a.weight, b.weight, rtol=1e-4, atol=1e-5)
+
+
+def test_a_group_without_training_rows_steps_never_and_others_go_on() -> None:
+    # A refit of one row holds that row out (at least one dev row): nothing is left to train on.
+    x, y = noisy_classes(300, 8, 2, seed=11)
+    groups = [FitGroup(train=np.arange(1), seed=5, l2regs=(1e-3,), hold_out=0.05),
+              FitGroup(train=np.arange(1, 300), seed=5, l2regs=(1e-3,), hold_out=0.05)]
+    together = stacked(x, y, groups, 2, LITERATURE.classifier, "cpu")
+    alone = one_at_a_time(x, y, groups, 2, LITERATURE.classifier, "cpu")
+    for fit, reference in zip(together, alone):
+        assert fit.passes == reference.passes and fit.dev_accuracy == reference.dev_accuracy
+    assert torch.equal(together[0].weight[0], alone[0].models[0].model[0].weight.detach())
+
+
+def test_bad_rounds_are_refused() -> None:
+    x, y = noisy_classes(100, 4, 2, seed=12)
+    with pytest.raises(ValueError, match="dev rows"):
+        stacked(x, y, [FitGroup(train=np.arange(50), dev=np.arange(0), seed=1, l2regs=(0.0,))],
+                2, PROTOTYPING.classifier, "cpu")
+    with pytest.raises(ValueError, match="labels run from 0 to 2"):
+        stacked(x, np.where(y == 1, 2, 0), [FitGroup(train=np.arange(50), dev=np.arange(50, 100),
+                                                     seed=1, l2regs=(0.0,))],
+                2, PROTOTYPING.classifier, "cpu")
+    with pytest.raises(ValueError, match="same number of L2"):
+        stacked(x, y, [FitGroup(train=np.arange(50), dev=np.arange(50, 100), seed=1,
+                                l2regs=(0.0,)),
+                       FitGroup(train=np.arange(50), dev=np.arange(50, 100), seed=1,
+                                l2regs=(0.0, 1e-3))], 2, PROTOTYPING.classifier, "cpu")

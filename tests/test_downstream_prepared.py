@@ -34,6 +34,10 @@ RELEASED_MR_NEGATIVE = ["can't stand it; won't watch again!", "a caf\xe9 scene"]
     ("the doctor realizes it' 's a love virus . ", True),  # the script's own output
     ("caf\xe9", False),
     ("cafM-i", True),
+    ("a good film.", False),  # the script splits a line's final period off
+    ("a good film . ", True),
+    ("it'd 've ", True),  # the script's output for "it'd've": its later rule split "'ve" off
+    ("it's\tfine", True),  # the contraction rules need a space after: the script leaves it
 ])
 def test_ptb_prepared_by_hand(line: str, prepared: bool) -> None:
     assert ptb_prepared(line.encode("latin-1")) is prepared
@@ -44,6 +48,11 @@ def test_the_scripts_output_always_counts_as_prepared() -> None:
         raw = line.encode("latin-1") + b"\n"
         assert not ptb_prepared(raw)
         assert ptb_prepared(ptb_file(raw)) and ptb_prepared(ptb_file(ptb_file(raw)))
+
+
+def test_a_prepared_file_with_crlf_line_ends_counts_as_prepared() -> None:
+    prepared = ptb_file(b"it's good, really.\nsay \"hi\"\n")
+    assert ptb_prepared(prepared.replace(b"\n", b"\r\n"))
 
 
 def test_trec_quotes_by_hand() -> None:

@@ -117,22 +117,36 @@ _PTB_SPLIT_ENDINGS = ("'s", "'S", "'m", "'M", "'d", "'D", "'ll", "'re", "'ve", "
 
 def ptb_prepared(data: bytes) -> bool:
     """Whether a file's bytes look like `ptb_file`'s output: printable ASCII as `cat -v` leaves
-    it, no double quote, every character the script pads unconditionally (`,;:@#$%&?!`,
-    brackets, "--", "...") a token of its own, and no word with a contraction the script splits
+    it (a CRLF line end aside), no double quote, every character the script pads unconditionally
+    (`,;:@#$%&?!`, brackets, "--", "...") a token of its own, no line ending in a word with its
+    period attached ("film."), and no word before a space with a contraction the script splits
     off ("people's", "can't") still attached.
 
     A released MR, CR, SUBJ or MPQA file fails this on many lines; SentEval's prepared files pass
     on every line. The test reads only what the script does unconditionally: applying the whole
     script again is not a test, since it is not idempotent (SUBJ's "it' 's" becomes "it ' 's").
     """
+    data = data.replace(b"\r\n", b"\n")
     if cat_v(data) != data or b'"' in data:
         return False
-    for token in data.decode("ascii").split():
+    return all(_ptb_line_prepared(line) for line in data.decode("ascii").split("\n"))
+
+
+def _ptb_line_prepared(line: str) -> bool:
+    for token in line.split():
         if token in ("--", "..."):
             continue
         if "--" in token or "..." in token or (len(token) > 1 and _PTB_ALONE.intersection(token)):
             return False
-        if any(token.endswith(end) and token[:-len(end)].strip("'") for end in _PTB_SPLIT_ENDINGS):
+    words = line.split()
+    if words and len(words[-1]) > 1 and words[-1].endswith(".") and words[-1][-2] != ".":
+        return False
+    # The contraction rules match before a space (the line is padded with one while they run);
+    # one that the script's later rule split off may still follow ("it'd 've").
+    pieces = f" {line} ".split(" ")
+    for token, after in zip(pieces, pieces[1:]):
+        if after not in _PTB_SPLIT_ENDINGS and any(
+                token.endswith(end) and token[:-len(end)].strip("'") for end in _PTB_SPLIT_ENDINGS):
             return False
     return True
 

@@ -79,14 +79,14 @@ def _encode_once(ctx: RunContext, encoded: Encoded, normalised: bool) -> Encode:
     return encode
 
 
-def _evaluate(ctx: RunContext, task: Any, seeds: list[dict[str, Any]], data_dir: Path,
+def _evaluate(ctx: RunContext, task: Any, keys: list[dict[str, Any]], data_dir: Path,
               encode: Encode, encoder: str) -> list[TaskResult]:
-    """One task's results for one encoder at the seeds `seeds` (each the cache key's parts)
-    name, from the cache or evaluated now: a `SeedBatched` task evaluates every seed the cache
-    lacks in one call, any other one seed per call."""
-    plugin = seeds[0]["task"]["plugin"]
+    """One task's results for one encoder at the seeds its cache keys' parts `keys` name, from
+    the cache or evaluated now: a `SeedBatched` task evaluates every seed the cache lacks in one
+    call, any other one seed per call."""
+    plugin = keys[0]["task"]["plugin"]
     config = ctx.spec.downstream.config
-    missing = [parts for parts in seeds
+    missing = [parts for parts in keys
                if not ctx.cache.exists("downstream", artifact_key("downstream", parts))]
     computed: dict[int, TaskResult] = {}
     if len(missing) > 1 and isinstance(task, SeedBatched):
@@ -114,7 +114,7 @@ def _evaluate(ctx: RunContext, task: Any, seeds: list[dict[str, Any]], data_dir:
                                       label=f"{task.name} {encoder} seed {parts['seed']}")
         return TaskResult.from_json(json.loads((directory / RESULT_FILE).read_text()))
 
-    return [cached(parts) for parts in seeds]
+    return [cached(parts) for parts in keys]
 
 
 def _task_normalisation(ctx: RunContext, encoded: Encoded) -> dict[str, Any] | None:

@@ -183,8 +183,10 @@ class _Update:
                  device: torch.device) -> None:
         self.method = method
         self.settings = settings
-        self.first = torch.zeros(shape, device=device)
-        self.second = torch.zeros(shape, device=device)
+        # Adam keeps both moments, RMSprop the second (its square average), SGD none.
+        empty = torch.zeros((shape[0], 0), device=device)
+        self.first = torch.zeros(shape, device=device) if method == "adam" else empty
+        self.second = torch.zeros(shape, device=device) if method != "sgd" else empty
 
     def select(self, keep: torch.Tensor) -> None:
         """Keep the state of the groups `keep` indexes."""
@@ -205,7 +207,9 @@ class _Update:
             beta1, beta2 = s["betas"]
             first = self.first.lerp(grad, 1 - beta1)
             second = self.second.mul(beta2).addcmul_(grad, grad, value=1 - beta2)
-            step_size, correction = _adam_corrections(steps, s["lr"], beta1, beta2)
+            # A fit that has not stepped yet (no rows) is not updated: any correction will do.
+            step_size, correction = _adam_corrections(np.maximum(steps, 1), s["lr"], beta1,
+                                                      beta2)
             shape = active.shape
             denom = (second.sqrt() / torch.as_tensor(correction, device=param.device).view(shape)
                      ).add_(s["eps"])
@@ -258,7 +262,9 @@ class _Round:
     """
 
     def __init__(self, x: torch.Tensor, groups: Sequence[FitGroup], n_classes: int,
-                 config: ClassifierConfig) -> None:
+                 config: ClassifierConfig, rule: tuple[str, dict[str, float]]) -> None:
+        if len({len(group.l2regs) for group in groups}) != 1:
+            raise ValueError("every group of a round has the same number of L2 penalties")
         self.config = config
         self.index = np.arange(len(groups))  # position of each live group in `groups`
         self.rngs = [np.random.RandomState(group.seed) for group in groups]
@@ -274,9 +280,9 @@ class _Round:
             else:
                 self.train.append(group.train)
                 self.dev.append(group.dev)
+        if any(len(dev) == 0 for dev in self.dev):
+            raise ValueError("every group needs dev rows to early-stop on")
         l2 = np.array([group.l2regs for group in groups], dtype=np.float64)
-        if l2.ndim != 2:
-            raise ValueError("every group of a round has the same number of L2 penalties")
         fits = l2.shape[1]
         # As torch rounds a Python weight decay for float32 parameters.
         self.l2 = torch.as_tensor(l2, dtype=torch.float32, device=x.device)[:, :, None]
@@ -284,7 +290,7 @@ class _Round:
         self.weight = weight[:, None].repeat(1, fits, 1, 1)
         self.bias = bias[:, None].repeat(1, fits, 1)
         self.best_weight, self.best_bias = self.weight.clone(), self.bias.clone()
-        method, settings = _update_rule(config) or ("", {})
+        method, settings = rule
         self.updates = (_Update(method, settings, tuple(self.weight.shape), x.device),
                         _Update(method, settings, tuple(self.bias.shape), x.device))
         shape = (len(groups), fits)
@@ -440,11 +446,14 @@ def stacked(x: np.ndarray, y: np.ndarray, groups: Sequence[FitGroup], n_classes:
                          f"sgd; use one_at_a_time for {config}")
     if not groups:
         return []
+    if len(y) and not 0 <= int(y.min()) <= int(y.max()) < n_classes:
+        raise ValueError(f"labels run from {int(y.min())} to {int(y.max())}; expected 0 to "
+                         f"{n_classes - 1}")
     features = torch.as_tensor(x, dtype=torch.float32, device=device)
     labels = torch.as_tensor(y, dtype=torch.long, device=device)
     done: dict[int, StackedFit] = {}
     with torch.no_grad():
-        state = _Round(features, groups, n_classes, config)
+        state = _Round(features, groups, n_classes, config, rule)
         epochs = 0
         while len(state.index):
             if epochs > config.max_epoch:
@@ -456,8 +465,9 @@ def stacked(x: np.ndarray, y: np.ndarray, groups: Sequence[FitGroup], n_classes:
                 _evaluate_dev(state, features, labels)
             finished = ~state.alive.any(axis=1)
             for position in np.flatnonzero(finished):
+                # Copies: a view would keep the round's whole stacked tensor alive.
                 done[int(state.index[position])] = StackedFit(
-                    state.best_weight[position], state.best_bias[position],
+                    state.best_weight[position].clone(), state.best_bias[position].clone(),
                     tuple(float(a) for a in state.best[position]),
                     tuple(int(p) for p in state.passes[position]))
             if finished.any():

@@ -159,6 +159,8 @@ class Task(ABC):
         """Encode the task's sentences once and return SentEval's scores at each of `seeds`
         (`harness.protocols.SeedBatched`): the classifier fits of every seed are trained
         together. Each result's `seconds` is the call's time shared equally among the seeds."""
+        if not seeds:
+            return []
         started = time.perf_counter()
         settings = get_config(config)
         data = self.load(data_dir)
