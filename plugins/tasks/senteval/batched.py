@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch.nn import functional
 
-from .classifier import SentEvalClassifier, make_optimizer
+from .classifier import SentEvalClassifier, accuracy, make_optimizer
 from .configs import ClassifierConfig
 
 GATHER_BUDGET = 1 << 25
@@ -83,11 +83,6 @@ Trainer = Callable[[np.ndarray, np.ndarray, Sequence[FitGroup], int, ClassifierC
                    list[Fitted]]
 """(features, labels, groups, number of classes, classifier settings, device) -> one `Fitted`
 per group, in order."""
-
-
-def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
-    # An exact fraction, as SentEvalClassifier's: SentEval's rounded percentages select the L2.
-    return int((logits.argmax(dim=1) == y).sum()) / len(y)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,7 +149,7 @@ class StackedFit:
     def score(self, x: np.ndarray, y: np.ndarray, fit: int) -> float:
         """Accuracy (a fraction) of fit `fit` on `x`, `y`."""
         labels = torch.as_tensor(y, dtype=torch.long, device=self.weight.device)
-        return _accuracy(self._logits(x, fit), labels)
+        return accuracy(self._logits(x, fit), labels)
 
     def predict(self, x: np.ndarray, fit: int) -> np.ndarray:
         """Class ids fit `fit` predicts for `x`."""

@@ -50,6 +50,12 @@ def make_optimizer(spec: str, parameters: list[torch.nn.Parameter],
     return OPTIMIZERS[method](parameters, weight_decay=weight_decay, **kwargs)
 
 
+def accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
+    """The share of rows whose highest logit is their label: an exact fraction, as SentEval's
+    correct / len (its rounded percentages select the L2 penalty)."""
+    return int((logits.argmax(dim=1) == y).sum()) / len(y)
+
+
 class SentEvalClassifier:
     """A classifier trained with early stopping on dev accuracy (SentEval's MLP)."""
 
@@ -139,8 +145,7 @@ class SentEvalClassifier:
         return self.model(x)
 
     def _accuracy(self, x: torch.Tensor, y: torch.Tensor) -> float:
-        # An exact fraction, as SentEval's correct / len: its rounded percentages select the L2.
-        return int((self._logits(x).argmax(dim=1) == y).sum()) / len(y)
+        return accuracy(self._logits(x), y)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Return the predicted class ids of `x`."""
