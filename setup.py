@@ -90,6 +90,8 @@ setup(
         *(f"harness_plugins.{name}" for name in find_packages("plugins")),
     ],
     package_dir={"harness_plugins": "plugins"},
+    # The reference bundles joined by name (`reference: quickstart`).
+    package_data={"harness.reference.bundles": ["*.zip"]},
     install_requires=[
         "click>=8.1",
         "pluggy>=1.3",

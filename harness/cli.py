@@ -161,18 +161,28 @@ def _count(n: int, noun: str) -> str:
               help="An option of the executor (YAML syntax; harness list --options NAME lists "
                    "them), e.g. address=auto for ray; repeatable. The same as --set "
                    "executor.KEY=VALUE.")
+@click.option("--reference", default=None, metavar="BUNDLE",
+              help="Join a reference bundle (a file from `harness bundle`, or a shipped one by "
+                   "name: quickstart): train only the spec's encoders it lacks and rank them "
+                   "among its rows. The same as --set reference.bundle=BUNDLE.")
 @command
 def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | None,
         cache_dir: Path | None, executor: str | None,
-        executor_options: tuple[str, ...]) -> None:
-    """Run a benchmark spec; finished stages are reused from the cache, killed ones resume."""
+        executor_options: tuple[str, ...], reference: str | None) -> None:
+    """Run a benchmark spec; finished stages are reused from the cache, killed ones resume.
+
+    \b
+    Join a reference instead of training every encoder again:
+      harness run benchmarks/quickstart.yaml --set "encoders=[max]" --reference quickstart
+    """
     from harness.registry.loader import load_registry
     from harness.runner import run_spec, run_tables
     from harness.spec import TableSpec, load_spec
     from harness.util.cache import Cache, default_root
 
     extra = list(overrides)
-    for key, value in (("device", device), ("executor.name", executor)):
+    for key, value in (("device", device), ("executor.name", executor),
+                       ("reference.bundle", reference)):
         if value is not None:  # a quoted YAML string: a name is never read as a number
             extra.append(f"{key}={json.dumps(value)}")
     for option in executor_options:
@@ -207,6 +217,24 @@ def report(run_dir: Path, formats: tuple[str, ...]) -> None:
 
     write_reports(run_dir, load_results(run_dir), list(formats))
     click.echo(f"reports written in {run_dir}")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="The bundle file to write (a zip; docs/results.md, \"Bundles\").")
+@command
+def bundle(run_dir: Path, out: Path) -> None:
+    """Write a run's reference bundle: per encoder x decoder x seed the per-sentence
+    statistics every metric's tests need, the downstream scores with their seeds, the
+    provenance and the protocol signature, and the vocabulary and unconditional NLLs a joining
+    run shares. Another run joins it with `reference: FILE` (or `--reference FILE`)."""
+    from harness.reference.bundle import make_bundle
+
+    manifest = make_bundle(run_dir, out)
+    size = out.stat().st_size
+    click.echo(f"{out}: {len(manifest.encoders)} encoders of run {manifest.name}, "
+               f"{size / 1e6:.1f} MB, signature {manifest.signature.text}")
 
 
 @main.group(cls=PluginCommands, plugin_group="data")

@@ -12,14 +12,29 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness.analyses.run import AnalysisRun, results_fields, run_analyses
 from harness.errors import HarnessError
-from harness.executors import Executor
+from harness.executors import Execution, Executor
 from harness.executors.jobs import EncoderOutcome, check_curve, planned
 from harness.protocols import BuildContext
+from harness.reference.archive import (
+    STATISTICS_ARCHIVE,
+    SharedArtifact,
+    artifact_files,
+    write_archive,
+)
+from harness.reference.join import (
+    check_signature,
+    install_shared,
+    joined_spec,
+    open_join,
+    reference_outcomes,
+)
+from harness.reference.signature import run_signature
 from harness.report.write import write_run
 from harness.results.declarations import published_tables, read_table, row_declarations
 from harness.results.model import (
@@ -33,6 +48,7 @@ from harness.results.provenance import provenance as _provenance
 from harness.spec import Spec, TableSpec, preflight, refuse
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
+from harness.stages.likelihood import unconditional_nll_keys
 from harness.stages.vocab import prepare_vocab
 from harness.util.cache import Cache
 
@@ -58,17 +74,31 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     log.info("run %s: %s executor, cache %s", spec.name, spec.executor.name, ctx.cache.root)
     corpus = prepare_corpus(ctx)
     check_curve(spec, corpus)  # before any training
+    join = open_join(spec)
+    if join is not None:  # refused before anything is trained, the vocabulary included
+        check_signature(join, run_signature(ctx, corpus, None))
+        install_shared(join, ctx.cache)  # the bundle's vocabulary and unconditional NLLs
     vocab = prepare_vocab(ctx, corpus)
+    signature = run_signature(ctx, corpus, vocab)
+    if join is not None:
+        check_signature(join, signature)  # the vocabulary too (a cache may hold another)
+        ctx = replace(ctx, spec=joined_spec(join, spec))
+        log.info("reference: %d encoders from bundle %s; %d to run here (%s)",
+                 len(join.labels), join.bundle.id, len(ctx.spec.components("encoder")),
+                 ", ".join(e.name for e in ctx.spec.components("encoder")) or "none")
     for entry, _, jobs in planned(ctx):  # the analyses' work, done in the encoders' jobs
         if jobs:
             log.info("plan: %s: %d jobs in the encoders' jobs (%s)", entry.name, len(jobs),
                      ", ".join(job.encoder for job in jobs))
     execution = executor.run(ctx, corpus, vocab)
+    if join is not None:
+        execution = Execution(outcomes=reference_outcomes(join, ctx.cache) + execution.outcomes,
+                              failures=execution.failures)
     run = AnalysisRun(ctx=ctx, corpus=corpus, vocab=vocab, execution=execution, out=out)
     assert spec.analyses != "all"  # resolved when the spec was loaded
     fields = run_analyses(run, spec.analyses)
     ctx.add_time("total", time.perf_counter() - started)
-    devices = sorted({o.device for o in execution.outcomes}) or [ctx.device]
+    devices = sorted({o.device for o in execution.outcomes if o.device}) or [ctx.device]
     provenance = _provenance(
         spec, ", ".join(devices), ctx.timings,
         cache=CacheCounts(root=str(ctx.cache.root), hits=ctx.cache.hits,
@@ -81,7 +111,9 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
         encoders=run.descriptions or None,
         published=published_tables(spec.report.compare, run.declared) or None,
         examples=_examples({pair: files[0] for pair, files in samples.items()}),
-        failures=execution.failures or None, **fields)
+        failures=execution.failures or None, signature=signature,
+        reference=join.record if join is not None else None, **fields)
+    write_statistics(out, run)
     write_run(out, results, {(encoder, label): path
                              for (encoder, decoder), files in samples.items()
                              for label, path in zip(_seed_labels(spec, decoder), files)},
@@ -93,6 +125,21 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
         raise HarnessError(f"{len(execution.failures)} of {len(run.encoders)} encoder jobs "
                            f"failed (the others' results are in {out}): {failed}")
     return results
+
+
+def write_statistics(out: Path, run: AnalysisRun) -> None:
+    """`out/statistics.zip` (`harness.reference.archive`): every row's per-sentence statistics,
+    and the vocabulary and unconditional NLLs a run joining this one shares with it."""
+    statistics, chance = run.statistics
+    cache = run.ctx.cache
+    shared = [(SharedArtifact(stage="vocab", key=run.vocab.key),
+               artifact_files(cache.path("vocab", run.vocab.key)))]
+    for decoder, seed, key in unconditional_nll_keys(run.ctx, run.corpus, run.vocab):
+        if cache.exists("nll", key):
+            shared.append((SharedArtifact(stage="nll", key=key, decoder=decoder, seed=seed),
+                           artifact_files(cache.path("nll", key))))
+    out.mkdir(parents=True, exist_ok=True)
+    write_archive(out / STATISTICS_ARCHIVE, statistics, chance, shared)
 
 
 def spec_record(spec: Spec) -> dict[str, Any]:

@@ -94,7 +94,9 @@ def ranking() -> dict:
                                 "ci95": [diff - 5, diff + 5] if sig else [diff - 50, diff + 50],
                                 "p": 0.001 if sig else 0.4, "test": "permutation",
                                 "p_holm": 0.01 if sig else 1.0, "significant": sig})
-    return {"encoders": encoders, "differences": differences, "resamples": 1000,
+    # laser over avg and gem, sbert over gem: no encoder above a cut beats every one below
+    groups = dict.fromkeys(order, 1)
+    return {"encoders": encoders, "groups": groups, "differences": differences, "resamples": 1000,
             "permutations": 9999, "correction": "holm", "sentences": 500, "seeds": True,
             "undefined_resamples": 17}
 

@@ -191,7 +191,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness", "harness.util", "harness.util.*", "harness.text", "harness.text.*",
      "harness.registry", "harness.registry.*", "harness.results", "harness.results.records",
      "harness.data", "harness.data.*", "harness.synthetic", "harness.synthetic.*",
-     "harness.training", "harness.training.*", "harness.generation", "harness.generation.*"),
+     "harness.training", "harness.training.*", "harness.generation", "harness.generation.*",
+     # the protocol signature's record, the statistics archive, the shipped bundles
+     "harness.results.signature", "harness.reference", "harness.reference.archive",
+     "harness.reference.bundles"),
     # 2: the analyses' records and spec sections
     ("harness.analyses.*.results", "harness.analyses.*.spec"),
     # 3: what results.json holds, the statistics over it, the registry's loader
@@ -201,13 +204,17 @@ FLOORS: tuple[tuple[str, ...], ...] = (
      # the probes' scoring and analogy files, and the privacy canaries' frames, which the
      # spec's checks read
      "harness.analyses.probes.scoring", "harness.analyses.probes.analogies",
-     "harness.analyses.privacy.entities"),
+     "harness.analyses.privacy.entities",
+     # a bundle: a run's records and statistics in one file
+     "harness.reference.bundle"),
     # 4: specs
     ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.results.provenance"),
     # 5: the per-encoder pipeline
     ("harness.text.reading", "harness.stages", "harness.stages.*"),
     # 6: one encoder's job and the executors that run it
-    ("harness.executors", "harness.executors.*"),
+    ("harness.executors", "harness.executors.*",
+     # a run's signature, and joining a bundle: its rows as the outcomes of jobs run elsewhere
+     "harness.reference.signature", "harness.reference.join"),
     # 7: the report's building blocks, which the analyses draw with
     ("harness.report.elements", "harness.report.plots"),
     # 8: the analyses over the jobs' results

@@ -117,15 +117,17 @@ def test_cosine_is_measured_against_the_encoders_own_chance_level():
     assert found.chance["cosine"]["avg"].value == pytest.approx(100 * level.mean())
 
 
-def encoder(name: str, registered: str) -> SimpleNamespace:
-    return SimpleNamespace(name=name, info=SimpleNamespace(name=registered))
+def names(*pairs: tuple[str, str]) -> SimpleNamespace:
+    return SimpleNamespace(encoder_names=lambda: list(pairs))
 
 
 def test_the_floor_is_the_first_encoder_registered_as_random_gaussian():
-    encoders = [encoder("avg", "avg"), encoder("noise", FLOOR_ENCODER),
-                encoder("noise-2", FLOOR_ENCODER)]
-    assert floor_encoder(encoders) == "noise"  # type: ignore[arg-type]
-    assert floor_encoder([encoder("avg", "avg")]) is None  # type: ignore[arg-type]
+    spec = names(("avg", "avg"), ("noise", FLOOR_ENCODER), ("noise-2", FLOOR_ENCODER))
+    assert floor_encoder(spec) == "noise"  # type: ignore[arg-type]
+    assert floor_encoder(names(("avg", "avg"))) is None  # type: ignore[arg-type]
+    # a joined reference's floor, under its label in the run
+    joined = names(("random-gaussian@quickstart", FLOOR_ENCODER), ("avg", "avg"))
+    assert floor_encoder(joined) == "random-gaussian@quickstart"  # type: ignore[arg-type]
 
 
 def test_a_spec_with_the_control_encoder_names_it_the_floor(tmp_path: Path):
@@ -137,7 +139,7 @@ def test_a_spec_with_the_control_encoder_names_it_the_floor(tmp_path: Path):
     path.write_text("name: t\ncorpus:\n  train: {generate: quickstart, sentences: 100}\n"
                     "  test: {generate: quickstart, sentences: 20}\n"
                     f"encoders: [avg, {FLOOR_ENCODER}]\n", encoding="utf-8")
-    assert floor_encoder(load_spec(path, (), registry).encoders) == FLOOR_ENCODER
+    assert floor_encoder(load_spec(path, (), registry)) == FLOOR_ENCODER
 
 
 # ----------------------------------------------------------------------------- the report

@@ -120,11 +120,11 @@ def test_rank_stability_table_with_intervals_and_significant_differences(text: s
     assert "**Decoder mos-lstm**" in part
     assert "survives Holm's correction over all the pairs of the diagnostic" in part
     rows = [line for line in part.splitlines() if line.startswith("| id-perm |")]
-    assert rows == ["| id-perm | laser | 96.5 | 1 | 1–3 | avg, gem |",
-                    "| id-perm | sbert | 94.8 | 2 | 1–4 | gem |",
-                    "| id-perm | hier | 86.6 | 3 | 1–5 | – |",
-                    "| id-perm | gem | 84.0 | 4 | 3–5 | – |",
-                    "| id-perm | avg | 35.1 | 5 | 2–5 | – |"]
+    assert rows == ["| id-perm | laser | 96.5 | 1 | 1–3 | 1 | avg, gem |",
+                    "| id-perm | sbert | 94.8 | 2 | 1–4 | 1 | gem |",
+                    "| id-perm | hier | 86.6 | 3 | 1–5 | 1 | – |",
+                    "| id-perm | gem | 84.0 | 4 | 3–5 | 1 | – |",
+                    "| id-perm | avg | 35.1 | 5 | 2–5 | 1 | – |"]
     assert ("- mos-lstm, id-perm: 3 of 10 pairs differ significantly after Holm's correction "
             "(500 test sentences; the paired permutation test; seeds averaged per sentence: "
             "these decoders compared, seed variance not included); some encoder's score was "
@@ -138,7 +138,7 @@ def test_lower_is_better_reverses_who_wins():
         run["metrics"]["id-perm"]["higher_is_better"] = False
     results = RunResults.model_validate(data)
     part = section(render_markdown(results, figures={}), "Rank stability")
-    assert "| id-perm | avg | 35.1 | 5 | 2–5 | laser |" in part.replace("35.10", "35.1")
+    assert "| id-perm | avg | 35.1 | 5 | 2–5 | 1 | laser |" in part.replace("35.10", "35.1")
     assert "lower, which is better, than laser" in ranking_claims(results)[0]
 
 

@@ -19,8 +19,8 @@ them: each factory imports its folder when a run builds it.
 
 An analysis may also add commands to the `harness` CLI, through the same entry point's
 `register_commands` hook: those of `WITH_COMMANDS` (the probes' `harness generate` and
-`harness analogy`) list them in their folder's `commands.COMMANDS`, a module that imports click
-and nothing heavy.
+`harness analogy`, the rankings' `harness leaderboard`) list them in their folder's
+`commands.COMMANDS`, a module that imports click and nothing heavy.
 """
 
 from __future__ import annotations
@@ -100,14 +100,14 @@ def register_analyses(register: Register) -> None:
                  parts=PARTS.get(name))
 
 
-WITH_COMMANDS: tuple[str, ...] = ("correlation", "probes")
+WITH_COMMANDS: tuple[str, ...] = ("correlation", "probes", "rankings")
 """The first-party analyses whose folder has a `commands` module adding commands to `harness`."""
 
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
     """Register the first-party analyses' commands (`harness compare`, `harness generate`,
-    `harness analogy`)."""
+    `harness analogy`, `harness leaderboard`)."""
     for name in WITH_COMMANDS:
         for command in import_module(f"harness.analyses.{name}.commands").COMMANDS:
             register(command)

@@ -60,8 +60,9 @@ class AnalysisRun:
 
     @cached_property
     def encoders(self) -> list[str]:
-        """The spec's encoders, in its order (failed jobs' included)."""
-        return [e.name for e in self.spec.components("encoder")]
+        """The run's encoders: a joined reference's first (`Spec.encoder_names`), then the
+        spec's, in its order (failed jobs' included)."""
+        return [name for name, _ in self.spec.encoder_names()]
 
     @cached_property
     def primary(self) -> str:
@@ -129,7 +130,7 @@ def run_analyses(run: AnalysisRun, entries: list[Entry]) -> dict[str, Any]:
 
 
 RUNNER_FIELDS = frozenset({"schema_tag", "spec", "provenance", "runs", "encoders", "published",
-                           "examples", "failures", "analyses"})
+                           "examples", "failures", "analyses", "signature", "reference"})
 """The results fields the runner fills itself, which no analysis may return."""
 
 

@@ -115,7 +115,7 @@ COMMAND_GROUPS: tuple[str, ...] = ("data",)
 """The core's command groups a plugin may add a command to (`register(command, group=...)`)."""
 
 CORE_COMMANDS: frozenset[str] = frozenset(
-    {"list", "validate", "run", "report", "data", "data newscrawl"})
+    {"list", "validate", "run", "report", "bundle", "data", "data newscrawl"})
 """The commands of the core itself (`harness.cli`), by path: no plugin can register these."""
 
 COMMAND_HOOK = "register_commands"

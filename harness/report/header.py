@@ -87,6 +87,8 @@ def provenance_line(results: RunResults) -> str:
         parts.append(f"commit {prov.git_commit[:12]}")
     parts += [f"spec sha256 {prov.spec_sha256[:12] or '?'}",
               f"seed {fmt(prov.seed) if prov.seed is not None else '?'}", f"device {device}"]
+    if results.signature is not None:
+        parts.append(f"protocol {results.signature.text.rsplit('|', 1)[-1]}")
     if prov.threads:
         parts.append("threads " + ", ".join(f"{k} {v}" for k, v in prov.threads.items()))
     if "total" in prov.timings:
@@ -121,13 +123,24 @@ def run_section(results: RunResults) -> Section | None:
                      + (f", {resamples} bootstrap resamples" if resamples else "")
                      + (f", {permutations} permutations" if permutations else "")
                      + (f", controls {controls}d" if controls else "")])
+    if results.signature is not None:
+        rows.append(["protocol signature", results.signature.text])
+    if (joined := results.reference) is not None:
+        rows.append(["reference", f"bundle {joined.file} ({joined.id}): "
+                     f"{len(joined.encoders)} encoders' rows joined, not run here"
+                     + (f"; run again here: {', '.join(joined.rerun)} (bundled rows as "
+                        f"NAME@{joined.id.split('@')[0]})" if joined.rerun else "")
+                     + (f"; made at commit {joined.provenance.git_commit[:12]}"
+                        if joined.provenance.git_commit else "")])
     if results.provenance.packages:
         rows.append(["packages", ", ".join(f"{name} {version}" for name, version
                                            in results.provenance.packages.items())])
     tables = [Table("", ["", "this run"], rows)] if rows else []
     if results.encoders:
-        encoder_rows = [[name, described.plugin + (f" {described.version}" if described.version
-                                                  else ""),
+        bundled = set(results.reference.encoders) if results.reference is not None else set()
+        encoder_rows = [[name + (" (bundle)" if name in bundled else ""),
+                         described.plugin + (f" {described.version}" if described.version
+                                             else ""),
                          fmt(described.dim), _options(described.declares) if described.declares
                          else "–", _options(described.options)]
                         for name, described in results.encoders.items()]

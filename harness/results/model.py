@@ -31,12 +31,14 @@ from harness.errors import DataError
 from harness.protocols import Settings, TaskResult
 from harness.registry.declared import installed_declared
 from harness.results.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
+from harness.results.signature import Signature
 from harness.stats.comparison import ComparisonSection, moved_to_comparison
 
 __all__ = [
     "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CurvePoint", "EncoderDescription",
-    "Example", "ExampleOutput", "GenerateSummary", "MetricScore", "PairResult", "Provenance",
-    "PublishedTable", "Record", "RunResults", "SeedRun", "SeedSpread", "TrainSummary",
+    "Example", "ExampleOutput", "GenerateSummary", "JoinedReference", "MetricScore", "PairResult",
+    "Provenance", "PublishedTable", "Record", "RunResults", "SeedRun", "SeedSpread", "Signature",
+    "TrainSummary",
     "VocabSummary", "defined", "is_none", "json_safe", "load_results",
 ]
 
@@ -120,6 +122,9 @@ class PairResult(Record):
     dim: int | None = None
     seeds: list[SeedRun] | None = Field(None, exclude_if=is_none)
     by_size: list[SizePoint] | None = Field(None, exclude_if=is_none)
+    # The reference bundle the row came from (`JoinedReference.id`), for a row the run did
+    # not compute itself.
+    bundle: str | None = Field(None, exclude_if=is_none)
 
 
 class PublishedTable(Record):
@@ -149,6 +154,7 @@ class EncoderDescription(Record):
     vocab: str | None = None
     dim: int | None = None
     declares: dict[str, Any] = {}
+    control: bool = Field(False, exclude_if=lambda value: not value)
 
 
 # --------------------------------------------------------------------------------- provenance
@@ -290,6 +296,22 @@ class RunSpec(Record):
             raise
 
 
+class JoinedReference(Record):
+    """The reference bundle a run joined (`reference:`): its file name, sha256 and `id`
+    (its run's name and the sha256's first digits, which marks the rows that came from it),
+    its protocol signature (the same as the run's, or the run was refused), the provenance of
+    the run that made it, its encoders (label in this run -> name in the bundle) and the
+    encoders this run trained again although the bundle has them (`rerun`)."""
+
+    file: str
+    sha256: str
+    id: str
+    signature: str
+    provenance: Provenance = Provenance()
+    encoders: dict[str, str] = {}
+    rerun: list[str] = []
+
+
 class RunResults(Record):
     """Everything a run found: results.json, typed (docs/results.md).
 
@@ -322,6 +344,9 @@ class RunResults(Record):
     # analysis name -> those fields, as JSON.
     analyses: dict[str, dict[str, Any]] | None = Field(None, exclude_if=is_none)
     failures: dict[str, str] | None = Field(None, exclude_if=is_none)
+    # What decides the numbers except which encoders ran (`harness.reference.signature`).
+    signature: Signature | None = Field(None, exclude_if=is_none)
+    reference: JoinedReference | None = Field(None, exclude_if=is_none)
 
     @model_validator(mode="before")
     @classmethod

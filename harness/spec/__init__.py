@@ -23,6 +23,7 @@ from harness.spec.schema import (
     ExecutorEntry,
     GenerationSection,
     Normalise,
+    ReferenceSection,
     ReportSection,
     Source,
     Spec,
@@ -36,6 +37,6 @@ __all__ = [
     "ENCODE_BATCH_SIZE", "AnalysisEntry", "Component", "DefenceEntry", "Entry", "CorpusSection",
     "DiagnosticsSection", "DownstreamSection", "EncodeSection",
     "ExecutorEntry", "GenerationSection", "Normalise",
-    "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
+    "ReferenceSection", "ReportSection", "Source", "Spec", "SpecDocument", "TableSpec", "VocabSection",
     "apply_overrides", "encode_batch_size", "load_spec", "preflight", "refuse",
 ]

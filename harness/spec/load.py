@@ -22,7 +22,12 @@ from harness.registry.components import Registry
 from harness.registry.declared import Declared, declared, installed_declared
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml, unknown_key
-from harness.spec.resolve import resolve_components, resolve_paths, resolve_section_components
+from harness.spec.resolve import (
+    resolve_components,
+    resolve_paths,
+    resolve_reference,
+    resolve_section_components,
+)
 from harness.spec.schema import Spec, TableSpec
 from harness.stats.comparison import moved_to_comparison
 
@@ -91,6 +96,8 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
                               by=tuple(info for info, part in parts.parts if part.tables))
     folder = path.resolve().parent
     spec = resolve_paths(spec, positions, folder)
+    if isinstance(spec, Spec):
+        spec = resolve_reference(spec, positions, folder)
     if isinstance(spec, Spec):
         for _, part in parts.parts:
             if part.resolve is not None:

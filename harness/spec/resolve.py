@@ -111,6 +111,26 @@ def resolve_paths(spec: Model, positions: Positions, spec_folder: Path) -> Model
     return spec
 
 
+def resolve_reference(spec: Spec, positions: Positions, spec_folder: Path) -> Spec:
+    """The spec with its `reference.bundle` made a file: a bundle shipped with the harness by
+    its name (`quickstart`), else a path, relative ones made absolute; a missing file is
+    refused here, naming the field and the shipped names."""
+    if spec.reference is None:
+        return spec
+    from harness.reference.bundles import shipped_bundle, shipped_names
+
+    loc = ("reference", "bundle")
+    given = spec.reference.bundle
+    path = shipped_bundle(given) or Path(given).expanduser()
+    if not path.is_absolute():
+        path = positions.base(loc, spec_folder) / path
+    if not path.is_file():
+        raise positions.error(f"reference bundle {given}: no such file (make one with "
+                              "`harness bundle RUN_DIR --out FILE`, or name one shipped with "
+                              f"the harness: {', '.join(shipped_names())})", loc)
+    return replace_at(spec, loc, str(path))
+
+
 def resolve_components(spec: Spec, registry: Registry, positions: Positions,
                        spec_folder: Path) -> Spec:
     """The spec with `encoders: all` expanded and every component entry (the executor's too)

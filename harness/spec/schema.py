@@ -27,12 +27,8 @@ from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options, Settings
 from harness.registry.components import build
 from harness.spec.positions import Positions
+from harness.spec.sections import CurveSection, ReferenceSection, Strict
 from harness.stats.comparison import ComparisonSection
-
-
-class Strict(Settings):
-    """Spec sections reject unknown keys, take no boolean for a number, and are not changed
-    once validated."""
 
 
 class Source(Strict):
@@ -133,28 +129,6 @@ class ReportSection(Strict):
     # Published tables (reference-table YAML) shown beside the run's numbers, never used as
     # input: e.g. the paper's Table 4 (diagnostics) and Table 5 (downstream).
     compare: list[Path] = []
-
-
-class CurveSection(Strict):
-    """How much training data the decoders need: each decoder is also trained on the first N
-    training sentences for every N of `train_sizes` (increasing, each below the training
-    split's size), generated and scored on the same test set; the full split is the curve's
-    last point. `encoders` names the encoders the curve is drawn for (default: every one)."""
-
-    train_sizes: list[int] = []
-    encoders: list[str] | None = None
-
-    def draws_for(self, encoder: str) -> bool:
-        """True when the curve is drawn for `encoder`."""
-        return self.encoders is None or encoder in self.encoders
-
-    @field_validator("train_sizes")
-    @classmethod
-    def _increasing(cls, value: list[int]) -> list[int]:
-        if value and (value[0] < 1 or any(b <= a for a, b in zip(value, value[1:]))):
-            raise ValueError("give increasing numbers of training sentences, e.g. [1000, 5000], "
-                             f"not {value}")
-        return value
 
 
 class Entry(Strict):
@@ -404,6 +378,9 @@ class Spec(SpecDocument):
     # analysis trains an attacker on every encoder x defence x level).
     defences: list[DefenceEntry] = []
     curve: CurveSection = CurveSection()
+    # A reference bundle to join: its encoders' rows instead of training them again.
+    reference: ReferenceSection | None = None
+    _joined: dict[str, tuple[str, bool]] = PrivateAttr(default_factory=dict)
 
     @field_validator("metrics")
     @classmethod
@@ -446,8 +423,28 @@ class Spec(SpecDocument):
         return [name for name in encoders if name not in controls]
 
     def controls(self) -> list[str]:
-        """The run's encoders registered as controls, in spec order."""
-        return [e.name for e in self.encoders if e.info.control]
+        """The run's encoders registered as controls, in spec order, then the joined
+        reference's controls (`joined`)."""
+        return ([e.name for e in self.components("encoder") if e.info.control]
+                + [label for label, (_, control) in self._joined.items() if control])
+
+    def joined(self, encoders: dict[str, tuple[str, bool]], own: list[Component]) -> Self:
+        """A copy for a run that joins a reference: `encoders` maps the label of each
+        bundled encoder to its registered name and whether it is a control; `own` are the
+        spec's encoders the run trains itself."""
+        copy = self.model_copy(update={"encoders": own})
+        copy._joined = dict(encoders)
+        return copy
+
+    def joined_labels(self) -> list[str]:
+        """The labels of a joined reference's encoders in this run (none without one)."""
+        return list(self._joined)
+
+    def encoder_names(self) -> list[tuple[str, str]]:
+        """(name in the run, registered name) of every encoder whose rows the run holds: the
+        joined reference's first, then the spec's own."""
+        return ([(label, name) for label, (name, _) in self._joined.items()]
+                + [(e.name, e.info.name) for e in self.components("encoder")])
 
     def decoder_seeds(self, decoder: Component) -> list[int]:
         """The seeds of the decoders `decoder` trains per encoder: the spec's seed, then the

@@ -44,7 +44,7 @@ def evaluate_tasks(ctx: RunContext, encodings: list[Encoded]) -> dict[str, list[
     for component in ctx.spec.components("task"):
         started = time.perf_counter()
         task = ctx.build_once(component)
-        data_dir, data_identity = _task_data(ctx, task)
+        data_dir, data_identity = task_data(ctx, task)
         seeds = ctx.spec.downstream.task_seeds(component, is_seeded(task))
         for encoded in encodings:
             parts = {"version": VERSION, "task": component.identity(),
@@ -124,7 +124,7 @@ def _task_normalisation(ctx: RunContext, encoded: Encoded) -> dict[str, Any] | N
     return None if encoded.pretrained else ctx.spec.corpus.normalise.model_dump()
 
 
-def _task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:
+def task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:
     """The task's data directory and what identifies its content, read once per run (every
     encoder's job asks for it)."""
     key = f"task-data:{task.name}"

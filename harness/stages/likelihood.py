@@ -26,8 +26,9 @@ from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded
-from harness.stages.train import TrainedDecoder, train_decoder_for
+from harness.stages.train import TrainedDecoder, decoder_parts, train_decoder_for
 from harness.stages.vocab import Vocab
+from harness.util.cache import artifact_key
 
 VERSION = 1
 UNCONDITIONAL = "(unconditional)"
@@ -102,10 +103,14 @@ def unconditional_likelihood(ctx: RunContext, decoding: Decoding) -> Uncondition
     from harness.stages.generate import load_trained_decoder
 
     zero = unconditional_vectors(ctx, decoding.corpus)
-    trained = unconditional_model(ctx, decoding, zero)
+    key = unconditional_key(ctx, decoding.component, zero, decoding.vocab,
+                            seed=decoding.trained.seed, sentences=decoding.trained.sentences)
     started = time.perf_counter()
 
     def build(directory: Path) -> dict[str, Any]:
+        # Trained only when the NLLs are missing: a run that joins a bundle finds the
+        # bundle's NLLs installed under this key and trains no unconditional model.
+        trained = unconditional_model(ctx, decoding, zero)
         vocab = decoding.vocab.vocab
         model = load_trained_decoder(ctx, decoding.component, trained, zero, decoding.vocab)
         scored = reference_nll(model, zero.vectors("test"), vocab.encode(decoding.corpus.test),
@@ -114,10 +119,37 @@ def unconditional_likelihood(ctx: RunContext, decoding: Decoding) -> Uncondition
         np.save(directory / NLL_FILE, np.array(scored, dtype=np.float64).reshape(-1, 2))
         return {"sentences": len(scored)}
 
-    directory = ctx.cache.produce("nll", {"version": VERSION, "trained": trained.key,
-                                          "encoded": zero.keys["test"]},
-                                  build, label=f"{UNCONDITIONAL} -> {decoding.component.name}")
+    directory = ctx.cache.produce("nll", nll_parts(key, zero), build,
+                                  label=f"{UNCONDITIONAL} -> {decoding.component.name}")
     ctx.add_time("score", time.perf_counter() - started)
     rows = np.load(directory / NLL_FILE)
     return UnconditionalLikelihood(nll=rows[:, 0], tokens=rows[:, 1].astype(np.int64),
-                                   key=trained.key)
+                                   key=key)
+
+
+def unconditional_key(ctx: RunContext, component: Component, zero: Encoded, vocab: Vocab, *,
+                      seed: int, sentences: int | None = None) -> str:
+    """The cache key of decoder `component`'s unconditional model trained with `seed` (on the
+    first `sentences` training sentences, for a curve point), known without training it."""
+    return artifact_key("train", decoder_parts(component, zero, vocab, seed=seed,
+                                               sentences=sentences))
+
+
+def nll_parts(trained_key: str, zero: Encoded) -> dict[str, Any]:
+    """The cache key's parts of the test sentences' NLLs under the unconditional model whose
+    training artifact is `trained_key`."""
+    return {"version": VERSION, "trained": trained_key, "encoded": zero.keys["test"]}
+
+
+def unconditional_nll_keys(ctx: RunContext, corpus: Corpus, vocab: Vocab
+                           ) -> list[tuple[str, int, str]]:
+    """(decoder, seed, key of the "nll" artifact) of every unconditional model a run of
+    `ctx.spec` scores with (one per decoder and seed, when a metric needs one): what a joined
+    run shares with its reference (`harness.reference.archive`)."""
+    if not any("unconditional" in m.info.needs for m in ctx.spec.metrics):
+        return []
+    zero = unconditional_vectors(ctx, corpus)
+    return [(decoder.name, seed,
+             artifact_key("nll", nll_parts(unconditional_key(ctx, decoder, zero, vocab,
+                                                             seed=seed), zero)))
+            for decoder in ctx.spec.decoders for seed in ctx.spec.decoder_seeds(decoder)]

@@ -53,6 +53,21 @@ def build_decoder(ctx: RunContext, component: Component, encoded: Encoded, vocab
     return model.to(ctx.device)
 
 
+def decoder_parts(component: Component, encoded: Encoded, vocab: Vocab, *, seed: int,
+                  sentences: int | None = None) -> dict[str, Any]:
+    """The cache key's parts of decoder `component` trained with `seed` on `encoded`'s training
+    vectors (the first `sentences` of them, for a `curve` point) over `vocab`: what
+    `train_decoder_for` keys its artifact on, known before anything is trained."""
+    decoder = component.identity()
+    # How often training checkpoints and logs does not change the weights (the trainer resumes
+    # across a change of either), so a kill and a rerun with other values keeps the progress;
+    # `workers: 1` is left out too, so decoders cached before that option existed stay valid.
+    decoder["options"] = keyed_options(decoder["options"])
+    return {"version": VERSION, "decoder": decoder,
+            "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": seed,
+            **({"sentences": sentences} if sentences is not None else {})}
+
+
 def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, corpus: Corpus,
                       vocab: Vocab, *, seed: int | None = None,
                       sentences: int | None = None) -> TrainedDecoder:
@@ -69,14 +84,7 @@ def train_decoder_for(ctx: RunContext, component: Component, encoded: Encoded, c
     if not isinstance(settings, DecoderOptions):
         raise PluginError(component.plugin, f"options of decoder {component.name!r} must "
                                             "subclass harness.protocols.DecoderOptions")
-    decoder = component.identity()
-    # How often training checkpoints and logs does not change the weights (the trainer resumes
-    # across a change of either), so a kill and a rerun with other values keeps the progress;
-    # `workers: 1` is left out too, so decoders cached before that option existed stay valid.
-    decoder["options"] = keyed_options(decoder["options"])
-    parts = {"version": VERSION, "decoder": decoder,
-             "encoded": encoded.keys["train"], "vocab": vocab.key, "seed": seed,
-             **({"sentences": sentences} if sentences is not None else {})}
+    parts = decoder_parts(component, encoded, vocab, seed=seed, sentences=sentences)
     suffix = (f" (seed {seed})" if component.seeds > 1 else "") + (
         f" ({sentences} sentences)" if sentences is not None else "")
     label = f"{encoded.encoder} -> {component.name}{suffix}"

@@ -164,6 +164,32 @@ class Cache:
         return final
 
 
+    def install(self, stage: str, key: str, write: Callable[[Path], None]) -> bool:
+        """Put an artifact built elsewhere (a reference bundle's) into the cache under its
+        key: `write(partial_dir)` writes its files, meta.json included, and the directory is
+        renamed into place. Return False, writing nothing, when the cache has it already."""
+        final = self.path(stage, key)
+        if (final / META_FILE).is_file():
+            return False
+        locks = self.root / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(locks / f"{stage}-{key}.lock")):
+            if (final / META_FILE).is_file():
+                return False
+            partial = final.with_name(key + ".installing")
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir(parents=True)
+            write(partial)
+            if not (partial / META_FILE).is_file():
+                shutil.rmtree(partial, ignore_errors=True)
+                raise HarnessError(f"cache {self.root}: the {stage} artifact {key} to install "
+                                   f"has no {META_FILE}")
+            if final.exists():  # a stale, incomplete directory
+                shutil.rmtree(final)
+            os.replace(partial, final)
+        return True
+
+
 def read_meta(directory: Path) -> dict[str, Any]:
     """Return the meta.json of the artifact in `directory`."""
     return json.loads((directory / META_FILE).read_text(encoding="utf-8"))

@@ -42,6 +42,18 @@ class CorrelationAnalysis:
             rank_by=section.rank_by, lower_is_better=lower_is_better,
             controls=tuple(name for name in run.encoders if name not in studied),
             primary=section.primary, seed=spec.seed)
+        joined = spec.joined_labels()
+        if joined and correlations.primary is not None:
+            # The registered test was over the bundle's encoders: computed here over those
+            # alone, beside the exploratory one over every encoder of the run.
+            alone = correlate_diagnostics(
+                {name: {e: v for e, v in values.items() if e in joined}
+                 for name, values in diagnostics.items()},
+                _downstream(run, keep=joined), method=section.method, decoder=run.primary,
+                rank_by=section.rank_by, lower_is_better=lower_is_better,
+                controls=tuple(name for name in joined if name not in studied),
+                primary=section.primary, seed=spec.seed)
+            correlations = correlations.model_copy(update={"primary_reference": alone.primary})
         correlations = correlations.model_copy(update={"notes": [
             *correlations.notes, *support_notes(runs, section.rank_by, run.primary,
                                                 spec.comparison.min_support)]})
@@ -66,10 +78,13 @@ class CorrelationAnalysis:
         return correlation_caveats(results)
 
 
-def _downstream(run: AnalysisRun) -> Downstream:
-    """The downstream analysis's scores, as the correlation reads them."""
-    scores = run.fields.get("downstream") or {}
+def _downstream(run: AnalysisRun, keep: list[str] | None = None) -> Downstream:
+    """The downstream analysis's scores, as the correlation reads them (of the encoders of
+    `keep` only, when given)."""
+    encoders = [name for name in run.encoders if keep is None or name in keep]
+    scores = {name: row for name, row in (run.fields.get("downstream") or {}).items()
+              if name in encoders}
     return Downstream(source=run.fields.get("downstream_source", ""), tasks=[],
                       scores=scores,
-                      missing=[name for name in run.encoders if name not in scores],
+                      missing=[name for name in encoders if name not in scores],
                       reasons=run.fields.get("downstream_missing") or {})

@@ -75,26 +75,55 @@ def primary_section(results: RunResults) -> Section | None:
                     f"{POWER_MODELS.get(primary.power_model, primary.power_model)}.")
         text.append(f"Tasks: {', '.join(primary.tasks)}.")
     text += [f"- {note}" for note in primary.notes]
-    tasks = str(len(primary.tasks))
-    rows = [[test.diagnostic, fmt(test.mean_rho, 2), fmt_p(test.p), fmt_p(test.p_holm),
-             decision(test), str(primary.n), tasks, _detectable(primary)]
-            for test in primary.tests]
     p_column = "exact p" if primary.p_method == "exact" else "p"
     header = ["diagnostic", "mean rho", p_column, "Holm p", "decision", "n encoders", "tasks",
               f"min. detectable rho ({primary.power:.0%} power)"]
-    return Section("Primary analysis", text, tables=[Table("", header, rows)] if rows else [])
+    reference = results.correlations.primary_reference
+    if reference is None:
+        rows = _rows(primary)
+        return Section("Primary analysis", text,
+                       tables=[Table("", header, rows)] if rows else [])
+    text.append(f"This run joined a reference bundle: the registered test is over the "
+                f"bundle's {plural(reference.n, 'encoder')} (first table, the claim); over "
+                f"every encoder of the run ({primary.n}, second table) it is exploratory, and "
+                "the difference is what the run's own encoders did to it.")
+    tables = [Table(f"Registered: the bundle's {plural(reference.n, 'encoder')}", header,
+                    _rows(reference)),
+              Table(f"Exploratory: every encoder of the run ({primary.n})", header,
+                    _rows(primary))]
+    return Section("Primary analysis", text, tables=[t for t in tables if t.rows])
+
+
+def _rows(primary: PrimaryAnalysis) -> list[list[str]]:
+    """One row per test of a primary analysis."""
+    tasks = str(len(primary.tasks))
+    return [[test.diagnostic, fmt(test.mean_rho, 2), fmt_p(test.p), fmt_p(test.p_holm),
+             decision(test), str(primary.n), tasks, _detectable(primary)]
+            for test in primary.tests]
 
 
 def primary_claims(results: RunResults) -> list[str]:
     """The primary analysis's result as the claim: the diagnostics whose mean correlation
     survives Holm's correction, else that none does, every test's numbers, and the power."""
     primary, method = results.correlations.primary, results.correlations.method
+    reference = results.correlations.primary_reference
+    if reference is not None and reference.tests and primary is not None:
+        claims = _claims(reference, method, "the bundle's encoders, as registered")
+        numbers = "; ".join(f"{t.diagnostic} {fmt(t.mean_rho, 2)} (Holm {fmt_p(t.p_holm)})"
+                            for t in primary.tests)
+        return claims + [f"Exploratory, with this run's own encoders ({primary.n} in all): "
+                         f"{numbers}."]
     if primary is None or not primary.tests:
         return []
+    return _claims(primary, method, "declared in the spec")
+
+
+def _claims(primary: PrimaryAnalysis, method: str, what: str) -> list[str]:
+    """The claim of one primary analysis (`primary_claims`)."""
     numbers = "; ".join(f"{t.diagnostic} {fmt(t.mean_rho, 2)} (p {fmt_p(t.p)}, Holm "
                         f"{fmt_p(t.p_holm)})" for t in primary.tests)
     kept = [t for t in primary.tests if t.significant]
-    lead = f"Primary analysis (declared in the spec: {_how(primary, method)})"
+    lead = f"Primary analysis ({what}: {_how(primary, method)})"
     if kept:
         named = [f"{t.diagnostic} ({'inversely, ' if (t.mean_rho or 0) < 0 else ''}mean rho "
                  f"{t.mean_rho:.2f})" for t in kept if t.mean_rho is not None]

@@ -106,6 +106,10 @@ class Correlations(Record):
     correction: str | None = Field(None, exclude_if=is_none)
     controls: list[str] = []
     primary: PrimaryAnalysis | None = Field(None, exclude_if=is_none)
+    # A run that joined a reference bundle: the primary analysis over the bundle's encoders
+    # alone, the ones a test registered for the bundle was registered for; `primary` is then
+    # over every encoder of the run (n + 1 for one new encoder), exploratory.
+    primary_reference: PrimaryAnalysis | None = Field(None, exclude_if=is_none)
 
     def defined(self) -> bool:
         """True when at least one correlation is defined."""

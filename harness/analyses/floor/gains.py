@@ -30,7 +30,7 @@ from harness.analyses.floor.results import FloorGain, FloorGains
 from harness.analyses.rankings.results import PairedDifference
 from harness.analyses.run import Chance, Statistics
 from harness.results.model import defined
-from harness.spec import Component
+from harness.spec import Spec
 from harness.stages.base import RunContext
 
 if TYPE_CHECKING:
@@ -43,10 +43,11 @@ CHANCE = "chance"
 """`FloorGain.basis` of a gain over the encoder's own chance level."""
 
 
-def floor_encoder(encoders: list[Component]) -> str | None:
-    """The name in the run of the first encoder registered as `FLOOR_ENCODER`, or None."""
-    return next((encoder.name for encoder in encoders
-                 if encoder.info.name == FLOOR_ENCODER), None)
+def floor_encoder(spec: Spec) -> str | None:
+    """The name in the run of the first encoder registered as `FLOOR_ENCODER` (a joined
+    reference's first, `Spec.encoder_names`), or None."""
+    return next((name for name, registered in spec.encoder_names()
+                 if registered == FLOOR_ENCODER), None)
 
 
 def _gain(difference: PairedDifference, floor_value: float | None, basis: str,
@@ -111,6 +112,6 @@ def floor_gains(ctx: RunContext, statistics: Statistics, chance: Chance) -> Floo
     encoder, resamples, permutations and seed)."""
     spec = ctx.spec
     return gains_over_floor({c.name: ctx.build_once(c) for c in spec.metrics}, statistics,
-                            chance, floor_encoder(spec.encoders),
+                            chance, floor_encoder(spec),
                             resamples=spec.comparison.resamples,
                             permutations=spec.comparison.permutations, seed=spec.seed)

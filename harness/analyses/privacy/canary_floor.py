@@ -27,7 +27,7 @@ def floor_jobs(spec: Spec, name: str, attacker: Component) -> list[AnalysisJob]:
     """The job, named `name`, of the floor encoder's attacker on the canaries and of every
     attack on its clean vectors when that encoder is not studied (a studied one has them among
     its points); none without canaries or attacks."""
-    floor = floor_encoder(spec.components("encoder"))
+    floor = floor_encoder(spec)
     if (not spec.privacy.canaries and not spec.privacy.attacks) or floor is None \
             or spec.studied([floor]):
         return []
@@ -41,7 +41,7 @@ def floor_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Compo
     """Attack label -> what every attack of `plan` reads back from the floor encoder's clean
     vectors (no information: the prior, and whatever an attack brings of its own); None
     without attacks or a floor encoder."""
-    floor = floor_encoder(ctx.spec.components("encoder"))
+    floor = floor_encoder(ctx.spec)
     if not plan.entries or floor is None:
         return None
     (encoder,) = [e for e in ctx.spec.components("encoder") if e.name == floor]
@@ -56,7 +56,7 @@ def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Comp
     """Entity type -> the floor encoder's attacker's recovery and exposure of the canaries,
     undefended; None without canaries or a floor encoder."""
     spec = ctx.spec
-    floor = floor_encoder(spec.components("encoder"))
+    floor = floor_encoder(spec)
     if not spec.privacy.canaries or floor is None:
         return None
     (encoder,) = [e for e in spec.components("encoder") if e.name == floor]

@@ -60,7 +60,7 @@ def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder_name: str
     spec = ctx.spec
     if spec.studied([encoder_name]):
         attack_encoder(ctx, corpus, vocab, encoder_name)
-    if encoder_name == floor_encoder(spec.components("encoder")):
+    if encoder_name == floor_encoder(spec):
         attacker = _attacker(spec, spec.privacy.attacker)
         floor_canaries(ctx, corpus, vocab, attacker)
         floor_attacks(ctx, corpus, vocab, attacker, _plan(ctx, corpus, vocab, attacker,
@@ -96,7 +96,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
     for encoder in spec.components("encoder"):
         if encoder.name in studied:
             points[encoder.name] = attack_encoder(ctx, run.corpus, run.vocab, encoder.name)
-    floor = floor_encoder(spec.encoders)
+    floor = floor_encoder(spec)
     floor_scores = next((r.metrics for r in run.runs
                          if r.encoder == floor and r.decoder == attacker.name), {})
     floor_ran = floor is not None and floor not in run.execution.failures

@@ -15,6 +15,8 @@ Every encoder of a run is scored on the same test sentences, and the sentence is
   MOVER interval from the two rates' exact intervals (`mover_difference`) is used instead.
   The interval is not corrected for the number of pairs; the test and its correction decide
   significance.
+- Tie groups (`tie_groups`): the encoders in rank order, cut exactly where every encoder above
+  is significantly better than every encoder below (after the correction).
 - An encoder's rank interval follows from the corrected tests: from 1 + the number of encoders
   significantly better than it to the number of ranked encoders minus the number significantly
   worse (the construction of rank confidence intervals from simultaneous pairwise comparisons
@@ -175,6 +177,33 @@ def significance_ranks(values: Mapping[str, float], differences: Sequence[Paired
             for name, value in values.items()}
 
 
+def tie_groups(order: Sequence[str], significant: set[tuple[str, str]]) -> dict[str, int]:
+    """Encoder -> its tie group (1 first) over `order` (best first): a cut between two
+    neighbours wherever every encoder above is significantly better than every encoder below
+    (`significant` holds (better, worse) pairs after the correction); the finest such
+    partition. An encoder of one group is significantly better than every encoder of every
+    later group; inside a group some pairs may differ, but no clean cut separates them."""
+    groups, group = {}, 1
+    for i, name in enumerate(order):
+        if i and all((a, b) in significant for a in order[:i] for b in order[i:]):
+            group += 1
+        groups[name] = group
+    return groups
+
+
+def ranking_groups(ranks: Mapping[str, RankInterval], differences: Sequence[PairedDifference],
+                   higher_is_better: bool) -> dict[str, int]:
+    """The tie groups (`tie_groups`) of the ranked encoders, in the order of their ranks."""
+    significant = set()
+    for d in differences:
+        if d.significant and d.difference:
+            a_wins = (d.difference > 0) == higher_is_better
+            significant.add((d.a, d.b) if a_wins else (d.b, d.a))
+    order = sorted((name for name, place in ranks.items() if place.rank is not None),
+                   key=lambda name: (ranks[name].rank, name))
+    return tie_groups(order, significant)
+
+
 def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]], *,
                    higher_is_better: bool, resamples: int, seed: int,
                    permutations: int = PERMUTATIONS, level: float = 0.95,
@@ -194,8 +223,9 @@ def paired_ranking(metric: Metric, statistics: Mapping[str, Sequence[np.ndarray]
     differences = _compare(tables, scores, pairs, seed=seed, permutations=permutations,
                            level=level, alpha=alpha)
     values = {name: table.value for name, table in tables.items()}
+    ranks = significance_ranks(values, differences, higher_is_better)
     return DiagnosticRanking(
-        encoders=significance_ranks(values, differences, higher_is_better),
+        encoders=ranks, groups=ranking_groups(ranks, differences, higher_is_better),
         differences=differences, resamples=resamples, permutations=permutations,
         sentences=tables[names[0]].sentences,
         seeds=max(table.seeds for table in tables.values()) > 1,

@@ -86,7 +86,8 @@ def stability_section(results: RunResults) -> Section | None:
             f"error {ALPHA:g}). The rank interval runs from 1 + the number of encoders "
             "significantly better to the number ranked minus those significantly worse "
             "(Klein, Wright & Wieczorek 2020); only a pair's own test says whether it "
-            "differs."]
+            "differs. Tie groups cut the ranking exactly where every encoder above is "
+            "significantly better than every encoder below."]
     controls = results.correlations.controls
     if controls:
         text.append(f"Control encoders ({join_names(controls)}) are reference points, not "
@@ -103,6 +104,7 @@ def stability_section(results: RunResults) -> Section | None:
                 place = ranking.encoders[encoder]
                 rows.append([diagnostic, encoder, fmt(place.value, digits_for(higher)),
                              fmt(place.rank), fmt_span(*place.rank_ci95),
+                             fmt(ranking.groups.get(encoder)),
                              ", ".join(beaten.get(encoder, [])) or "–"])
             text.append(f"- {decoder}, {diagnostic}: {len(pairs)} "
                         f"of {plural(len(ranking.differences), 'pair')} differ significantly "
@@ -112,6 +114,6 @@ def stability_section(results: RunResults) -> Section | None:
                            "differences' intervals" if ranking.undefined_resamples else "")
                         + ".")
         tables.append(Table(f"Decoder {decoder}", ["diagnostic", "encoder", "value", "rank",
-                                                    "rank interval",
+                                                    "rank interval", "tie group",
                                                     "significantly better than (Holm)"], rows))
     return Section("Rank stability", text, tables=tables)

@@ -41,12 +41,16 @@ class DiagnosticRanking(Record):
     differences over the `sentences` test sentences, tested and corrected by `correction` over
     all the pairs; intervals from `resamples` paired bootstrap resamples, permutation tests from
     `permutations` random swaps. A rank interval runs from 1 + the encoders significantly
-    better to the ranked encoders minus those significantly worse. `seeds` is true when the
+    better to the ranked encoders minus those significantly worse; `groups` are the tie groups
+    (cut where every encoder above is significantly better than every one below). `seeds` is
+    true when the
     decoders had several seeds; `seed_variance` when every encoder had at least 3, and the
     tests then include training variance (`harness.stats.significance.seeds_t_pvalue`);
     otherwise the comparison holds for the decoders trained (seeds averaged per sentence)."""
 
     encoders: dict[str, RankInterval] = {}
+    # encoder -> tie group (1 first; `harness.analyses.rankings.paired.tie_groups`)
+    groups: dict[str, int] = Field({}, exclude_if=lambda value: not value)
     differences: list[PairedDifference] = []
     resamples: int = 0
     permutations: int | None = Field(None, exclude_if=is_none)

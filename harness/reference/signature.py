@@ -1,0 +1,85 @@
+"""A run's protocol signature (`harness.results.signature` says what it covers and why):
+computed from the resolved spec, the prepared corpus and the vocabulary."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.results.signature import PROTOCOL_VERSION, Signature, signed
+from harness.util.cache import file_digest
+
+if TYPE_CHECKING:
+    from harness.stages.base import RunContext
+    from harness.stages.corpus import Corpus
+    from harness.stages.vocab import Vocab
+
+
+def run_signature(ctx: RunContext, corpus: Corpus, vocab: Vocab | None) -> Signature:
+    """The signature of a run of `ctx.spec` over the prepared `corpus` and `vocab`; without
+    `vocab` (not built yet), every field but `vocab.sha256`, which a joined run checks before
+    it trains a vocabulary."""
+    from harness.protocols import is_seeded
+    from harness.stages.evaluate import task_data
+
+    spec = ctx.spec
+    vocab_section = spec.vocab.model_dump(mode="json")
+    for key in ("model", "vectors"):  # imported files: their content, not where they lie
+        if vocab_section.get(key):
+            vocab_section[key] = file_digest(Path(vocab_section[key]))
+    tasks = {}
+    for component in spec.components("task"):
+        task = ctx.build_once(component)
+        identity = component.identity()
+        tasks[component.name] = {
+            "options": identity["options"], "plugin": identity["plugin"],
+            "version": identity["version"], "task_version": getattr(task, "version", None),
+            "seeds": spec.downstream.task_seeds(component, is_seeded(task)),
+            "data": task_data(ctx, task)[1]}
+    fields = {
+        "protocol": PROTOCOL_VERSION,
+        "seed": spec.seed,
+        "data": {"train_sha256": file_digest(corpus.directory / "train.txt"),
+                 "test_sha256": file_digest(corpus.directory / "test.txt"),
+                 "train": len(corpus.train), "test": len(corpus.test)},
+        "corpus": {"max_tokens": spec.corpus.max_tokens,
+                   "normalise": spec.corpus.normalise.model_dump(mode="json")},
+        "vocab": {**{k: v for k, v in vocab_section.items() if v is not None},
+                  **({"sha256": vocab_digest(ctx.cache.path("vocab", vocab.key))}
+                     if vocab is not None else {})},
+        "encode": {"dtype": spec.encode.dtype},
+        "decoders": {d.name: {**_identity(d), "seeds": spec.decoder_seeds(d)}
+                     for d in spec.decoders},
+        "generation": spec.generation.model_dump(mode="json"),
+        "metrics": {m.name: _identity(m) for m in spec.metrics},
+        "downstream": {"tasks": tasks, "config": spec.downstream.config,
+                       "seed": spec.downstream.seed,
+                       "reference": (file_digest(spec.downstream.reference)
+                                     if spec.downstream.reference else None)},
+    }
+    return signed(fields)
+
+
+def vocab_digest(directory: Path) -> str:
+    """The sha256 over the files of a vocabulary artifact (names and contents), meta.json
+    left out (it records when and how long)."""
+    from harness.util.cache import META_FILE
+
+    sha = hashlib.sha256()
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.name != META_FILE):
+        sha.update(str(path.relative_to(directory)).encode() + b"\0")
+        sha.update(file_digest(path).encode() + b"\0")
+    return sha.hexdigest()
+
+
+def _identity(component: Any) -> dict[str, Any]:
+    """A component's options, plugin and plugin version; a decoder's options without those that
+    change how often it checkpoints and logs, not its weights (`keyed_options`)."""
+    from harness.training.options import keyed_options
+
+    identity = component.identity()
+    options = identity["options"]
+    if component.info.kind == "decoder":
+        options = keyed_options(options)
+    return {"options": options, "plugin": identity["plugin"], "version": identity["version"]}
