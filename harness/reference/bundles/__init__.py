@@ -1,7 +1,7 @@
 """Reference bundles shipped with the harness, joined by name (`reference: quickstart`).
 
-- `quickstart`: benchmarks/quickstart.yaml's nine encoders (docs/reference.md says how it was
-  made and how to make it again).
+- `quickstart`: benchmarks/quickstart.yaml's nine encoders (docs/results.md, "Bundles", says
+  how it was made and how to make it again).
 """
 
 from __future__ import annotations
