@@ -376,3 +376,36 @@ def test_a_table_spec_checks_its_declared_columns_before_running(tmp_path: Path)
         ("correlation.primary.diagnostics.1", 5), ("correlation.primary.tasks.1", 5)]
     assert "'idd' is not among the columns of v2s-table4.yaml" in problems[0].detail
     assert "'XX' is not among the columns of senteval-table5.yaml" in problems[1].detail
+
+
+def test_merge_identical_merges_only_identical_values() -> None:
+    """Diagnostics that differ anywhere, by 10% or by a millionth, are separate tests: only
+    values equal to float rounding are one test."""
+    same = {"a": {"x": 10.0, "y": 20.0, "z": 30.0}, "b": {"x": 10.0, "y": 20.0, "z": 30.0}}
+    assert merge_identical(same, ["a", "b"], ["x", "y", "z"]) == [["a", "b"]]
+    for factor in (1.1, 1.0 + 1e-6):
+        apart = {"a": {"x": 10.0, "y": 20.0, "z": 30.0},
+                 "b": {"x": 10.0 * factor, "y": 20.0, "z": 30.0}}
+        assert merge_identical(apart, ["a", "b"], ["x", "y", "z"]) == [["a"], ["b"]], factor
+    # the last bit of a float (a sum in another order) still merges
+    rounding = {"a": {"x": 0.1 + 0.2}, "b": {"x": 0.3}}
+    assert merge_identical(rounding, ["a", "b"], ["x"]) == [["a", "b"]]
+
+
+def test_the_pearson_critical_value_is_two_sided() -> None:
+    """The textbook two-sided critical r (df = n - 2 = 8, alpha .05: 0.632; df 18: 0.444), and
+    scipy's two-sided p of a sample with exactly that correlation is alpha; a one-sided value
+    (0.549 at df 8) would fail both."""
+    from scipy.stats import pearsonr
+
+    assert critical_value(10, 0.05, "pearson") == pytest.approx(0.6319, abs=5e-4)
+    assert critical_value(20, 0.05, "pearson") == pytest.approx(0.4438, abs=5e-4)
+    for n, alpha in ((10, 0.05), (26, 0.025), (34, 0.05 / 3)):
+        r = critical_value(n, alpha, "pearson")
+        x = np.linspace(-1.0, 1.0, n)
+        noise = np.resize([1.0, -1.0, -1.0, 1.0], n) * np.cos(np.arange(n))
+        noise -= noise.mean() + (noise @ x) / (x @ x) * x  # orthogonal to x and centred
+        y = r * x / np.linalg.norm(x) + np.sqrt(1 - r * r) * noise / np.linalg.norm(noise)
+        found = pearsonr(x, y)
+        assert found.statistic == pytest.approx(r, abs=1e-9)
+        assert found.pvalue == pytest.approx(alpha, rel=1e-6)

@@ -51,7 +51,16 @@ class Settings(BaseModel):
 
 
 class Options(Settings):
-    """Base class of a component's options: unknown keys are errors, values are validated."""
+    """Base class of a component's options: unknown keys are errors, values are validated.
+
+    Options that depend on the size of the test split (`retrieval`'s k candidates among the test
+    sentences) say so in `test_size_problem`, which `harness validate` calls with the size the
+    spec states (a generated split's `sentences`, a file's `limit`) before any work."""
+
+    def test_size_problem(self, sentences: int) -> tuple[str, str] | None:
+        """(option, what is wrong) when these options cannot work on `sentences` test
+        sentences; None when they can (the default)."""
+        return None
 
 
 class TrainingOptions(Settings):

@@ -23,6 +23,7 @@ from harness.registry.declared import Declared, declared, installed_declared
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml, unknown_key
 from harness.spec.resolve import (
+    check_sizes,
     resolve_components,
     resolve_paths,
     resolve_reference,
@@ -107,6 +108,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
         spec = resolve_section_components(
             spec, {part.section: part.components for _, part in parts.parts if part.components},
             registry, positions, folder)
+        check_sizes(spec, positions)
         assert spec.analyses != "all"  # resolved with the components
         for entry in spec.analyses:
             check = entry.info.parts.part("check")

@@ -111,6 +111,27 @@ def resolve_paths(spec: Model, positions: Positions, spec_folder: Path) -> Model
     return spec
 
 
+def check_sizes(spec: Spec, positions: Positions) -> None:
+    """Refuse what cannot fit the corpus the spec states, before any work: a learning-curve
+    size not below the training split's stated size, and component options that need more
+    test sentences than the test split can hold (`Options.test_size_problem`)."""
+    train = spec.stated_size("train")
+    for index, size in enumerate(spec.curve.train_sizes):
+        if train is not None and size >= train:
+            raise positions.error(f"{size} is not below the {train} training sentences the "
+                                  "corpus states (the full split is the curve's last point); "
+                                  "give smaller sizes", ("curve", "train_sizes", index))
+    test = spec.stated_size("test")
+    if test is None:
+        return
+    for kind, section in SECTION_FOR_KIND.items():
+        for index, component in enumerate(spec.components(kind)):
+            problem = component.settings.test_size_problem(test)
+            if problem is not None:
+                option, why = problem
+                raise positions.error(f"{component.name}: {why}", (*section, index, option))
+
+
 def resolve_reference(spec: Spec, positions: Positions, spec_folder: Path) -> Spec:
     """The spec with its `reference.bundle` made a file: a bundle shipped with the harness by
     its name (`quickstart`), else a path, relative ones made absolute; a missing file is

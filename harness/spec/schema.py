@@ -36,7 +36,7 @@ class Source(Strict):
 
     generate: str | None = None
     sentences: int | None = Field(default=None, gt=0)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, lt=2**32)
     path: Path | None = None
     limit: int | None = Field(default=None, gt=0)
     prepare: str | None = None  # how to make a missing `path` file (a command to run)
@@ -404,7 +404,15 @@ class Spec(SpecDocument):
             example = f", e.g. [{value}]" if re.fullmatch(r"[a-z0-9][a-z0-9:-]*", value) else ""
             kind = "analysis" if info.field_name == "analyses" else "encoder"
             raise ValueError(f"expected `all` or a list of {kind} names{example}")
+        if info.field_name == "encoders" and isinstance(value, list) and not value:
+            raise ValueError("name at least one encoder (or `all`; `harness list` shows them)")
         return value
+
+    def stated_size(self, split: str) -> int | None:
+        """The most sentences the spec lets a corpus split hold, where it states one: a
+        generated split's `sentences`, a file's `limit` (the filter may keep fewer)."""
+        source = getattr(self.corpus, split)
+        return source.sentences if source.generate is not None else source.limit
 
 
     def components(self, kind: str) -> list[Component]:

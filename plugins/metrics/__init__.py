@@ -70,6 +70,13 @@ class RetrievalOptions(Options):
                                           "k - 1 distractors from the other test sentences "
                                           "(chance is 1/k)")
 
+    def test_size_problem(self, sentences: int) -> tuple[str, str] | None:
+        """k candidates are drawn from the test sentences: at most as many as there are."""
+        if self.k > sentences:
+            return "k", (f"{self.k} candidates per test vector, but the test split holds at most "
+                         f"{sentences} sentences; set k to at most {sentences}")
+        return None
+
 
 class BackboneOptions(Options):
     """Options shared by the metrics that embed tokens with a BERT-family model."""

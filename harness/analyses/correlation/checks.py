@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.errors import HarnessError, SpecError
+from harness.protocols import BuildContext, CombinedColumns
 from harness.results.declarations import read_table
 from harness.spec.positions import Loc, Positions
 from harness.spec.schema import Spec, TableSpec
@@ -36,6 +37,18 @@ def check_primary(spec: Spec, positions: Positions) -> None:
     metrics = [m.name for m in spec.components("metric")]
     if section.diagnostics is not None:
         _raise_unknown(section.diagnostics, metrics, "metrics", "diagnostics", positions)
+    tasks = [t.name for t in spec.components("task")]
+    if isinstance(section.tasks, list) and tasks and spec.downstream.reference is None:
+        # A computed task's columns are its name and NAME-SCORE (MRPC, MRPC-F1); a task that
+        # combines several (SentEval's STS) names its column only when it runs.
+        names = {name.lower() for name in tasks}
+        combines = any(isinstance(spec_task.build(BuildContext()), CombinedColumns)
+                       for spec_task in spec.components("task"))
+        for index, name in enumerate(section.tasks):
+            if name.lower() in names or name.split("-")[0].lower() in names or combines:
+                continue
+            raise positions.error(f"{name!r} is not among the spec's downstream tasks "
+                                  f"({', '.join(tasks)})", (*PRIMARY, "tasks", index))
 
 
 def _raise_unknown(named: list[str], known: list[str], what: str, key: str,

@@ -1,0 +1,53 @@
+"""Mistakes a new user makes in the newer sections, refused by `harness validate` in one line
+with file:line and the field, before any work (as the older sections' are)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+
+BASE = """name: refusals
+corpus:
+  train: {generate: quickstart, sentences: 300}
+  test: {generate: quickstart, sentences: 40, seed: 2}
+encoders: [avg, hier, max]
+decoders: [{name: mos-lstm, hidden: 16, epochs: 1}]
+metrics: [id, {name: retrieval, k: 8}]
+downstream: {tasks: [{name: syn-topic, train: 100}]}
+correlation: {method: spearman}
+"""
+
+
+@pytest.mark.parametrize(("old", "new", "line", "field", "what"), [
+    ("correlation: {method: spearman}",
+     "correlation: {method: spearman, primary: {tasks: [syn-order]}}", 9,
+     "correlation.primary.tasks.0", "'syn-order' is not among the spec's downstream tasks"),
+    ("{name: retrieval, k: 8}", "{name: retrieval, k: 50}", 7, "metrics.1.k",
+     "50 candidates per test vector, but the test split holds at most 40 sentences"),
+    ("encoders: [avg, hier, max]", "encoders: [avg, hier, max]\ncurve: {train_sizes: [100, 300]}",
+     6, "curve.train_sizes.1", "300 is not below the 300 training sentences"),
+    ("encoders: [avg, hier, max]", "encoders: []", 5, "encoders", "name at least one encoder"),
+    ("sentences: 40, seed: 2", "sentences: 40, seed: -2", 4, "corpus.test.seed",
+     "greater than or equal to 0"),
+])
+def test_validate_refuses_in_one_line_with_file_line_and_field(tmp_path: Path, old: str,
+                                                               new: str, line: int, field: str,
+                                                               what: str) -> None:
+    assert old in BASE
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(BASE.replace(old, new), encoding="utf-8")
+    done = CliRunner().invoke(main, ["validate", str(spec)])
+    assert done.exit_code == 2
+    (message,) = [text for text in done.output.splitlines() if text.startswith("error:")]
+    assert f"spec.yaml:{line}: {field}: " in message and what in message
+
+
+def test_the_base_spec_is_valid(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(BASE, encoding="utf-8")
+    done = CliRunner().invoke(main, ["validate", str(spec)])
+    assert done.exit_code == 0, done.output
