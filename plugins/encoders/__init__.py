@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from harness.plugin import Options, Register, hookimpl
 
 from .options import (
+    BorepOptions,
+    EsnOptions,
     GemOptions,
     GloveGemOptions,
     RandomGaussianOptions,
@@ -82,10 +84,25 @@ def _build_random_lstm(options: RandomLstmOptions, context: BuildContext) -> Any
     return RandomLstmEncoder(context_vocab(context, "random-lstm"), options, context.seed)
 
 
+def _random_weights(kind: str, over_glove: bool) -> Any:
+    """The factory of `borep` or `esn` over the run's subwords or GloVe 6B 50-d."""
+
+    def build(options: Options, context: BuildContext) -> Any:
+        from .pooling import context_vocab
+        from .random_weights import BorepEncoder, EchoStateEncoder
+        from .wordvectors import glove_6b_50d
+
+        cls = {"borep": BorepEncoder, "esn": EchoStateEncoder}[kind]
+        vocab = glove_6b_50d() if over_glove else context_vocab(context, kind)
+        return cls(vocab, options, context.seed)
+
+    return build
+
+
 @hookimpl
 def register_encoders(register: Register) -> None:
-    """Register the pooling encoders and GEM over the run's subword vectors and over GloVe, and
-    the controls (random-gaussian, random-lstm)."""
+    """Register the pooling encoders, GEM and the random-weight encoders (BOREP, ESN) over the
+    run's subword vectors and over GloVe, and the controls (random-gaussian, random-lstm)."""
     register("avg", _build_avg, options=Options,
              description="average of the sentence's subword vectors (BPEmb-like, frozen)")
     register("max", _build_max, options=Options,
@@ -106,6 +123,14 @@ def register_encoders(register: Register) -> None:
     register("glove-gem", _over_glove("gem"), options=GloveGemOptions, trainable=True,
              availability=glove_availability,
              description=f"geometric embedding (Yang et al. 2018) over {glove}")
+    random = {"borep": (BorepOptions, "bag of random embedding projections, pooled"),
+              "esn": (EsnOptions, "bidirectional echo state network, max-pooled, 2x dim")}
+    for kind, (options, what) in random.items():
+        register(kind, _random_weights(kind, False), options=options,
+                 description=f"{what}, over the subword vectors (Wieting & Kiela 2019)")
+        register(f"glove-{kind}", _random_weights(kind, True), options=options, pretrained=True,
+                 availability=glove_availability,
+                 description=f"{what}, over {glove} (Wieting & Kiela 2019)")
     register("random-gaussian", _build_random_gaussian, options=RandomGaussianOptions,
              control=True,
              description="control: i.i.d. N(0, 1) vectors, no information (the decoder's floor)")

@@ -90,6 +90,36 @@ class RandomLstmOptions(Options):
                              description="seed of the random weights (default: the spec's seed)")
 
 
+class BorepOptions(Options):
+    """Options of `borep`: a random projection of each word vector, pooled (Wieting & Kiela
+    2019, section 3.1)."""
+
+    dim: int = Field(512, ge=1, description="projection dimension D (paper: up to 4096)")
+    pooling: Literal["max", "mean"] = Field("max", description="pooling over the sentence's "
+                                                                "projected word vectors")
+    seed: int | None = Field(None, ge=0, lt=2**32,
+                             description="seed of the random weights (default: the spec's seed)")
+
+
+class EsnOptions(Options):
+    """Options of `esn`: a bidirectional echo state network, max-pooled (Wieting & Kiela 2019,
+    section 3.3; the defaults of spectral radius, sparsity and input scale are those of the
+    authors' released example command)."""
+
+    dim: int = Field(256, ge=1, description="reservoir size per direction; vectors are 2 x dim "
+                                            "(paper: up to 4096 in all)")
+    spectral_radius: float = Field(1.0, gt=0.0, description="largest |eigenvalue| of the "
+                                                             "recurrent matrix W_h")
+    sparsity: float = Field(0.5, ge=0.0, lt=1.0, description="share of each column of W_h set "
+                                                              "to zero")
+    input_scale: float = Field(0.1, gt=0.0, description="W_in and the bias uniform in "
+                                                        "[-input_scale, input_scale]")
+    leak: float = Field(1.0, gt=0.0, le=1.0, description="leak rate a: h_t = (1 - a) h_(t-1) + "
+                                                         "a h~_t (1: no leaking)")
+    seed: int | None = Field(None, ge=0, lt=2**32,
+                             description="seed of the random weights (default: the spec's seed)")
+
+
 class Sent2VecOptions(Options):
     """Sent2Vec training options. Defaults follow the released Wikipedia bigram model's training
     command (dim 700, 9 epochs, min count 8, min target count 20, 10 negatives, t = 5e-6, 4
