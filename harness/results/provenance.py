@@ -78,7 +78,8 @@ def git_commit() -> str | None:
     return checkout_commit() or stamped_commit() or direct_url_commit()
 
 
-def _git(args: list[str], cwd: Path) -> str | None:
+def git(args: list[str], cwd: Path) -> str | None:
+    """`git ARGS` run in `cwd`: its output, stripped; None when git fails or is missing."""
     try:
         out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
                              timeout=_GIT_TIMEOUT_S, check=False)
@@ -91,13 +92,13 @@ def checkout_commit(package_dir: Path = _PACKAGE_DIR) -> str | None:
     """HEAD of the git checkout whose `harness/` is `package_dir`, "-dirty" when it has
     uncommitted changes; None when the package is not in such a checkout (an installed copy,
     even one inside some other repository, e.g. a virtual environment in a project)."""
-    top = _git(["rev-parse", "--show-toplevel"], package_dir)
+    top = git(["rev-parse", "--show-toplevel"], package_dir)
     if not top or Path(top).resolve() / package_dir.name != package_dir.resolve():
         return None
-    commit = _git(["rev-parse", "HEAD"], package_dir)
+    commit = git(["rev-parse", "HEAD"], package_dir)
     if not commit:
         return None
-    status = _git(["status", "--porcelain"], package_dir)
+    status = git(["status", "--porcelain"], package_dir)
     return commit + DIRTY if status else commit
 
 

@@ -115,7 +115,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
             if check is not None:
                 check(spec, positions)
     sha256 = hashlib.sha256(hashed.encode()).hexdigest()
-    return spec.located(positions, sha256)
+    return spec.located(positions, sha256, json.loads(hashed))
 
 
 def _refuse_unknown_sections(data: dict[str, Any], model: type[Spec] | type[TableSpec],

@@ -12,6 +12,7 @@ from typing import Any
 from harness.analyses.correlation.correlate import correlate_diagnostics, support_notes
 from harness.analyses.correlation.heatmap import heatmap_png
 from harness.analyses.correlation.primary_report import primary_section
+from harness.analyses.correlation.registration import registration
 from harness.analyses.correlation.report import correlation_section
 from harness.analyses.correlation.scatter import scatter_figures, scatter_section
 from harness.analyses.correlation.summary import correlation_caveats, tracking_claims
@@ -54,9 +55,10 @@ class CorrelationAnalysis:
                 controls=tuple(name for name in joined if name not in studied),
                 primary=section.primary, seed=spec.seed)
             correlations = correlations.model_copy(update={"primary_reference": alone.primary})
-        correlations = correlations.model_copy(update={"notes": [
-            *correlations.notes, *support_notes(runs, section.rank_by, run.primary,
-                                                spec.comparison.min_support)]})
+        correlations = correlations.model_copy(update={
+            "registration": registration(spec.source, spec.document),
+            "notes": [*correlations.notes, *support_notes(runs, section.rank_by, run.primary,
+                                                          spec.comparison.min_support)]})
         for note in correlations.notes:
             log.warning("%s", note)
         return {"correlations": correlations}

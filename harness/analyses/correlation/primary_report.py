@@ -63,6 +63,8 @@ def primary_section(results: RunResults) -> Section | None:
         return None
     text = ["Declared in the spec before the run (`correlation.primary`); its result is the "
             "report's claim, and the diagnostic x task matrix is exploratory."]
+    if (registered := registration_line(results)) is not None:
+        text.append(registered)
     if primary.tests:
         text.append(f"One test per diagnostic: {_how(primary, method)}. The diagnostic's "
                     "encoder labels are permuted jointly against the whole task table, so the "
@@ -92,6 +94,23 @@ def primary_section(results: RunResults) -> Section | None:
               Table(f"Exploratory: every encoder of the run ({primary.n})", header,
                     _rows(primary))]
     return Section("Primary analysis", text, tables=[t for t in tables if t.rows])
+
+
+def registration_line(results: RunResults) -> str | None:
+    """"Registered at COMMIT ...", "Changed after registration at COMMIT: FIELDS." or why the
+    test is not registered; None where the run did not look (no declared primary)."""
+    found = results.correlations.registration
+    if found is None:
+        return None
+    if found.commit is None:
+        return (f"Not registered: {found.why} ({found.file}); the primary test was declared "
+                "but not committed before the run.")
+    when = f"{found.commit[:12]}" + (f" ({found.date[:10]})" if found.date else "")
+    if found.equal:
+        return f"Registered at {when} in {found.file}: the run's spec is the registered one."
+    return (f"Changed after registration at {when} in {found.file}: "
+            f"{', '.join(found.changed)}. The result is not the registered test's where those "
+            "fields move it.")
 
 
 def _rows(primary: PrimaryAnalysis) -> list[list[str]]:

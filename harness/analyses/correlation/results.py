@@ -49,6 +49,20 @@ class PrimaryTest(Record):
     significant: bool = False
 
 
+class Registration(Record):
+    """The registration of a spec's primary test: `commit` (and its `date`) at which the spec
+    file's `correlation.primary` was last changed, `file` (relative to the checkout), `equal`
+    (the run's spec is the spec as committed there) and `changed` (the dotted fields in which
+    it is not); `commit` None with `why` when the spec is not registered."""
+
+    file: str = ""
+    commit: str | None = None
+    date: str | None = Field(None, exclude_if=is_none)
+    equal: bool = False
+    changed: list[str] = []
+    why: str | None = Field(None, exclude_if=is_none)
+
+
 class PrimaryAnalysis(Record):
     """The analysis the spec declared before the run (`correlation.primary`): the claim.
 
@@ -110,6 +124,8 @@ class Correlations(Record):
     # alone, the ones a test registered for the bundle was registered for; `primary` is then
     # over every encoder of the run (n + 1 for one new encoder), exploratory.
     primary_reference: PrimaryAnalysis | None = Field(None, exclude_if=is_none)
+    # Whether `primary` was registered before the run (`registration.registration`).
+    registration: Registration | None = Field(None, exclude_if=is_none)
 
     def defined(self) -> bool:
         """True when at least one correlation is defined."""
