@@ -51,3 +51,23 @@ def test_the_base_spec_is_valid(tmp_path: Path) -> None:
     spec.write_text(BASE, encoding="utf-8")
     done = CliRunner().invoke(main, ["validate", str(spec)])
     assert done.exit_code == 0, done.output
+
+
+def test_encoders_declare_families_and_nothing_else_does(tmp_path: Path) -> None:
+    from harness.registry.loader import load_registry
+    from harness.spec import load_spec
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(BASE.replace("encoders: [avg, hier, max]",
+                                 "encoders: [{name: avg, family: subword pooling}, "
+                                 "{name: hier, family: subword pooling}, max]"),
+                    encoding="utf-8")
+    loaded = load_spec(spec, (), load_registry())
+    assert loaded.families() == {"subword pooling": ["avg", "hier"]}
+    assert [e.identity() for e in loaded.encoders][0]["name"] == "avg"  # not in cache keys
+    assert "family" not in loaded.encoders[0].identity()
+    spec.write_text(BASE.replace("{name: mos-lstm, hidden: 16, epochs: 1}",
+                                 "{name: mos-lstm, hidden: 16, epochs: 1, family: x}"),
+                    encoding="utf-8")
+    done = CliRunner().invoke(main, ["validate", str(spec)])
+    assert done.exit_code == 2 and "spec.yaml:6: decoders.0.family: only encoders take" in done.output

@@ -144,8 +144,12 @@ def run_section(results: RunResults) -> Section | None:
                          fmt(described.dim), _options(described.declares) if described.declares
                          else "–", _options(described.options)]
                         for name, described in results.encoders.items()]
-        tables.append(Table("Encoders", ["encoder", "plugin", "dim", "declares", "options"],
-                            encoder_rows))
+        header = ["encoder", "plugin", "dim", "declares", "options"]
+        if any(d.family for d in results.encoders.values()):
+            header.append("family")
+            for row, described in zip(encoder_rows, results.encoders.values()):
+                row.append(described.family or "–")
+        tables.append(Table("Encoders", header, encoder_rows))
     return Section("Run", [], tables=tables, kind="text") if tables else None
 
 

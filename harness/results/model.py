@@ -155,6 +155,7 @@ class EncoderDescription(Record):
     dim: int | None = None
     declares: dict[str, Any] = {}
     control: bool = Field(False, exclude_if=lambda value: not value)
+    family: str | None = Field(None, exclude_if=is_none)
 
 
 # --------------------------------------------------------------------------------- provenance

@@ -306,6 +306,8 @@ def _check_trained_for(component: Component, kind: str, loc: Loc, spec: Spec,
     if kind not in ("decoder", "task") and "seeds" in component.model_fields_set:
         raise positions.error("only decoders and downstream tasks take `seeds:`",
                               (*loc, "seeds"))
+    if kind != "encoder" and component.family is not None:
+        raise positions.error("only encoders take `family:`", (*loc, "family"))
     if component.encoders is None:
         return
     loc = (*loc, "encoders")

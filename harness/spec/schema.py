@@ -197,7 +197,7 @@ class Entry(Strict):
 class Component(Entry):
     """An entry of a spec's encoders, decoders, metrics or downstream tasks."""
 
-    CORE_KEYS: ClassVar[tuple[str, ...]] = ("name", "encoders", "seeds")
+    CORE_KEYS: ClassVar[tuple[str, ...]] = ("name", "encoders", "seeds", "family")
 
     # Decoders only: the encoders this decoder is trained for (default: every encoder).
     encoders: list[str] | None = None
@@ -205,6 +205,9 @@ class Component(Entry):
     # diagnostics are then means over them, with their spread (training variance). Downstream
     # tasks: how many classifier seeds, overriding `downstream.seeds` (`task_seeds`).
     seeds: int = Field(default=1, ge=1)
+    # Encoders only: the family the encoder belongs to (views of one model, poolings of one
+    # table), which the analyses report within and across (`Spec.families`).
+    family: str | None = Field(default=None, min_length=1)
 
     def trains_for(self, encoder: str) -> bool:
         """True when this decoder is trained for `encoder` (every encoder unless `encoders:`
@@ -355,6 +358,14 @@ class Spec(SpecDocument):
             return list(encoders)
         controls = set(self.controls())
         return [name for name in encoders if name not in controls]
+
+    def families(self) -> dict[str, list[str]]:
+        """Family -> the spec's encoders declared in it (`family:`), in spec order."""
+        found: dict[str, list[str]] = {}
+        for encoder in self.components("encoder"):
+            if encoder.family is not None:
+                found.setdefault(encoder.family, []).append(encoder.name)
+        return found
 
     def controls(self) -> list[str]:
         """The run's encoders registered as controls, in spec order, then the joined

@@ -30,4 +30,4 @@ def describe_encoder(component: Component, encoded: Encoded, vocab: Vocab) -> En
         options=component.settings.model_dump(mode="json"), files=files,
         vocab=vocab.key if vectors and vectors == pooled_vectors(vocab.vocab) else None,
         dim=encoded.dim,
-        declares=declares, control=component.info.control)
+        declares=declares, control=component.info.control, family=component.family)
