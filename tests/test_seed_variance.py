@@ -67,3 +67,25 @@ def test_two_seeds_keep_the_test_conditional_on_the_decoders() -> None:
                              resamples=200, seed=1)
     assert ranking.seeds and not ranking.seed_variance
     assert ranking.differences[0].test == "sign-flip-exact"
+
+
+def test_an_interval_widened_by_the_seeds_stays_in_the_metrics_range() -> None:
+    """BLEU over three seeds that disagree wildly (100, then near 0): the seed component
+    (Student t) would take the interval below 0 and above 100; it is clipped to BLEU's
+    [0, 100], the value kept."""
+    from harness.stats.intervals import metric_score
+    from harness_plugins.metrics.bleu import BleuMetric
+
+    bleu = BleuMetric()
+    references = ["the cat sat on the mat today", "a dog barks at night"] * 10
+    hypotheses = [["the cat sat on the mat today", "a dog barks at night"] * 10,
+                  ["one two", "three"] * 10, ["four five six", "seven"] * 10]
+    stats = [np.asarray(bleu.sentence_statistics(references, h)) for h in hypotheses]
+    score = metric_score(bleu, stats, seed=1, resamples=200)
+    assert score.seed_variance and tuple(score.ci95) == (0.0, 100.0)
+    assert 0.0 < score.value < 100.0
+    unclipped = metric_score(type("Unbounded", (), {
+        "sentence_statistics": bleu.sentence_statistics, "corpus_score": bleu.corpus_score})(),
+        stats, seed=1, resamples=200)
+    assert unclipped.ci95[0] < 0 and unclipped.ci95[1] > 100  # what the clip took away
+    assert unclipped.value == score.value

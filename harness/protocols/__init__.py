@@ -71,6 +71,7 @@ from harness.protocols.metric import (
     proportion_counts,
     required_fields,
     unrelated_pairing,
+    value_range,
 )
 from harness.protocols.parts import AnalysisParts, resolve_ref
 from harness.protocols.registered import (
@@ -128,7 +129,7 @@ __all__ = [
     "checked_needs",
     "declared_model", "defence_budget", "fit_version", "fits_resumably", "has_chance_level",
     "higher_is_better", "inversion_problem", "inversion_texts", "is_positional", "is_seeded",
-    "metric_signature", "over_seeds", "plural",
+    "metric_signature", "over_seeds", "plural", "value_range",
     "proportion_counts", "required_fields", "resolve_ref", "threat_model",
     "unrelated_pairing", "wants_vector_statistics",
 ]

@@ -39,7 +39,9 @@ class Metric(Protocol):
     - `signature()`: the exact configuration, recorded beside the score (`SignedMetric`);
     - `proportion(totals, count) -> (successes, trials)`, whole numbers, and `proportion_scale`
       (100.0 for percentages): the score is `proportion_scale * successes / trials`, NaN at 0
-      trials; its interval is then exact (Clopper & Pearson 1934; `proportion_counts`).
+      trials; its interval is then exact (Clopper & Pearson 1934; `proportion_counts`);
+    - `value_range: tuple[float, float]`: the values the score can take (BLEU's [0, 100]); an
+      interval widened by the seeds' spread is clipped to it (`value_range`).
     """
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str]
@@ -73,6 +75,12 @@ def required_fields(metric: Metric) -> tuple[str, ...]:
 def higher_is_better(metric: Metric) -> bool:
     """The metric's `higher_is_better` (default: True)."""
     return bool(getattr(metric, "higher_is_better", True))
+
+
+def value_range(metric: Metric) -> tuple[float, float] | None:
+    """The metric's `value_range` (low, high), or None when it declares none."""
+    found = getattr(metric, "value_range", None)
+    return (float(found[0]), float(found[1])) if found is not None else None
 
 
 def metric_signature(metric: Metric) -> str | None:

@@ -114,7 +114,8 @@ def check_signature(join: Join, ours: Signature) -> None:
                                  their_side="the bundle") for name, mine, theirs in found]
     raise SignatureMismatch(
         f"reference bundle {join.bundle.path.name} was made under another protocol "
-        f"({len(found)} field{'s' if len(found) > 1 else ''} of the signature differ; the "
+        f"({len(found)} field{'s' if len(found) > 1 else ''} of the signature "
+        f"differ{'' if len(found) > 1 else 's'}; the "
         "bundle's numbers cannot be compared with this run's):\n" + "\n".join(lines))
 
 

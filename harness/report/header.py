@@ -187,7 +187,11 @@ def definitions_section(results: RunResults, docs: str | None = None) -> Section
                  "sentences of the unconditional model's code length minus the decoder's "
                  "(teacher-forced NLL / ln 2); the unconditional model is the same decoder "
                  "trained on vectors that carry nothing, so 0 is a vector with no "
-                 "information; graded where Id sits at its floor."),
+                 "information; graded where Id sits at its floor. Within a seed the "
+                 "unconditional model is the same for every encoder, so info orders encoders "
+                 "as the decoder's conditional perplexity does; a vector with little "
+                 "information costs its decoder some fitted noise, so the floor's info is "
+                 "below 0."),
         ("retrieval", "retrieval: the share (in %) of test vectors for which the decoder finds "
                       "the vector's own sentence likelier than each of k - 1 other test "
                       "sentences (teacher-forced, nothing generated); chance is 100 / k, shown "

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from harness.protocols import chance_score
+from harness.protocols import chance_score, value_range
 from harness.protocols import higher_is_better as declared_direction
 from harness.results.records import MetricScore, SeedSpread
 from harness.stats.units import SentenceTable, sentence_table, stacked
@@ -318,8 +318,9 @@ def metric_score(metric: Metric, statistics: Sequence[np.ndarray], *, seed: int,
     half_width = seed_half_width(spread, level) if len(seeds) > 1 else None
     if half_width is not None and math.isfinite(value) and all(map(math.isfinite, bounds)):
         bounds = with_seed_variance(value, bounds, half_width)
-        if table.scale is not None:  # a rate stays a rate
-            bounds = (max(bounds[0], 0.0), min(bounds[1], table.scale))
+        limits = (0.0, table.scale) if table.scale is not None else value_range(metric)
+        if limits is not None:  # a rate stays a rate, BLEU stays in [0, 100]
+            bounds = (max(bounds[0], limits[0]), min(bounds[1], limits[1]))
         interval = f"{interval}+{SEEDS_T}"
     direction = declared_direction(metric) if higher_is_better is None else higher_is_better
     return MetricScore(value=value, ci95=bounds, support=table.support,

@@ -27,6 +27,8 @@ class BleuMetric:
     Statistics per pair: [sys_len, ref_len, correct_1..4, total_1..4] (sacrebleu's layout).
     """
 
+    value_range = (0.0, 100.0)  # an interval widened by the seeds' spread stays inside
+
     def __init__(self, tokenize: str = "13a", lowercase: bool = False,
                  smooth_method: str = "exp") -> None:
         if smooth_method not in BLEU.SMOOTH_DEFAULTS:

@@ -35,6 +35,8 @@ class CosineMetric:
     Registered with `needs=("encoder",)`: the core passes `encoder=InputEncoding(...)` to
     `sentence_statistics`. Statistics per pair: [cosine], in [-1, 1]."""
 
+    value_range = (-100.0, 100.0)  # an interval widened by the seeds' spread stays inside
+
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str], *,
                             encoder: InputEncoding | None = None) -> np.ndarray:
         """Return an (n, 1) array: the cosine of each re-encoded hypothesis to its input."""
