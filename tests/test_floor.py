@@ -166,10 +166,13 @@ def test_the_report_explains_and_tabulates_the_gain_over_the_floor(tmp_path: Pat
     assert "1000 resamples" in part and "seed variance not included" in part
     assert "Holm-corrected over the encoders" in part
     assert "- mos-lstm, id-perm: laser is not distinguishable from the floor." in part
-    assert ("| diagnostic | encoder | value | floor | gain | 95% interval | p | p (Holm) | "
-            "significant |") in part
-    assert "| id-perm | laser | 96.5 | 84.0 | 0.0 | [-2.0, 2.0] | 0.900 | 0.900 | no |" in part
-    assert "| id-perm | avg | 35.1 | 84.0 | 10.0 | [7.0, 13.0] | 0.001 | 0.004 | yes |" in part
+    assert ("| diagnostic | encoder | value | value's 95% interval | floor | gain | gain's 95% "
+            "interval | p | p (Holm) | significant |") in part
+    assert ("| id-perm | laser | 96.5 | [94.5, 98.5] | 84.0 | 0.0 | [-2.0, 2.0] | 0.900 | "
+            "0.900 | no |") in part
+    assert ("| id-perm | avg | 35.1 | [33.1, 37.1] | 84.0 | 10.0 | [7.0, 13.0] | 0.001 | "
+            "0.004 | yes |") in part
+    assert "the gain over 0" in part
     assert "<h2>Gain over the floor</h2>" in (tmp_path / "report.html").read_text("utf-8")
     results.save(tmp_path)
     assert load_results(tmp_path).floor == results.floor

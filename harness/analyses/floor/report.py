@@ -18,11 +18,14 @@ from harness.report.elements import (
 from harness.results.model import RunResults
 
 
-def _value(results: RunResults, encoder: str, decoder: str, metric: str) -> float | None:
+def _score(results: RunResults, encoder: str, decoder: str, metric: str
+           ) -> tuple[float | None, tuple[float | None, float | None]]:
+    """The pair's value of `metric` and its 95% interval (None where the run has none)."""
     for run in results.runs:
         if run.encoder == encoder and run.decoder == decoder and metric in run.metrics:
-            return run.metrics[metric].value
-    return None
+            score = run.metrics[metric]
+            return score.value, tuple(score.ci95)  # type: ignore[return-value]
+    return None, (None, None)
 
 
 def _chance_note(results: RunResults) -> list[str]:
@@ -65,7 +68,11 @@ def floor_section(results: RunResults) -> Section | None:
                 f"over {floor.resamples} resamples of the test sentences (uncorrected)"
                 + ("; with fewer than three seeds, seeds are averaged per sentence: seed "
                    "variance not included" if floor.seeds else "")
-                + ". Where lower is better (ppl) a negative gain is the improvement.")
+                + ". Where lower is better (ppl) a negative gain is the improvement. The "
+                "value's own 95% interval stands beside it: the gain over 0, which is what a "
+                "vector with no information gives on info (bits over the unconditional model); "
+                "the floor's info is below 0 by the noise its decoder fitted, so the gain over "
+                "the floor counts that penalty too.")
     wanted = rank_by(results)
     tables = []
     for decoder, by_diagnostic in floor.gains.items():
@@ -73,7 +80,9 @@ def floor_section(results: RunResults) -> Section | None:
         for diagnostic, gains in by_diagnostic.items():
             digits = digits_for(direction.get(diagnostic, True))
             rows += [[diagnostic, encoder,
-                      fmt(_value(results, encoder, decoder, diagnostic), digits),
+                      fmt(_score(results, encoder, decoder, diagnostic)[0], digits),
+                      fmt_interval(_score(results, encoder, decoder, diagnostic)[1], digits)
+                      or "–",
                       fmt(gain.floor, digits)
                       + (" (chance)" if gain.basis == "chance" else ""),
                       fmt(gain.gain, digits),
@@ -89,6 +98,7 @@ def floor_section(results: RunResults) -> Section | None:
                             "the floor.")
         tables.append(Table(f"Decoder {decoder}" + (f": floor {floor.encoder}"
                                                      if floor.encoder else ""),
-                            ["diagnostic", "encoder", "value", "floor", "gain",
-                             "95% interval", "p", "p (Holm)", "significant"], rows))
+                            ["diagnostic", "encoder", "value", "value's 95% interval",
+                             "floor", "gain", "gain's 95% interval", "p", "p (Holm)",
+                             "significant"], rows))
     return Section("Gain over the floor", text, tables=tables)
