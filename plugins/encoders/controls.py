@@ -189,15 +189,11 @@ class RandomLstmEncoder:
         sentence."""
         import torch
 
-        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
-        step = max(1, batch_size)
+        from .pooling import encode_nonempty
+
         with torch.no_grad():
-            for begin in range(0, len(sentences), step):
-                ids = self.vocab.encode(list(sentences[begin:begin + step]))
-                rows = [i for i, piece_ids in enumerate(ids) if piece_ids]
-                if rows:
-                    out[begin + np.asarray(rows)] = self._max_states([ids[i] for i in rows])
-        return out
+            return encode_nonempty(self.vocab, sentences, batch_size, self.dim,
+                                   self._max_states)
 
     def _max_states(self, ids: list[list[int]]) -> np.ndarray:
         """max_t [h_fw(t); h_bw(t)] (B, 2 x dim) of non-empty sentences given as piece ids."""

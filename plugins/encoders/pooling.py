@@ -10,7 +10,7 @@ padding enters any vector and a sentence's vector does not depend on the rest of
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,20 @@ def context_vocab(context: BuildContext, encoder: str) -> Any:
         raise HarnessError(f"encoder {encoder!r} needs the run's subword vocabulary "
                            "(BuildContext.vocab); build it through a run or pass vocab=")
     return context.vocab
+
+
+def encode_nonempty(vocab: Any, sentences: Sequence[str], batch_size: int, dim: int,
+                    encode_batch: Callable[[list[list[int]]], np.ndarray]) -> np.ndarray:
+    """(n, dim) float32 vectors, `batch_size` sentences at a time: `encode_batch` of the token
+    ids of each batch's non-empty sentences (B, dim), zeros for an empty sentence."""
+    out = np.zeros((len(sentences), dim), dtype=np.float32)
+    step = max(1, batch_size)
+    for begin in range(0, len(sentences), step):
+        ids = vocab.encode(list(sentences[begin:begin + step]))
+        rows = [i for i, token_ids in enumerate(ids) if token_ids]
+        if rows:
+            out[begin + np.asarray(rows)] = encode_batch([ids[i] for i in rows])
+    return out
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .options import BorepOptions, EsnOptions
+from .pooling import encode_nonempty
 
 VERSION = "1"
 
@@ -82,14 +83,11 @@ class RandomWeightEncoder:
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Return the (n, dim) float32 sentence vectors; zeros for an empty sentence."""
-        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
-        step = max(1, batch_size)
-        for begin in range(0, len(sentences), step):
-            ids = self.vocab.encode(list(sentences[begin:begin + step]))
-            for offset, token_ids in enumerate(ids):
-                if token_ids:
-                    out[begin + offset] = self.sentence(self.table[np.asarray(token_ids)])
-        return out
+        return encode_nonempty(self.vocab, sentences, batch_size, self.dim, self.batch)
+
+    def batch(self, ids: list[list[int]]) -> np.ndarray:
+        """The vectors (B, dim) of non-empty sentences given as token ids."""
+        return np.stack([self.sentence(self.table[np.asarray(token_ids)]) for token_ids in ids])
 
     def sentence(self, vectors: np.ndarray) -> np.ndarray:
         """The vector of one non-empty sentence from its word vectors (T, d)."""
@@ -157,21 +155,10 @@ class EchoStateEncoder(RandomWeightEncoder):
         return np.concatenate([self.states(vectors, 0).max(axis=0),
                                self.states(vectors[::-1], 1).max(axis=0)])
 
-    def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Return the (n, 2 x dim) float32 vectors, a batch of sentences at a time: every
-        sentence's recurrence as `sentence` computes it, a padded step leaving a state and
-        the maximum untouched; zeros for an empty sentence."""
-        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
-        step = max(1, batch_size)
-        for begin in range(0, len(sentences), step):
-            ids = self.vocab.encode(list(sentences[begin:begin + step]))
-            rows = [i for i, token_ids in enumerate(ids) if token_ids]
-            if rows:
-                out[begin + np.asarray(rows)] = self._batch([ids[i] for i in rows])
-        return out
-
-    def _batch(self, ids: list[list[int]]) -> np.ndarray:
-        """max_t [h_fw(t); h_bw(t)] (B, 2 x dim) of non-empty sentences given as token ids."""
+    def batch(self, ids: list[list[int]]) -> np.ndarray:
+        """max_t [h_fw(t); h_bw(t)] (B, 2 x dim) of non-empty sentences given as token ids,
+        every sentence's recurrence as `sentence` computes it, a padded step leaving a state
+        and the maximum untouched."""
         lengths = np.array([len(token_ids) for token_ids in ids])
         steps = int(lengths.max())
         pooled = []
