@@ -43,7 +43,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "METRIC_NEEDS", "ChanceLevelMetric", "DecoderLikelihood", "EncoderAwareMetric",
         "InputEncoding", "Metric", "SignedMetric", "UnconditionalLikelihood", "chance_score",
         "checked_needs", "has_chance_level", "higher_is_better", "metric_signature",
-        "proportion_counts", "required_fields", "unrelated_pairing",
+        "proportion_counts", "required_fields", "unrelated_pairing", "value_range",
         "CombinedColumns", "DownstreamTask", "Encode", "Examples", "GeneratedTask",
         "ScoreSpread", "SeedAware", "SeedBatched", "TaskData", "TaskResult", "chance_level",
         "is_seeded",

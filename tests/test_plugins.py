@@ -430,7 +430,7 @@ def test_list_command_json_schema() -> None:
     pretrained = {e["name"] for e in data["encoders"] if e["pretrained"]}
     assert pretrained == {"sbert", "infersent", "quickthought", "laser", "mpnet",
                           "minilm-l3-onnx", "e5-small-q4", "glove-avg", "glove-max",
-                          "glove-hier", "glove-avg-max-hier"}
+                          "glove-hier", "glove-avg-max-hier", "glove-borep", "glove-esn"}
 
 
 def test_list_strict_fails_when_a_plugin_failed(monkeypatch: pytest.MonkeyPatch) -> None:

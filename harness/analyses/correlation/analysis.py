@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.analyses.correlation.correlate import correlate_diagnostics, support_notes
+from harness.analyses.correlation.families import family_analysis
 from harness.analyses.correlation.heatmap import heatmap_png
 from harness.analyses.correlation.primary_report import primary_section
 from harness.analyses.correlation.registration import registration
@@ -55,6 +56,12 @@ class CorrelationAnalysis:
                 controls=tuple(name for name in joined if name not in studied),
                 primary=section.primary, seed=spec.seed)
             correlations = correlations.model_copy(update={"primary_reference": alone.primary})
+        families = {name: d.family for name, d in run.descriptions.items() if d.family}
+        if families and correlations.primary is not None:
+            correlations = correlations.model_copy(update={"families": family_analysis(
+                correlations.primary, families, diagnostics, _downstream(run).scores,
+                section.primary, method=section.method, lower_is_better=lower_is_better,
+                seed=spec.seed)})
         correlations = correlations.model_copy(update={
             "registration": registration(spec.source, spec.document),
             "notes": [*correlations.notes, *support_notes(runs, section.rank_by, run.primary,

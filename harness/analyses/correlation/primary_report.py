@@ -4,7 +4,7 @@ the diagnostic x task matrix exploratory)."""
 
 from __future__ import annotations
 
-from harness.analyses.correlation.results import PrimaryAnalysis, PrimaryTest
+from harness.analyses.correlation.results import FamilyAnalysis, PrimaryAnalysis, PrimaryTest
 from harness.report.elements import Section, Table, fmt, fmt_p, join_names, plural
 from harness.results.model import RunResults
 
@@ -81,10 +81,17 @@ def primary_section(results: RunResults) -> Section | None:
     header = ["diagnostic", "mean rho", p_column, "Holm p", "decision", "n encoders", "tasks",
               f"min. detectable rho ({primary.power:.0%} power)"]
     reference = results.correlations.primary_reference
+    families = results.correlations.families
+    family_tables = []
+    if families is not None:
+        text.append(family_line(families))
+        family_tables = [Table(f"Within the family {name} ({len(families.families[name])} "
+                               "encoders; exploratory)", header, _rows(analysis))
+                         for name, analysis in families.within.items() if analysis.tests]
     if reference is None:
         rows = _rows(primary)
         return Section("Primary analysis", text,
-                       tables=[Table("", header, rows)] if rows else [])
+                       tables=([Table("", header, rows)] if rows else []) + family_tables)
     text.append(f"This run joined a reference bundle: the registered test is over the "
                 f"bundle's {plural(reference.n, 'encoder')} (first table, the claim); over "
                 f"every encoder of the run ({primary.n}, second table) it is exploratory, and "
@@ -93,7 +100,22 @@ def primary_section(results: RunResults) -> Section | None:
                     _rows(reference)),
               Table(f"Exploratory: every encoder of the run ({primary.n})", header,
                     _rows(primary))]
-    return Section("Primary analysis", text, tables=[t for t in tables if t.rows])
+    return Section("Primary analysis", text,
+                   tables=[t for t in tables if t.rows] + family_tables)
+
+
+def family_line(families: FamilyAnalysis) -> str:
+    """The encoders by family and the effective number of independent encoders, in words."""
+    listed = "; ".join(f"{name}: {len(members)}" for name, members in families.families.items())
+    effective = ", ".join(f"{diagnostic} {value:.1f} (ICC {families.icc[diagnostic]:.2f})"
+                          for diagnostic, value in families.effective_n.items())
+    within = (f" Within each family of at least 5, the same test over its encoders alone "
+              f"(exploratory): {', '.join(families.within)}." if families.within else "")
+    return (f"Families of the {families.n} encoders tested ({listed}; the others stand alone). "
+            "Views of one model and poolings of one table are near-duplicates, so fewer than "
+            f"{families.n} encoders are independent: the effective number, N / (1 + (m - 1) "
+            "ICC) from the one-way intraclass correlation of the diagnostic's ranks over the "
+            f"families (Kish's design effect, an approximation), is {effective}.{within}")
 
 
 def registration_line(results: RunResults) -> str | None:

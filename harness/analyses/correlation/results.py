@@ -94,6 +94,22 @@ class PrimaryAnalysis(Record):
     notes: list[str] = []
 
 
+
+class FamilyAnalysis(Record):
+    """The primary test's encoders in their declared families (`family:`): `families` (family
+    -> its encoders among them; an encoder of no family is left out of the map), the one-way
+    intraclass correlation of each tested diagnostic's ranks over the families (`icc`) and the
+    effective number of independent encoders it implies (`effective_n`, Kish's N / Deff,
+    `harness.stats.clusters`) beside `n`; and `within`, the primary analysis over the encoders
+    of each family of at least `MIN_FAMILY` alone, with its own exact permutation tests
+    (exploratory: the registered test is across all of them)."""
+
+    families: dict[str, list[str]] = {}
+    n: int = 0
+    icc: dict[str, float] = {}
+    effective_n: dict[str, float] = {}
+    within: dict[str, PrimaryAnalysis] = {}
+
 class Correlations(Record):
     """Diagnostics x downstream tasks across encoders (Kerscher & Eger 2020, Figure 2 and
     Table 1): the matrix, its summary, the rank tables and notes on what was missing.
@@ -126,6 +142,8 @@ class Correlations(Record):
     primary_reference: PrimaryAnalysis | None = Field(None, exclude_if=is_none)
     # Whether `primary` was registered before the run (`registration.registration`).
     registration: Registration | None = Field(None, exclude_if=is_none)
+    # The primary test's encoders by family, when the spec declares families.
+    families: FamilyAnalysis | None = Field(None, exclude_if=is_none)
 
     def defined(self) -> bool:
         """True when at least one correlation is defined."""
