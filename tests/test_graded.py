@@ -148,3 +148,28 @@ def test_info_agrees_with_ppl_and_the_unconditional_model_is_trained_once(
         conditional_total = math.log(run["metrics"]["ppl"]["value"]) * rows[:, 1].sum()
         expected = (rows[:, 0].sum() - conditional_total) / math.log(2) / len(rows)
         assert run["metrics"]["info"]["value"] == pytest.approx(expected, rel=1e-6)
+
+
+def test_retrieval_by_pointwise_information_discounts_a_sentence_likely_anywhere() -> None:
+    """Three sentences; sentence 2 is short and likely under any vector (NLL 2 everywhere,
+    and 1 under the unconditional model). By raw NLL it beats the true sentence of vectors 0
+    and 1; by NLL(y | x) - NLL_0(y) the true sentences win: 0 - 5 < 2 - 1 and so on."""
+    from harness.protocols import UnconditionalLikelihood
+
+    table = np.array([[3.0, 9.0, 2.0],    # vector 0: its own 3 (prior 5), sentence 2 at 2
+                      [9.0, 4.0, 2.0],    # vector 1: its own 4 (prior 6)
+                      [9.0, 9.0, 0.5]])   # vector 2: its own 0.5 (prior 1)
+    prior = UnconditionalLikelihood(nll=np.array([5.0, 6.0, 1.0]), tokens=np.array([5, 6, 2]))
+    raw = RetrievalMetric(k=3, seed=0)
+    pmi = RetrievalMetric(k=3, seed=0, pointwise=True)
+    by_nll = raw.sentence_statistics(["a", "b", "c"], ["", "", ""], decoder=_likelihood(table))
+    by_pmi = pmi.sentence_statistics(["a", "b", "c"], ["", "", ""], decoder=_likelihood(table),
+                                     unconditional=prior)
+    # raw: vector 0 picks sentence 2 (2 < 3), vector 1 picks 2 (2 < 4), vector 2 its own
+    assert by_nll[:, 0].tolist() == [0.0, 0.0, 1.0]
+    # pmi: vector 0: [3-5, 9-6, 2-1] = [-2, 3, 1]; vector 1: [4, -2, 1]; vector 2: [4, 3, -0.5]
+    assert by_pmi[:, 0].tolist() == [1.0, 1.0, 1.0]
+    assert pmi.signature() == "k:3|distractors:seed-0|rank:pmi"
+    assert raw.signature() == "k:3|distractors:seed-0"
+    with pytest.raises(DataError, match="retrieval:pmi"):
+        pmi.sentence_statistics(["a", "b", "c"], ["", "", ""], decoder=_likelihood(table))

@@ -43,7 +43,8 @@ def test_registers_the_paper_metrics_with_options_classes():
     calls = registered()
     assert set(calls) == {"id", "perm", "id-perm", "id:raw", "perm:raw", "id-perm:raw", "bleu",
                           "mover", "bertscore", "ppl", "token-f1", "token-f1:raw", "token-f1:content",
-                          "cosine", "info", "retrieval"}
+                          "cosine", "info", "retrieval", "retrieval:pmi"}
+    assert calls["retrieval:pmi"]["needs"] == ("decoder", "unconditional")
     for call in calls.values():
         assert issubclass(call.get("options", Options), Options)
         assert call["description"]

@@ -264,6 +264,13 @@ def _build_retrieval(options: RetrievalOptions, context: BuildContext) -> Retrie
     return RetrievalMetric(k=options.k, seed=context.seed)
 
 
+def _build_retrieval_pmi(options: RetrievalOptions, context: BuildContext) -> RetrievalMetric:
+    """Retrieval ranked by the pointwise information, the same distractors."""
+    from .graded import RetrievalMetric
+
+    return RetrievalMetric(k=options.k, seed=context.seed, pointwise=True)
+
+
 @hookimpl
 def register_metrics(register: Register) -> None:
     """Register the diagnostic tests of Vec2Sent (Kerscher & Eger 2020, section 2) and BERTScore."""
@@ -311,3 +318,7 @@ def register_metrics(register: Register) -> None:
     register("retrieval", _build_retrieval, options=RetrievalOptions, needs=("decoder",),
              description="% of test vectors whose own sentence the decoder finds likeliest "
                          "among k (1 true, k - 1 test-set distractors); chance 100/k")
+    register("retrieval:pmi", _build_retrieval_pmi, options=RetrievalOptions,
+             needs=("decoder", "unconditional"),
+             description="retrieval ranked by each candidate's pointwise information, "
+                         "NLL(y | x) - NLL(y) under the unconditional model; chance 100/k")

@@ -58,19 +58,24 @@ class RetrievalMetric:
 
     proportion_scale = 100.0
 
-    def __init__(self, k: int = 100, seed: int = 1) -> None:
+    def __init__(self, k: int = 100, seed: int = 1, pointwise: bool = False) -> None:
         if k < 2:
             raise ValueError(f"k must be at least 2, got {k}")
-        self.k, self.seed = int(k), int(seed)
+        self.k, self.seed, self.pointwise = int(k), int(seed), bool(pointwise)
         self.chance = 100.0 / self.k
 
     def signature(self) -> str:
-        """The candidate set: k and the seed its distractors were drawn from."""
-        return f"k:{self.k}|distractors:seed-{self.seed}"
+        """The candidate set: k and the seed its distractors were drawn from; `|rank:pmi`
+        when the pointwise information ranks them."""
+        return f"k:{self.k}|distractors:seed-{self.seed}" + ("|rank:pmi" if self.pointwise else "")
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str], *,
-                            decoder: DecoderLikelihood | None = None) -> np.ndarray:
-        """Return an (n, 1) array: 1 where the decoder ranks sentence i first for vector i."""
+                            decoder: DecoderLikelihood | None = None,
+                            unconditional: UnconditionalLikelihood | None = None) -> np.ndarray:
+        """Return an (n, 1) array: 1 where the decoder ranks sentence i first for vector i: by
+        NLL(y | x_i), or with `pointwise` by NLL(y | x_i) - NLL_0(y), the unconditional
+        model's NLL of the candidate subtracted (its pointwise information, negated), so that
+        a short sentence likely under any vector is no stronger a distractor than another."""
         if decoder is None:
             raise DataError("metric 'retrieval' scores sentences with the decoder under test: "
                             "pass decoder=DecoderLikelihood(...) (the score stage does, for "
@@ -89,6 +94,13 @@ class RetrievalMetric:
         for start in range(0, len(nll), PAIRS_PER_CALL):
             stop = start + PAIRS_PER_CALL
             nll[start:stop] = decoder.nll(vector_rows[start:stop], sentence_rows[start:stop])
+        if self.pointwise:
+            if unconditional is None:
+                raise DataError("metric 'retrieval:pmi' ranks by the pointwise information: "
+                                "pass unconditional=UnconditionalLikelihood(...) (the score "
+                                "stage does, for metrics registered with "
+                                "needs=('unconditional',))")
+            nll -= np.asarray(unconditional.nll, dtype=np.float64)[sentence_rows]
         nll = nll.reshape(n, self.k)
         retrieved = nll[:, 0] < nll[:, 1:].min(axis=1)
         return retrieved.astype(np.float64)[:, None]
