@@ -17,13 +17,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.analyses.rankings.leaderboard import (
-    Cell,
-    Entry,
-    Leaderboard,
-    build_leaderboard,
-    render,
-)
+from harness.analyses.rankings.board_render import render
+from harness.analyses.rankings.leaderboard import Cell, Entry, Leaderboard, build_leaderboard
 from harness.analyses.rankings.paired import tie_groups
 from harness.cli import main
 from harness.reference.bundle import BUNDLE_SCHEMA, MANIFEST, Bundle

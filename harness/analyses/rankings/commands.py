@@ -31,7 +31,8 @@ def leaderboard(sources: tuple[Path, ...], form: str, out: Path | None,
     diagnostic with its interval, rank and rank interval, tie groups from Holm-corrected
     paired tests on the same test sentences, and the downstream scores; joined encoders are
     marked. Sources of different protocol signatures are refused, the difference named."""
-    from harness.analyses.rankings.leaderboard import build_leaderboard, render
+    from harness.analyses.rankings.board_render import render
+    from harness.analyses.rankings.leaderboard import build_leaderboard
 
     board = build_leaderboard(list(sources), decoder=decoder)
     text = render(board, form)
