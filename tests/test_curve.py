@@ -147,3 +147,21 @@ def test_info_counts_one_unconditional_model_per_seed_and_point(tmp_path: Path) 
     ).replace("metrics: [id, bleu, token-f1]", "metrics: [id, info]")
     (tmp_path / "curve.yaml").write_text(spec)
     assert decoders_to_train(load_spec(tmp_path / "curve.yaml", registry=load_registry())) == 7
+
+
+def test_with_seeds_each_curve_point_trains_every_seed_and_averages_them(tmp_path: Path) -> None:
+    """decoders: seeds: 3 with two curve sizes: 2 encoders x 3 seeds x (1 + 2 sizes) = 18
+    decoders; each point's scores are the means over its three seeds, as the full size's."""
+    path = tmp_path / "curve.yaml"
+    path.write_text(SPEC.format(sizes="[150, 300]").replace(
+        "decoders: [{name: mos-lstm, ", "decoders: [{name: mos-lstm, seeds: 3, "))
+    spec = load_spec(path, registry=load_registry())
+    assert decoders_to_train(spec) == 18
+    results = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache"))
+    trained = [d for d in (tmp_path / "cache" / "train").iterdir() if not d.name.endswith(".partial")]
+    assert len(trained) == 18
+    for run in results.runs:
+        for point in run.by_size[:-1]:
+            token_f1 = point.metrics["token-f1"]
+            assert token_f1.seeds is not None and token_f1.seeds.n == 3
+            assert token_f1.value == pytest.approx(sum(token_f1.seeds.values) / 3)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -113,19 +114,33 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
 
 def learning_curve(ctx: RunContext, decoder: Component, encoded: Encoded, corpus: Corpus,
                    vocab: Vocab) -> list[SizePoint]:
-    """The decoder trained (with the spec's seed) on the first N training sentences for each N
-    of the spec's `curve.train_sizes`, generated and scored on the whole test set (none for an
-    encoder the curve's `encoders` leaves out)."""
+    """The decoder trained on the first N training sentences for each N of the spec's
+    `curve.train_sizes`, once per seed of its `seeds:` as at the full size, generated and
+    scored on the whole test set: with several seeds each point's scores are the means over
+    them with intervals over sentences and seeds, as the full size's (none for an encoder the
+    curve's `encoders` leaves out)."""
     points: list[SizePoint] = []
     if not ctx.spec.curve.draws_for(encoded.encoder):
         return points
+    seeds = ctx.spec.decoder_seeds(decoder)
     for size in ctx.spec.curve.train_sizes:  # each below the split's size (`check_curve`)
-        trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab, sentences=size)
-        generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
-        decoding = Decoding(decoder, trained, encoded, corpus, vocab)
-        scores = {metric.name: scored(ctx, metric, generated, encoded, decoding)[0]
-                  for metric in ctx.spec.metrics}
-        points.append(SizePoint(sentences=size, metrics=scores, train=trained.summary))
+        files: dict[str, list[Path]] = {metric.name: [] for metric in ctx.spec.metrics}
+        first: tuple[dict[str, Any], Any] | None = None
+        for seed in seeds:
+            trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab, seed=seed,
+                                        sentences=size)
+            generated = generate_samples(ctx, decoder, trained, encoded, corpus, vocab)
+            decoding = Decoding(decoder, trained, encoded, corpus, vocab)
+            scores = {}
+            for metric in ctx.spec.metrics:
+                scores[metric.name], path = scored(ctx, metric, generated, encoded, decoding)
+                files[metric.name].append(path)
+            first = first or (scores, trained.summary)
+        assert first is not None  # a decoder has at least one seed
+        metrics = first[0] if len(seeds) == 1 else {
+            metric.name: seeds_score(ctx, metric, files[metric.name])
+            for metric in ctx.spec.metrics}
+        points.append(SizePoint(sentences=size, metrics=metrics, train=first[1]))
     return points
 
 

@@ -398,19 +398,20 @@ class Spec(SpecDocument):
 
     def decoders_to_train(self) -> int:
         """How many decoders the encoders' own work trains: per encoder and decoder, one per
-        seed, and one more per `curve.train_sizes` entry; as many unconditional models per
-        decoder when a metric needs them (`info`). The analyses' jobs train more
+        seed at the full size and at each `curve.train_sizes` entry; as many unconditional
+        models per decoder when a metric needs them (`info`). The analyses' jobs train more
         (`harness.executors.jobs.decoders_to_train` counts them too)."""
         def extra(encoder: str) -> int:
             return len(self.curve.train_sizes) if self.curve.draws_for(encoder) else 0
 
         encoders = [e.name for e in self.components("encoder")]
         unconditional = sum(
-            decoder.seeds + max((extra(e) for e in encoders if decoder.trains_for(e)), default=0)
+            decoder.seeds * (1 + max((extra(e) for e in encoders if decoder.trains_for(e)),
+                                     default=0))
             for decoder in self.decoders if any(decoder.trains_for(e) for e in encoders)
         ) if any("unconditional" in m.info.needs for m in self.metrics) else 0
-        return (sum(decoder.seeds + extra(encoder.name) for encoder, decoder in self.pairs())
-                + unconditional)
+        return (sum(decoder.seeds * (1 + extra(encoder.name))
+                    for encoder, decoder in self.pairs()) + unconditional)
 
     def pairs(self) -> list[tuple[Component, Component]]:
         """The encoder x decoder jobs, in run order: each decoder for the encoders it is
