@@ -68,6 +68,14 @@ def test_the_report_draws_and_tabulates_the_curve(curve_run) -> None:
     assert "| encoder | diagnostic | 150 | 300 | 600 |" in report
     assert (root / "run" / "figures" / "training-size.png").stat().st_size > 1000
     assert "Controls (random-gaussian) are drawn grey and dashed." in report
+    # token-f1 is above 0 at every size: three points, a fit with its exponent's interval
+    from harness.results.model import load_results
+    from harness.stats.curves import fit_power_law
+
+    run = next(r for r in load_results(root / "run").runs if r.encoder == "avg")
+    fit = fit_power_law([p.sentences for p in run.by_size],
+                        [p.metrics["token-f1"].value for p in run.by_size])
+    assert f"| avg | token-f1 | 3 | {fit.slope:.2f} |" in report
 
 
 def test_results_without_a_curve_have_no_points(tmp_path: Path) -> None:

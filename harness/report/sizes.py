@@ -71,10 +71,10 @@ def sizes_section(results: RunResults, figures: dict[str, bytes]) -> Section | N
     text = [f"The decoder `{runs[0].decoder}` of each encoder was also trained on the first "
             f"{', '.join(f'{n:,}' for n in sizes[:-1])} training sentences (`curve."
             f"train_sizes`; the last column is the whole split, {sizes[-1]:,}), each with the "
-            "spec's seed and settings, and scored on the same test sentences. Intervals are "
-            "95%, over test sentences; each point is one decoder, so training variance is not "
-            f"in them. {FLAG} marks a point whose decoder was still improving when its training "
-            "stopped: it understates what that much data gives."]
+            "decoder's seeds and settings, and scored on the same test sentences. Intervals "
+            "are 95%, over test sentences (and seeds, where the decoder has several; with one, "
+            f"training variance is not in them). {FLAG} marks a point whose decoder was still "
+            "improving when its training stopped: it understates what that much data gives."]
     if results.correlations.controls:
         text.append(f"Controls ({', '.join(results.correlations.controls)}) are drawn grey and "
                     "dashed.")
@@ -100,6 +100,31 @@ def sizes_section(results: RunResults, figures: dict[str, bytes]) -> Section | N
             rows.append([run.encoder, metric, *cells])
     header = ["encoder", "diagnostic", *[f"{n:,}" for n in sizes]]
     caption = f"Each diagnostic by training sentences ({plural(len(runs), 'encoder')})"
+    tables = [Table(caption, header, rows)]
+    fits = fit_rows(runs)
+    if fits:
+        text.append("Power-law fits, value = c N^b by least squares on log value against log "
+                    "N over the points above 0 (at least three: no two-point extrapolation); "
+                    "b's 95% interval is the regression's t interval on m - 2 degrees of "
+                    "freedom, which few points make wide (`harness.stats.curves`).")
+        tables.append(Table("Growth with training sentences: the exponent b",
+                            ["encoder", "diagnostic", "points", "b", "b's 95% interval"], fits))
     return Section("Training-set size", text,
-                   [SIZES_FILE] if SIZES_FILE in figures else [],
-                   [Table(caption, header, rows)])
+                   [SIZES_FILE] if SIZES_FILE in figures else [], tables)
+
+
+def fit_rows(runs: list[PairResult]) -> list[list[str]]:
+    """Per pair and diagnostic with a power-law fit (`fit_power_law`), its exponent and
+    interval."""
+    from harness.stats.curves import fit_power_law
+
+    rows = []
+    for run in runs:
+        for metric in run.metrics:
+            points = [(p.sentences, p.metrics[metric].value) for p in run.by_size or []
+                      if metric in p.metrics and p.metrics[metric].value is not None]
+            fit = fit_power_law([n for n, _ in points], [v for _, v in points])
+            if fit is not None:
+                rows.append([run.encoder, metric, str(fit.points), f"{fit.slope:.2f}",
+                             fmt_interval(fit.slope_ci95, 2)])
+    return rows
