@@ -68,14 +68,25 @@ def test_the_report_draws_and_tabulates_the_curve(curve_run) -> None:
     assert "| encoder | diagnostic | 150 | 300 | 600 |" in report
     assert (root / "run" / "figures" / "training-size.png").stat().st_size > 1000
     assert "Controls (random-gaussian) are drawn grey and dashed." in report
-    # token-f1 is above 0 at every size: three points, a fit with its exponent's interval
-    from harness.results.model import load_results
+    # no diagnostic is above 0 at all three sizes here: no fit (never through two points)
+    assert "Growth with training sentences" not in report
+
+
+def test_a_diagnostic_above_zero_at_three_sizes_gets_its_fitted_exponent() -> None:
+    from harness.report.sizes import fit_rows
+    from harness.results.model import PairResult
     from harness.stats.curves import fit_power_law
 
-    run = next(r for r in load_results(root / "run").runs if r.encoder == "avg")
-    fit = fit_power_law([p.sentences for p in run.by_size],
-                        [p.metrics["token-f1"].value for p in run.by_size])
-    assert f"| avg | token-f1 | 3 | {fit.slope:.2f} |" in report
+    def point(size: int, value: float) -> dict:
+        return {"sentences": size, "metrics": {"bleu": {"value": value, "ci95": [0, 100]}}}
+
+    run = PairResult.model_validate({
+        "encoder": "avg", "decoder": "mos-lstm", "metrics": {"bleu": {"value": 9.0}},
+        "by_size": [point(1000, 2.0), point(2000, 3.5), point(4000, 9.0)]})
+    fit = fit_power_law([1000, 2000, 4000], [2.0, 3.5, 9.0])
+    low, high = fit.slope_ci95
+    assert fit_rows([run]) == [["avg", "bleu", "3", f"{fit.slope:.2f}",
+                                f"[{low:.2f}, {high:.2f}]"]]
 
 
 def test_results_without_a_curve_have_no_points(tmp_path: Path) -> None:
