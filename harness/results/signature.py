@@ -35,11 +35,12 @@ from typing import Any
 
 from harness.results.records import Record
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """The version of the code that computes a run's numbers. Bump it with any change that moves a
 number of an unchanged spec (docs/results.md, "The protocol signature"): a bundle made before
 the change is then refused, not silently mixed with numbers made after it. 2: an interval
-widened by the seeds' spread is clipped to the metric's range (`value_range`)."""
+widened by the seeds' spread is clipped to the metric's range (`value_range`). 3: learning-curve
+points train every decoder seed and average them."""
 
 HASH_DIGITS = 12
 """Hex digits of the hash shown in the readable signature (the full sha256 is kept beside)."""
