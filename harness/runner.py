@@ -34,7 +34,7 @@ from harness.reference.join import (
     open_join,
     reference_outcomes,
 )
-from harness.reference.signature import run_signature
+from harness.reference.signature import protocol_fields, with_vocabulary
 from harness.report.write import write_run
 from harness.results.declarations import published_tables, read_table, row_declarations
 from harness.results.model import (
@@ -45,6 +45,7 @@ from harness.results.model import (
     RunResults,
 )
 from harness.results.provenance import provenance as _provenance
+from harness.results.signature import signed
 from harness.spec import Spec, TableSpec, preflight, refuse
 from harness.stages.base import RunContext
 from harness.stages.corpus import prepare_corpus
@@ -75,11 +76,12 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     corpus = prepare_corpus(ctx)
     check_curve(spec, corpus)  # before any training
     join = open_join(spec)
+    fields = protocol_fields(ctx, corpus)
     if join is not None:  # refused before anything is trained, the vocabulary included
-        check_signature(join, run_signature(ctx, corpus, None))
+        check_signature(join, signed(fields))
         install_shared(join, ctx.cache)  # the bundle's vocabulary and unconditional NLLs
     vocab = prepare_vocab(ctx, corpus)
-    signature = run_signature(ctx, corpus, vocab)
+    signature = with_vocabulary(fields, ctx, vocab)
     if join is not None:
         check_signature(join, signature)  # the vocabulary too (a cache may hold another)
         ctx = replace(ctx, spec=joined_spec(join, spec))

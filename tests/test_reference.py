@@ -322,7 +322,7 @@ def test_the_shipped_quickstart_bundle_is_joinable_by_the_quickstart_spec(tmp_pa
     quickstart's numbers (or `PROTOCOL_VERSION`) must ship a bundle made again."""
     from harness.reference.bundles import shipped_bundle
     from harness.reference.join import check_signature, open_join
-    from harness.reference.signature import run_signature
+    from harness.reference.signature import protocol_fields
     from harness.stages.base import RunContext
     from harness.stages.corpus import prepare_corpus
 
@@ -331,7 +331,7 @@ def test_the_shipped_quickstart_bundle_is_joinable_by_the_quickstart_spec(tmp_pa
     assert spec.reference.bundle == str(shipped_bundle("quickstart"))
     ctx = RunContext(spec=spec, cache=Cache(tmp_path / "cache"))
     join = open_join(spec)
-    check_signature(join, run_signature(ctx, prepare_corpus(ctx), None))  # raises on a difference
+    check_signature(join, signed(protocol_fields(ctx, prepare_corpus(ctx))))  # raises if differ
     assert set(join.bundle.manifest.encoders) == {
         "avg", "hier", "avg-max-hier", "gem", "sent2vec", "sbert", "multiview-d",
         "random-gaussian", "random-lstm"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path, PurePath
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from harness.errors import HarnessError
 from harness.protocols import TaskResult
@@ -49,8 +49,6 @@ class BundledEncoder(Record):
 class BundleManifest(Record):
     """`bundle.json`: the schema tag, the bundled run's name, signature, provenance and spec
     record, and its encoders in the run's order."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     schema_tag: str = Field(BUNDLE_SCHEMA, alias="schema")
     name: str

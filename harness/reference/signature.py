@@ -16,10 +16,16 @@ if TYPE_CHECKING:
     from harness.stages.vocab import Vocab
 
 
-def run_signature(ctx: RunContext, corpus: Corpus, vocab: Vocab | None) -> Signature:
-    """The signature of a run of `ctx.spec` over the prepared `corpus` and `vocab`; without
-    `vocab` (not built yet), every field but `vocab.sha256`, which a joined run checks before
-    it trains a vocabulary."""
+def with_vocabulary(fields: dict[str, Any], ctx: RunContext, vocab: Vocab) -> Signature:
+    """The signature of `protocol_fields` completed by the built vocabulary's digest."""
+    digest = vocab_digest(ctx.cache.path("vocab", vocab.key))
+    return signed({**fields, "vocab": {**fields["vocab"], "sha256": digest}})
+
+
+def protocol_fields(ctx: RunContext, corpus: Corpus) -> dict[str, Any]:
+    """Every field of the signature of a run of `ctx.spec` over `corpus` but `vocab.sha256`,
+    nested: what a joined run checks before it builds a vocabulary (`signed` makes the
+    signature of it)."""
     from harness.protocols import is_seeded
     from harness.stages.evaluate import task_data
 
@@ -37,7 +43,7 @@ def run_signature(ctx: RunContext, corpus: Corpus, vocab: Vocab | None) -> Signa
             "version": identity["version"], "task_version": getattr(task, "version", None),
             "seeds": spec.downstream.task_seeds(component, is_seeded(task)),
             "data": task_data(ctx, task)[1]}
-    fields = {
+    return {
         "protocol": PROTOCOL_VERSION,
         "seed": spec.seed,
         "data": {"train_sha256": file_digest(corpus.directory / "train.txt"),
@@ -45,9 +51,7 @@ def run_signature(ctx: RunContext, corpus: Corpus, vocab: Vocab | None) -> Signa
                  "train": len(corpus.train), "test": len(corpus.test)},
         "corpus": {"max_tokens": spec.corpus.max_tokens,
                    "normalise": spec.corpus.normalise.model_dump(mode="json")},
-        "vocab": {**{k: v for k, v in vocab_section.items() if v is not None},
-                  **({"sha256": vocab_digest(ctx.cache.path("vocab", vocab.key))}
-                     if vocab is not None else {})},
+        "vocab": {k: v for k, v in vocab_section.items() if v is not None},
         "encode": {"dtype": spec.encode.dtype},
         "decoders": {d.name: {**_identity(d), "seeds": spec.decoder_seeds(d)}
                      for d in spec.decoders},
@@ -58,7 +62,6 @@ def run_signature(ctx: RunContext, corpus: Corpus, vocab: Vocab | None) -> Signa
                        "reference": (file_digest(spec.downstream.reference)
                                      if spec.downstream.reference else None)},
     }
-    return signed(fields)
 
 
 def vocab_digest(directory: Path) -> str:

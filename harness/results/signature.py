@@ -1,6 +1,7 @@
 """The protocol signature: what decides a run's numbers, except which encoders run.
 
-The record and its arithmetic; `harness.reference.signature.run_signature` computes a run's.
+The record and its arithmetic; `harness.reference.signature` computes a run's
+(`protocol_fields`, then `with_vocabulary`).
 
 Like sacrebleu's signature, it is a short readable string plus a hash. The hash runs over
 `Signature.fields`, a flat mapping from a dotted field name to a JSON value:

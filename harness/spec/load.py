@@ -52,7 +52,7 @@ def _comparison_moved(data: dict[str, Any], positions: Positions) -> dict[str, A
     return moved_data
 
 
-def _without_secrets(data: dict[str, Any]) -> dict[str, Any]:
+def without_secrets(data: dict[str, Any]) -> dict[str, Any]:
     """`data` without the `seed` of each `defences:` entry: the secret of the defence's noise
     (docs/privacy.md) stays out of the spec's hash, which provenance reports (a hash of a
     short seed and of a spec otherwise reported would give the seed away by trying them)."""
@@ -85,7 +85,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     positions = Positions(str(path), lines, frozenset(apply_overrides(data, overrides)))
     model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
     parts = declared(registry) if registry is not None else installed_declared()
-    hashed = json.dumps(_without_secrets(data), sort_keys=True, default=str)  # after overrides
+    hashed = json.dumps(without_secrets(data), sort_keys=True, default=str)  # after overrides
     data = _comparison_moved(data, positions)
     _refuse_unknown_sections(data, model, parts, positions)
     given = {key: data.pop(key) for key in list(data) if key in parts.sections}

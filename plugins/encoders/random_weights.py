@@ -19,6 +19,7 @@ carry over to these vectors and sizes.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ def reservoir(dim: int, spectral_radius: float, sparsity: float,
     return weights * (spectral_radius / radius) if radius > 0 else weights
 
 
-class RandomWeightEncoder:
+class RandomWeightEncoder(ABC):
     """What `borep` and `esn` share: the word vectors they read, the seed, and encoding in
     batches of sentences given as the table's token ids."""
 
@@ -63,9 +64,9 @@ class RandomWeightEncoder:
         self.table = np.asarray(vocab.vectors, dtype=np.float64)
 
     @property
+    @abstractmethod
     def dim(self) -> int:
         """The sentence vector's dimension."""
-        raise NotImplementedError
 
     def fingerprint(self) -> str:
         """Name, module version, options and the seed of the weights; the word vectors'
@@ -89,9 +90,9 @@ class RandomWeightEncoder:
         """The vectors (B, dim) of non-empty sentences given as token ids."""
         return np.stack([self.sentence(self.table[np.asarray(token_ids)]) for token_ids in ids])
 
+    @abstractmethod
     def sentence(self, vectors: np.ndarray) -> np.ndarray:
         """The vector of one non-empty sentence from its word vectors (T, d)."""
-        raise NotImplementedError
 
 
 class BorepEncoder(RandomWeightEncoder):

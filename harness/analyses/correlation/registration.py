@@ -15,7 +15,7 @@ no number (`report`, `executor`, `device`) are not compared.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,36 +23,22 @@ import yaml
 
 from harness.analyses.correlation.results import Registration
 from harness.results.provenance import git
+from harness.results.signature import flatten
+from harness.spec.load import without_secrets
 
 IGNORED = ("report", "executor", "device")
 """Top-level sections a registration does not compare: they decide no number."""
-
-
-def _flat(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    if isinstance(value, Mapping) and value:
-        for key in value:
-            yield from _flat(value[key], f"{prefix}.{key}" if prefix else str(key))
-    else:
-        yield prefix, value
 
 
 def changed_fields(run: Mapping[str, Any], registered: Mapping[str, Any]) -> list[str]:
     """The dotted fields in which `run` differs from `registered` (lists compared whole),
     leaving out the `IGNORED` sections and the defences' secret seeds."""
     def flat(data: Mapping[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in _flat(data)
+        return {key: value for key, value in flatten(without_secrets(dict(data)))
                 if key.split(".")[0] not in IGNORED}
 
-    ours, theirs = flat(_without_seeds(run)), flat(_without_seeds(registered))
+    ours, theirs = flat(run), flat(registered)
     return sorted(key for key in set(ours) | set(theirs) if ours.get(key) != theirs.get(key))
-
-
-def _without_seeds(data: Mapping[str, Any]) -> dict[str, Any]:
-    defences = data.get("defences")
-    if not isinstance(defences, list):
-        return dict(data)
-    return {**data, "defences": [{k: v for k, v in d.items() if k != "seed"}
-                                 if isinstance(d, dict) else d for d in defences]}
 
 
 def _primary(data: Any) -> Any:

@@ -202,20 +202,6 @@ def _metric(name: str, options: dict[str, Any], seed: int) -> Any:
     return build(info, info.options.model_validate(options), BuildContext(seed=seed))
 
 
-def _unflatten(fields: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    nested: dict[str, Any] = {}
-    for key, value in fields.items():
-        if not key.startswith(prefix):
-            continue
-        parts = key[len(prefix):].split(".")
-        target = nested
-        for part in parts[:-1]:
-            target = target.setdefault(part, {})
-        if value != {}:
-            target[parts[-1]] = value
-    return nested
-
-
 def build_leaderboard(paths: Sequence[Path], *, decoder: str | None = None) -> Leaderboard:
     """The leaderboard of the runs and bundles at `paths` (module docstring)."""
     from harness.analyses.rankings.paired import paired_ranking
@@ -231,8 +217,8 @@ def build_leaderboard(paths: Sequence[Path], *, decoder: str | None = None) -> L
     if decoder not in decoders:
         raise HarnessError(f"--decoder {decoder}: the sources' decoders are "
                            f"{', '.join(decoders) or 'none'}")
-    metrics = list(dict.fromkeys(m.get("name") for m in sources[0].spec.get("metrics") or []))
-    metrics = [m for m in metrics if f"metrics.{m}.plugin" in fields]
+    options = {m.get("name"): m.get("options") or {} for m in sources[0].spec.get("metrics") or []}
+    metrics = [m for m in options if f"metrics.{m}.plugin" in fields]
     comparison = ComparisonSection.model_validate(sources[0].spec.get("comparison") or {})
     seed = int(fields.get("seed") or 0)
     rows = merged_rows(sources)
@@ -240,7 +226,7 @@ def build_leaderboard(paths: Sequence[Path], *, decoder: str | None = None) -> L
     cells: dict[str, dict[str, Cell]] = {r.label: {} for r in rows}
     directions, pairs, sentences = {}, {}, 0
     for name in metrics:
-        metric = _metric(name, _unflatten(fields, f"metrics.{name}.options."), seed)
+        metric = _metric(name, options[name], seed)
         higher = higher_is_better(metric)
         directions[name] = higher
         have = {r.label: r.statistics[decoder][name] for r in rows
