@@ -194,21 +194,16 @@ FLOORS: tuple[tuple[str, ...], ...] = (
      "harness.training", "harness.training.*", "harness.generation", "harness.generation.*",
      # the protocol signature's record, the statistics archive, the shipped bundles
      "harness.results.signature", "harness.reference", "harness.reference.archive",
-     "harness.reference.bundles"),
-    # 2: the analyses' records and spec sections
-    ("harness.analyses.*.results", "harness.analyses.*.spec"),
-    # 3: what results.json holds, the statistics over it, the registry's loader
-    ("harness.results.model", "harness.results.declarations", "harness.stats", "harness.stats.*",
+     "harness.reference.bundles", "harness.results.comparison"),
+    # 2: the statistics
+    ("harness.stats", "harness.stats.*"),
+    # 3: what results.json holds, the registry's loader
+    ("harness.results.model", "harness.results.declarations",
      "harness.registry.loader", "harness.registry.listing", "harness.registry.declared",
-     "harness.analyses",
-     # the probes' scoring and analogy files, and the privacy canaries' frames, which the
-     # spec's checks read
-     "harness.analyses.probes.scoring", "harness.analyses.probes.analogies",
-     "harness.analyses.privacy.entities",
      # a bundle: a run's records and statistics in one file
      "harness.reference.bundle"),
     # 4: specs
-    ("harness.spec", "harness.spec.*", "harness.analyses.*.checks", "harness.results.provenance"),
+    ("harness.spec", "harness.spec.*", "harness.results.provenance"),
     # 5: the per-encoder pipeline
     ("harness.text.reading", "harness.stages", "harness.stages.*"),
     # 6: one encoder's job and the executors that run it
@@ -218,7 +213,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # 7: the report's building blocks, which the analyses draw with
     ("harness.report.elements", "harness.report.plots"),
     # 8: the analyses over the jobs' results
-    ("harness.analyses.*",),
+    ("harness.analyses", "harness.analyses.*"),
     # 9: the report that assembles them, the conformance kit, the plugins' one address (which
     # re-exports from the floors below, for type checkers under TYPE_CHECKING)
     ("harness.report", "harness.report.*", "harness.testing", "harness.testing.*", "harness.plugin"),
@@ -235,36 +230,77 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 """The floors of the core and, above it, of the benchmark scripts, lowest first: a module imports
 only from its own floor or below."""
 
-SCRIPT_FLOOR = len(FLOORS) - 1
-"""The benchmark scripts' floor, where a module imports nothing from its own floor: what two
-scripts need lives on the floor below."""
-
-
 def on_a_floor(module: str) -> bool:
     """Whether `module` is of the core or a benchmark script (the plugins have no floors)."""
     return module.startswith(("harness.", "benchmarks.")) or module == "harness"
 
 
-def floor_of(module: str) -> int:
-    """The floor of `module`: that of the most specific pattern matching it."""
+def floor_of(module: str, floors: tuple[tuple[str, ...], ...] = FLOORS) -> int:
+    """The floor of `module`: that of the most specific pattern of `floors` matching it."""
     from fnmatch import fnmatchcase
 
-    matches = [(len(pattern), floor) for floor, patterns in enumerate(FLOORS)
+    matches = [(len(pattern), floor) for floor, patterns in enumerate(floors)
                for pattern in patterns if fnmatchcase(module, pattern)]
     assert matches, f"{module} is on no floor: add it to FLOORS in {__file__}"
     return max(matches)[1]
 
 
+def upward_imports(graph: dict[str, set[str]],
+                   floors: tuple[tuple[str, ...], ...] = FLOORS) -> list[str]:
+    """Every import of `graph` that runs from a floor up to a higher one, and every import
+    between two benchmark scripts, as "module (floor m) -> target (floor t)"."""
+    script_floor = len(floors) - 1
+    found = []
+    for module, targets in graph.items():
+        if not on_a_floor(module):
+            continue
+        here = floor_of(module, floors)
+        for target in targets:
+            there = floor_of(target, floors) if on_a_floor(target) else -1
+            if there > here or there == here == script_floor:
+                found.append(f"{module} (floor {here}) -> {target} (floor {there})")
+    return sorted(found)
+
+
 def test_imports_only_run_down() -> None:
     """No module of the core or the benchmarks imports from a floor above its own (`FLOORS`),
     and no benchmark script from another script."""
-    graph = import_graph()
-    upward = sorted(f"{module} (floor {floor_of(module)}) -> {target} (floor {floor_of(target)})"
-                    for module, targets in graph.items() if on_a_floor(module)
-                    for target in targets if on_a_floor(target)
-                    and (floor_of(target) > floor_of(module)
-                         or floor_of(target) == floor_of(module) == SCRIPT_FLOOR))
+    upward = upward_imports(import_graph())
     assert upward == [], "imports running up (or between scripts):\n" + "\n".join(upward)
+
+
+def test_a_module_on_the_wrong_floor_is_caught() -> None:
+    """The check bites: the statistics moved up beside the report make every import of them
+    from below run up, and an import the report never made, from the ground floor, is one."""
+    graph = import_graph()
+    moved = tuple(tuple(p for p in patterns if p not in ("harness.stats", "harness.stats.*"))
+                  for patterns in FLOORS)
+    moved = (*moved[:9], (*moved[9], "harness.stats", "harness.stats.*"), *moved[10:])
+    upward = upward_imports(graph, moved)
+    assert any(line.startswith("harness.results.model") or "-> harness.stats" in line
+               for line in upward), upward
+    assert upward_imports({"harness.errors": {"harness.report.render"}}) == [
+        "harness.errors (floor 0) -> harness.report.render (floor 9)"]
+
+
+def test_every_floor_pattern_places_a_module() -> None:
+    """No dead entry in `FLOORS`: leaving out any one pattern moves some module to another
+    floor (or to none)."""
+    names = [name for name in modules() if on_a_floor(name)]
+    before = {name: floor_of(name) for name in names}
+    dead = []
+    for floor, patterns in enumerate(FLOORS):
+        for pattern in patterns:
+            without = tuple(tuple(p for p in ps if p != pattern) for ps in FLOORS)
+            after = {}
+            for name in names:
+                try:
+                    after[name] = floor_of(name, without)
+                except AssertionError:
+                    after[name] = -1
+            if after == before:
+                dead.append(f"{pattern} (floor {floor})")
+    assert dead == [], "remove these from FLOORS: " + ", ".join(dead)
 
 
 def test_the_core_imports_no_analysis() -> None:

@@ -30,9 +30,9 @@ from pydantic import (
 from harness.errors import DataError
 from harness.protocols import Settings, TaskResult
 from harness.registry.declared import installed_declared
+from harness.results.comparison import ComparisonSection, moved_to_comparison
 from harness.results.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
 from harness.results.signature import Signature
-from harness.stats.comparison import ComparisonSection, moved_to_comparison
 
 __all__ = [
     "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CurvePoint", "EncoderDescription",

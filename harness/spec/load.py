@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from harness.errors import SpecError
 from harness.registry.components import Registry
 from harness.registry.declared import Declared, declared, installed_declared
+from harness.results.comparison import moved_to_comparison
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml, unknown_key
 from harness.spec.resolve import (
@@ -30,7 +31,6 @@ from harness.spec.resolve import (
     resolve_section_components,
 )
 from harness.spec.schema import Spec, TableSpec
-from harness.stats.comparison import moved_to_comparison
 
 log = logging.getLogger("harness.spec")
 

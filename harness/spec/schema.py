@@ -26,9 +26,9 @@ from typing_extensions import Self
 from harness.generation.ranking import LengthPenalty
 from harness.protocols import BuildContext, ComponentInfo, Options
 from harness.registry.components import build
+from harness.results.comparison import ComparisonSection
 from harness.spec.document import SpecDocument
 from harness.spec.sections import CurveSection, ReferenceSection, Strict
-from harness.stats.comparison import ComparisonSection
 
 
 class Source(Strict):

@@ -43,7 +43,7 @@ class CorrelationSection(Settings):
     """The spec's `correlation:` section: how diagnostics are correlated with downstream
     scores and what ranks the encoders (Table 1). How encoders are compared (support,
     resamples, permutations, controls) is the run's `comparison:`
-    (`harness.stats.comparison.ComparisonSection`)."""
+    (`harness.results.comparison.ComparisonSection`)."""
 
     method: Literal["spearman", "pearson", "kendall"] = "spearman"
     rank_by: str = "id"  # the paper's Table 1 ranks by Id

@@ -31,9 +31,9 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.reference.archive import STATISTICS_ARCHIVE, Archive
+from harness.results.comparison import ComparisonSection
 from harness.results.records import Record
 from harness.results.signature import Signature, describe_difference, differences
-from harness.stats.comparison import ComparisonSection
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The spec's `comparison:` section: how a run compares its encoders, read by every analysis
 that compares them (the rankings, the floor, the correlation, the privacy study) and by the
-report. It once lived under `correlation:`, whose keys an older spec or results.json may still
-carry there (`COMPARISON_KEYS`, `moved_to_comparison`)."""
+report. results.json records it beside the results it decided, which is why it lives with the
+results' records. It once lived under `correlation:`, whose keys an older spec or results.json
+may still carry there (`COMPARISON_KEYS`, `moved_to_comparison`)."""
 
 from __future__ import annotations
 
