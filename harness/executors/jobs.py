@@ -23,7 +23,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import HarnessError, PluginError
-from harness.protocols import AnalysisJob, BuildContext, Options, PlannedAnalysis, TaskResult
+from harness.protocols import (
+    AnalysisJob,
+    BuildContext,
+    Options,
+    PlannedAnalysis,
+    SpecView,
+    TaskResult,
+)
 from harness.results.model import EncoderDescription, PairResult, SeedRun, SizePoint
 from harness.spec import Component, Entry, Spec
 from harness.stages.base import RunContext, ShardRunner, ShardWork
@@ -237,7 +244,7 @@ def run_analysis_jobs(ctx: RunContext, encoder: str, corpus: Corpus,
     return ran
 
 
-def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path, *,
+def run_encoder_job(spec: SpecView, encoder_name: str, cache_root: Path, *,
                     corpus: Corpus | None = None,
                     shards: ShardRunner | None = None) -> EncoderOutcome:
     """One encoder's whole job in this process, against the cache at `cache_root`, on the
@@ -247,6 +254,8 @@ def run_encoder_job(spec: Spec, encoder_name: str, cache_root: Path, *,
     looked up again. With `shards`, its vector files are encoded in shards by other processes
     too."""
     started = time.perf_counter()
+    if not isinstance(spec, Spec):
+        raise TypeError(f"expected the run's resolved spec, got {type(spec).__name__}")
     ctx, encoder, corpus, vocab = job_setup(spec, encoder_name, cache_root, corpus)
     ctx.shards = shards
     outcome = finish_job(ctx, start_job(ctx, encoder, corpus, vocab), corpus, vocab)

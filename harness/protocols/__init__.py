@@ -11,7 +11,8 @@ address for all of them (`from harness.protocols import Encoder, Metric, Analysi
 - `executor`: executors, which carry out a run's jobs;
 - `registered`: the kinds, factories, availability and registered metadata;
 - `report`: the sections, tables and figures an analysis returns, the results it reads them from;
-- `views`: read-only views of what the runner hands executors and analyses.
+- `views`: read-only views of what the runner hands executors and analyses;
+- `records`: read-only views of the records a run's results hold (scores, pairs, encoders).
 
 Protocols are `runtime_checkable`: any object with the right methods is used without being
 registered. Optional parts are small protocols or documented attributes with defaults, read
@@ -35,6 +36,7 @@ from harness.protocols.attack import (
 from harness.protocols.components import (
     BuildContext,
     ConditionalLanguageModel,
+    DeclaringEncoder,
     DecoderOptions,
     Encoder,
     Options,
@@ -61,6 +63,7 @@ from harness.protocols.metric import (
     EncoderAwareMetric,
     InputEncoding,
     Metric,
+    ProportionMetric,
     SignedMetric,
     UnconditionalLikelihood,
     chance_score,
@@ -74,6 +77,7 @@ from harness.protocols.metric import (
     value_range,
 )
 from harness.protocols.parts import AnalysisParts, resolve_ref
+from harness.protocols.records import DescriptionView, PairView, RecordedSpecView, ScoreView
 from harness.protocols.registered import (
     KINDS,
     Availability,
@@ -120,13 +124,15 @@ __all__ = [
     "DownstreamTask", "Encode", "Encoder", "EncoderAwareMetric", "EntryView", "Examples",
     "ExecutionView", "Executor", "Factory", "Figures", "GeneratedTask", "InputEncoding",
     "Inversion", "JobInputs", "Metric", "Options", "OutcomeView", "PlannedAnalysis",
-    "PluginFailure", "PositionalEncoder", "PositionsView", "Query", "ResultsView",
+    "PluginFailure", "PositionalEncoder", "PositionsView", "ProportionMetric", "Query",
+    "ResultsView",
     "ResumableFit", "RunContextView", "ScoreSpread", "Section", "SeedAware", "SeedBatched",
     "Settings",
     "SignedMetric", "SpecView", "StandardisedInputs", "SubwordVocabulary", "Table",
     "TaskData", "TaskResult", "ThreatModel", "TrainableEncoder", "TrainingOptions",
     "UnconditionalLikelihood", "VersionedFit", "VocabView", "chance_level", "chance_score",
     "checked_needs",
+    "DeclaringEncoder", "DescriptionView", "PairView", "RecordedSpecView", "ScoreView",
     "declared_model", "defence_budget", "fit_version", "fits_resumably", "has_chance_level",
     "higher_is_better", "inversion_problem", "inversion_texts", "is_positional", "is_seeded",
     "metric_signature", "over_seeds", "plural", "value_range",

@@ -12,10 +12,10 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # ------------------------------------------------------------------------------------ options
 
 
-def _numeric(annotation: Any) -> bool:
+def _numeric(annotation: object) -> bool:
     """True for int, float and their optional or union forms that do not also admit bool."""
     if annotation in (int, float):
         return True
@@ -43,7 +43,7 @@ class Settings(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _numbers_are_not_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+    def _numbers_are_not_booleans(cls, value: object, info: ValidationInfo) -> object:
         field = cls.model_fields.get(info.field_name or "")
         if isinstance(value, bool) and field is not None and _numeric(field.annotation):
             raise ValueError(f"expected a number, got {str(value).lower()}")
@@ -223,10 +223,19 @@ def fits_resumably(encoder: TrainableEncoder) -> bool:
         return False
 
 
-def declared_model(encoder: Encoder) -> dict[str, Any]:
-    """The encoder's optional `declares()`: the model it says it is, answered without loading it
-    (docs/plugins.md), e.g. {"model": NAME, "dim": 1024}; {} when it declares nothing."""
-    return dict(encoder.declares()) if callable(getattr(encoder, "declares", None)) else {}
+@runtime_checkable
+class DeclaringEncoder(Protocol):
+    """Optional for an encoder: `declares()`, the model it says it is, answered without loading
+    it (docs/plugins.md), e.g. {"model": NAME, "dim": 1024}. A downstream table's row counts only
+    for the model that earned it."""
+
+    def declares(self) -> Mapping[str, object]:
+        """The model's identity: its name under "model", and whatever else identifies it."""
+
+
+def declared_model(encoder: object) -> dict[str, object]:
+    """The encoder's optional `declares()` (`DeclaringEncoder`); {} when it declares nothing."""
+    return dict(encoder.declares()) if isinstance(encoder, DeclaringEncoder) else {}
 
 
 @runtime_checkable
@@ -251,8 +260,13 @@ def is_positional(encoder: Encoder) -> bool:
 # ------------------------------------------------------------------------------------ decoders
 
 
+State = TypeVar("State")
+"""A decoder's recurrent state between search steps: whatever the decoder keeps (an LSTM's
+(h, c)); the search only hands it back and reorders it."""
+
+
 @runtime_checkable
-class ConditionalLanguageModel(Protocol):
+class ConditionalLanguageModel(Protocol[State]):
     """A decoder: a language model over subword ids conditioned on a sentence vector.
 
     Implemented as a `torch.nn.Module`. Token id conventions come from the run's vocabulary
@@ -263,14 +277,14 @@ class ConditionalLanguageModel(Protocol):
     def forward(self, inputs: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
         """Log-probabilities (B, T, V) of the next token for inputs (B, T) and vectors (B, D)."""
 
-    def initial_state(self, vectors: torch.Tensor) -> Any:
+    def initial_state(self, vectors: torch.Tensor) -> State:
         """Recurrent state before the first step, for vectors (B, D)."""
 
-    def step(self, tokens: torch.Tensor, vectors: torch.Tensor, state: Any
-             ) -> tuple[torch.Tensor, Any]:
+    def step(self, tokens: torch.Tensor, vectors: torch.Tensor, state: State
+             ) -> tuple[torch.Tensor, State]:
         """Advance one token: log-probabilities (B, V) of the next token and the new state."""
 
-    def reorder_state(self, state: Any, index: torch.Tensor) -> Any:
+    def reorder_state(self, state: State, index: torch.Tensor) -> State:
         """Select rows `index` of the state (beam search keeps the surviving hypotheses)."""
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,10 +61,24 @@ class SignedMetric(Protocol):
         """A string such as sacrebleu's `nrefs:1|case:mixed|eff:no|tok:13a|...`."""
 
 
-def proportion_counts(metric: Metric, totals: np.ndarray, count: int) -> tuple[Any, Any, float] | None:
+@runtime_checkable
+class ProportionMetric(Protocol):
+    """Optional for a metric whose score is a rate of whole numbers (Id, PERM, retrieval): its
+    interval is then exact (Clopper & Pearson 1934)."""
+
+    proportion_scale: float
+    """What a rate of 1 scores: 100.0 for percentages."""
+
+    def proportion(self, totals: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(successes, trials) of summed statistics (..., k) over `count` pairs."""
+
+
+def proportion_counts(metric: object, totals: np.ndarray, count: int
+                      ) -> tuple[np.ndarray, np.ndarray, float] | None:
     """(successes, trials, proportion_scale) of summed statistics, or None if not a proportion."""
-    scale = getattr(metric, "proportion_scale", None) if hasattr(metric, "proportion") else None
-    return None if scale is None else (*metric.proportion(totals, count), float(scale))
+    if not isinstance(metric, ProportionMetric) or metric.proportion_scale is None:
+        return None
+    return (*metric.proportion(totals, count), float(metric.proportion_scale))
 
 
 def required_fields(metric: Metric) -> tuple[str, ...]:
@@ -209,7 +223,7 @@ def has_chance_level(metric: object) -> bool:
     return isinstance(metric, ChanceLevelMetric)
 
 
-def checked_needs(needs: Any, supplied: tuple[str, ...] | None = METRIC_NEEDS
+def checked_needs(needs: object, supplied: tuple[str, ...] | None = METRIC_NEEDS
                   ) -> tuple[str, ...]:
     """A registration's `needs` as a tuple of names, after checking that each is among
     `supplied` (what the core can hand a metric, `METRIC_NEEDS`; None: names checked later, as

@@ -5,28 +5,50 @@ An analysis registers them with itself (`register(name, factory, parts=AnalysisP
 so the core reads a first-party analysis's parts exactly as a third party's and names none.
 Each part is the object itself or a `"module:attribute"` reference, imported only when a spec
 or a results.json needs it: registering imports nothing. Imports nothing from the rest of the
-harness; the types named in words (`Spec`, `Positions`, `TableSpec`) are `harness.spec`'s.
+harness: the parts are typed against the views (`SpecView`, `PositionsView`), which the
+spec's `Spec` and `Positions` meet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-Ref = Any
+if TYPE_CHECKING:
+    from harness.protocols.components import Settings
+    from harness.protocols.views import PositionsView, SpecView
+
+T = TypeVar("T")
+
+Ref: TypeAlias = T | str
 """A part: the object itself, or `"module:attribute"` naming it (imported on first use)."""
 
+Resolve = Callable[["SpecView", "PositionsView", Path], "SpecView"]
+"""`resolve(spec, positions, folder) -> spec`: the analysis's section made whole on load."""
+Check = Callable[["SpecView", "PositionsView"], None]
+"""`check(spec, positions)`: what the section says about the rest of the spec, checked."""
+Preflight = Callable[["SpecView"], Sequence[Exception]]
+"""`preflight(spec) -> errors`: what a run would find missing, found before it starts."""
+Tables = Callable[["SpecView"], Mapping[str, object]]
+"""`tables(spec) -> results fields`: the analysis's results from published tables alone."""
 
-def resolve_ref(ref: Ref) -> Any:
+
+def resolve_ref(ref: Ref[T]) -> T:
     """The object `ref` names: itself, or the attribute a `"module:attribute"` string names."""
     if not isinstance(ref, str):
         return ref
     module, _, attribute = ref.partition(":")
     if not module or not attribute:
         raise ValueError(f"{ref!r}: expected the object itself or 'module:attribute'")
-    return getattr(import_module(module), attribute)
+    found: T = getattr(import_module(module), attribute)
+    return found
+
+
+def _resolved(ref: Ref[T] | None) -> T | None:
+    return None if ref is None else resolve_ref(ref)
 
 
 @dataclass(frozen=True)
@@ -36,7 +58,7 @@ class AnalysisParts:
     - `section`, `settings`: the spec's top-level key the analysis reads its settings from
       (`privacy:`) and the `harness.protocols.Settings` class validating it, at
       `harness validate` with file:line errors like every section of the core. A spec reads
-      it as an attribute under its key (`spec.privacy`), its defaults where the file gives
+      it typed, `spec.section("privacy", PrivacySection)`, its defaults where the file gives
       none.
     - `results`: the results.json top-level fields the analysis fills -> the type each holds
       (a pydantic model, or any type pydantic validates): typed when results.json is written
@@ -62,14 +84,14 @@ class AnalysisParts:
     """
 
     section: str = ""
-    settings: Ref = None
-    results: Mapping[str, Ref] = field(default_factory=dict)
-    defaults: Mapping[str, Ref] = field(default_factory=dict)
+    settings: Ref[type[Settings]] | None = None
+    results: Mapping[str, Ref[object]] = field(default_factory=dict)
+    defaults: Mapping[str, Ref[Callable[[], object]]] = field(default_factory=dict)
     components: Mapping[str, str] = field(default_factory=dict)
-    resolve: Ref = None
-    check: Ref = None
-    preflight: Ref = None
-    tables: Ref = None
+    resolve: Ref[Resolve] | None = None
+    check: Ref[Check] | None = None
+    preflight: Ref[Preflight] | None = None
+    tables: Ref[Tables] | None = None
 
     def __post_init__(self) -> None:
         if bool(self.section) != (self.settings is not None):
@@ -78,15 +100,30 @@ class AnalysisParts:
         if unknown:
             raise ValueError(f"`defaults` names fields `results` does not declare: {unknown}")
 
-    def part(self, name: str) -> Any:
-        """The part `name` ("settings", "resolve", ...) resolved, or None where not given."""
-        ref = getattr(self, name)
-        return None if ref is None else resolve_ref(ref)
+    def settings_class(self) -> type[Settings] | None:
+        """The class validating the section, imported now; None without a section."""
+        return _resolved(self.settings)
 
-    def result_types(self) -> dict[str, Any]:
+    def resolve_part(self) -> Resolve | None:
+        """The `resolve` part, imported now; None where not given."""
+        return _resolved(self.resolve)
+
+    def check_part(self) -> Check | None:
+        """The `check` part, imported now; None where not given."""
+        return _resolved(self.check)
+
+    def preflight_part(self) -> Preflight | None:
+        """The `preflight` part, imported now; None where not given."""
+        return _resolved(self.preflight)
+
+    def tables_part(self) -> Tables | None:
+        """The `tables` part, imported now; None where not given."""
+        return _resolved(self.tables)
+
+    def result_types(self) -> dict[str, object]:
         """Each declared results field -> its type, resolved."""
         return {key: resolve_ref(ref) for key, ref in self.results.items()}
 
-    def result_defaults(self) -> dict[str, Any]:
+    def result_defaults(self) -> dict[str, object]:
         """Each declared results field with a default -> that default, made now."""
         return {key: resolve_ref(ref)() for key, ref in self.defaults.items()}

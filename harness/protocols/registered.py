@@ -7,9 +7,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from harness.protocols.components import BuildContext, Options
+from harness.protocols.components import Options
 from harness.protocols.parts import AnalysisParts
 
 KINDS: tuple[str, ...] = ("encoder", "decoder", "metric", "task", "defence", "attack",
@@ -22,8 +21,10 @@ def plural(kind: str) -> str:
     return {"analysis": "analyses", "defence": "defences"}.get(kind, f"{kind}s")
 
 
-Factory = Callable[[Any, BuildContext], Any]
-"""`factory(options, context)`: builds a component when a run needs it."""
+Factory = Callable[..., object]
+"""`factory(options, context)`: builds a component when a run needs it, from its validated
+options (an instance of the options class it registered, each factory its own) and the run's
+`BuildContext`."""
 
 Availability = Callable[..., "str | None"]
 """`availability()` or `availability(options=...)`: None when the component can run here, else
@@ -62,7 +63,7 @@ class ComponentInfo:
     distribution: str = ""
     version: str = ""
 
-    def unavailable_reason(self, options: Options | None = None) -> Any:
+    def unavailable_reason(self, options: Options | None = None) -> str | None:
         """What `availability` says for these options: None when the component can run.
 
         An `availability` callable with a parameter named `options` is given the component's
@@ -84,7 +85,7 @@ class ComponentInfo:
         return "ok" if reason is None else f"unavailable: {reason}"
 
 
-def _takes_options(function: Callable[..., Any]) -> bool:
+def _takes_options(function: Callable[..., object]) -> bool:
     try:
         return "options" in inspect.signature(function).parameters
     except (TypeError, ValueError):

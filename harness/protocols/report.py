@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
+
+from harness.protocols.records import DescriptionView, PairView, RecordedSpecView
+
+R = TypeVar("R")
 
 Figures = Mapping[str, bytes]
 """A report's figures: file name (under figures/) -> PNG bytes."""
@@ -44,8 +48,7 @@ class Section:
 class ResultsView(Protocol):
     """A run's results as an analysis's `sections` and `figures` read them: the members of
     `harness.results.model.RunResults` (results.json, typed, read back by `harness report`)
-    that analyses use. The records themselves (a pair's result, an encoder's description, the
-    first-party analyses' fields) are that module's models, typed `Any` here."""
+    that analyses use, its records through their views (`harness.protocols.records`)."""
 
     @property
     def name(self) -> str:
@@ -56,16 +59,15 @@ class ResultsView(Protocol):
         """The spec's seed."""
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> RecordedSpecView:
         """The spec as the run recorded it (`harness.results.model.RunSpec`)."""
 
     @property
-    def runs(self) -> Sequence[Any]:
-        """Every encoder x decoder result (`harness.results.model.PairResult`: `encoder`,
-        `decoder`, `metrics`, `train`, `generate`, `seeds`)."""
+    def runs(self) -> Sequence[PairView]:
+        """Every encoder x decoder result (`harness.results.model.PairResult`)."""
 
     @property
-    def encoders(self) -> Mapping[str, Any] | None:
+    def encoders(self) -> Mapping[str, DescriptionView] | None:
         """What each encoder is (`harness.results.model.EncoderDescription`), by name."""
 
     @property
@@ -73,7 +75,7 @@ class ResultsView(Protocol):
         """Encoder -> downstream task -> score."""
 
     @property
-    def analyses(self) -> Mapping[str, Mapping[str, Any]] | None:
+    def analyses(self) -> Mapping[str, Mapping[str, object]] | None:
         """The fields analyses of other packages filled, as JSON, by the analysis's registered
         name: where an analysis reads back what its `run` returned."""
 
@@ -87,7 +89,7 @@ class ResultsView(Protocol):
     def primary_decoder(self) -> str | None:
         """The decoder the correlations are over, or None without runs."""
 
-    def __getattr__(self, field: str) -> Any:
+    def filled(self, key: str, kind: type[R]) -> R | None:
         """A results field an analysis declares (`AnalysisParts.results`) by its key, as the
-        declared type (`results.privacy`, `results.length_gaps`); None when the run did not
-        fill it."""
+        type `kind` it declares (`results.filled("privacy", Privacy)`); None when the run did
+        not fill it."""

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,17 +80,18 @@ class ScoreSpread:
                    mean=statistics.fmean(numbers), sd=statistics.stdev(numbers),
                    min=min(numbers), max=max(numbers))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the spread as JSON-ready data."""
         return {"seeds": list(self.seeds), "values": list(self.values), "mean": self.mean,
                 "sd": self.sd, "min": self.min, "max": self.max}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ScoreSpread:
+    def from_json(cls, data: Mapping[str, object]) -> ScoreSpread:
         """Return the spread `to_json` wrote."""
-        return cls(seeds=tuple(int(s) for s in data["seeds"]),
-                   values=tuple(float(v) for v in data["values"]), mean=float(data["mean"]),
-                   sd=float(data["sd"]), min=float(data["min"]), max=float(data["max"]))
+        return cls(seeds=tuple(_integer(s, "seeds") for s in _items(data["seeds"], "seeds")),
+                   values=tuple(_number(v, "values") for v in _items(data["values"], "values")),
+                   mean=_number(data["mean"], "mean"), sd=_number(data["sd"], "sd"),
+                   min=_number(data["min"], "min"), max=_number(data["max"], "max"))
 
 
 @dataclass(frozen=True)
@@ -124,12 +125,13 @@ class TaskResult:
     spread: ScoreSpread | None = None
     chance: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the result as JSON-ready data (the cache and results.json store this)."""
-        data = {"task": self.task, "metric": self.metric, "score": self.score,
-                "scores": dict(self.scores), "n_train": self.n_train, "n_dev": self.n_dev,
-                "n_test": self.n_test, "config": self.config, "seed": self.seed,
-                "columns": dict(self.columns), "seconds": self.seconds}
+        data: dict[str, object] = {
+            "task": self.task, "metric": self.metric, "score": self.score,
+            "scores": dict(self.scores), "n_train": self.n_train, "n_dev": self.n_dev,
+            "n_test": self.n_test, "config": self.config, "seed": self.seed,
+            "columns": dict(self.columns), "seconds": self.seconds}
         if self.spread is not None:
             data["spread"] = self.spread.to_json()
         if self.chance is not None:
@@ -137,17 +139,54 @@ class TaskResult:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TaskResult:
+    def from_json(cls, data: Mapping[str, object]) -> TaskResult:
         """Return the result `to_json` wrote."""
-        return cls(task=str(data["task"]), metric=str(data["metric"]), score=float(data["score"]),
-                   scores={str(k): float(v) for k, v in data["scores"].items()},
-                   n_train=int(data["n_train"]), n_dev=int(data["n_dev"]),
-                   n_test=int(data["n_test"]), config=str(data["config"]), seed=int(data["seed"]),
-                   columns={str(k): float(v) for k, v in data.get("columns", {}).items()},
-                   seconds=float(data.get("seconds", 0.0)),
-                   spread=(ScoreSpread.from_json(data["spread"]) if data.get("spread")
-                           else None),
-                   chance=None if data.get("chance") is None else float(data["chance"]))
+        spread, chance = data.get("spread"), data.get("chance")
+        return cls(task=str(data["task"]), metric=str(data["metric"]),
+                   score=_number(data["score"], "score"),
+                   scores=_numbers(data["scores"], "scores"),
+                   n_train=_integer(data["n_train"], "n_train"),
+                   n_dev=_integer(data["n_dev"], "n_dev"),
+                   n_test=_integer(data["n_test"], "n_test"), config=str(data["config"]),
+                   seed=_integer(data["seed"], "seed"),
+                   columns=_numbers(data.get("columns", {}), "columns"),
+                   seconds=_number(data.get("seconds", 0.0), "seconds"),
+                   spread=ScoreSpread.from_json(_mapping(spread, "spread")) if spread else None,
+                   chance=None if chance is None else _number(chance, "chance"))
+
+
+def _number(value: object, key: str) -> float:
+    """A JSON number read back as a float; ValueError naming `key` otherwise."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise ValueError(f"`{key}`: expected a number, got {value!r}")
+
+
+def _integer(value: object, key: str) -> int:
+    """A JSON whole number read back as an int; ValueError naming `key` otherwise."""
+    number = _number(value, key)
+    if not number.is_integer():
+        raise ValueError(f"`{key}`: expected a whole number, got {value!r}")
+    return int(number)
+
+
+def _items(value: object, key: str) -> list[object]:
+    """A JSON list read back; ValueError naming `key` otherwise."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise ValueError(f"`{key}`: expected a list, got {value!r}")
+
+
+def _mapping(value: object, key: str) -> Mapping[str, object]:
+    """A JSON object read back; ValueError naming `key` otherwise."""
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    raise ValueError(f"`{key}`: expected a mapping, got {value!r}")
+
+
+def _numbers(value: object, key: str) -> dict[str, float]:
+    """A JSON object of numbers read back; ValueError naming `key` otherwise."""
+    return {k: _number(v, f"{key}.{k}") for k, v in _mapping(value, key).items()}
 
 
 @runtime_checkable

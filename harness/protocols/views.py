@@ -9,20 +9,24 @@ types, which live on higher floors: `harness.stages.base.RunContext`, `harness.u
 and the spec (`harness.spec.Spec`). Those types meet the views structurally (the tests check
 every member). The views are for annotations, not `isinstance`: a run's members may be
 computed on first use (the analyses' statistics are read from files). Records whose models live
-on higher floors (a pair's result, an encoder's description) are typed `Any`.
+on higher floors (a pair's result, an encoder's description) are read through their views
+(`harness.protocols.records`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from harness.protocols.components import Options, SubwordVocabulary
+from harness.protocols.components import Options, Settings, SubwordVocabulary
+from harness.protocols.records import DescriptionView, PairView
 from harness.protocols.task import TaskResult
 
 if TYPE_CHECKING:
     import numpy as np
+
+S = TypeVar("S")
 
 
 class EntryView(Protocol):
@@ -83,10 +87,15 @@ class SpecView(Protocol):
     def positions(self) -> PositionsView:
         """Where each field was read: for errors found after loading."""
 
-    def __getattr__(self, section: str) -> Any:
-        """An analysis's section by its key (`spec.privacy`, `spec.length_gap`): the settings
-        its analysis declares (`AnalysisParts.settings`), validated, defaults where the file
-        gives none."""
+    def section(self, key: str, kind: type[S]) -> S:
+        """An analysis's section by its key (`spec.section("privacy", PrivacySection)`): the
+        settings its analysis declares (`AnalysisParts.settings`) as the class `kind`,
+        validated, defaults where the file gives none. LookupError where no installed
+        analysis declares `key`, TypeError where its class is not `kind`."""
+
+    def with_section(self, key: str, section: Settings) -> SpecView:
+        """A copy with the analysis section `key` replaced by `section` (what an analysis's
+        `resolve` part returns when it completes its section)."""
 
 
 class CacheView(Protocol):
@@ -106,7 +115,7 @@ class CacheView(Protocol):
     def exists(self, stage: str, key: str) -> bool:
         """True when the artifact is complete."""
 
-    def produce(self, stage: str, parts: Mapping[str, Any], build: Callable[[Path], Any],
+    def produce(self, stage: str, parts: Mapping[str, object], build: Callable[[Path], object],
                 *, label: str = "") -> Path:
         """The artifact's directory, built with `build(partial_dir)` when missing; `build`
         may return a JSON-able summary kept in the artifact's meta.json."""
@@ -135,10 +144,13 @@ class RunContextView(Protocol):
     def add_time(self, stage: str, seconds: float) -> None:
         """Add `seconds` to the wall time of `stage`."""
 
-    def build(self, component: EntryView, purpose: str = "", **context: Any) -> Any:
+    # Any, not object: what is built is the entry's kind's (an encoder, an attack, ...), which
+    # the caller knows and a type checker cannot; check it against its protocol where it matters.
+    def build(self, component: EntryView, purpose: str = "", **context: object) -> Any:
         """A new instance of `component`, built with the run's device and seed."""
 
-    def build_once(self, component: EntryView, **context: Any) -> Any:
+    # Any, as `build`'s.
+    def build_once(self, component: EntryView, **context: object) -> Any:
         """The component built with these options, built on first use only."""
 
 
@@ -192,7 +204,7 @@ class OutcomeView(Protocol):
         """The encoder's name."""
 
     @property
-    def runs(self) -> Sequence[Any]:
+    def runs(self) -> Sequence[PairView]:
         """Its pairs' results (`harness.results.model.PairResult`)."""
 
     @property
@@ -208,7 +220,7 @@ class OutcomeView(Protocol):
         """Its downstream tasks' results."""
 
     @property
-    def description(self) -> Any:
+    def description(self) -> DescriptionView | None:
         """What the encoder is (`harness.results.model.EncoderDescription`), or None."""
 
     @property
@@ -276,11 +288,11 @@ class AnalysisInputs(JobInputs, Protocol):
         """The run directory, for files of the analysis's own."""
 
     @property
-    def fields(self) -> Mapping[str, Any]:
+    def fields(self) -> Mapping[str, object]:
         """The results fields the analyses before it filled."""
 
     @property
-    def runs(self) -> Sequence[Any]:
+    def runs(self) -> Sequence[PairView]:
         """Every encoder x decoder result of the jobs that succeeded
         (`harness.results.model.PairResult`)."""
 
@@ -293,11 +305,11 @@ class AnalysisInputs(JobInputs, Protocol):
         """The decoder whose diagnostics are correlated and summarised: the spec's first."""
 
     @property
-    def descriptions(self) -> Mapping[str, Any]:
+    def descriptions(self) -> Mapping[str, DescriptionView]:
         """What each encoder whose job ran is (`harness.results.model.EncoderDescription`)."""
 
     @property
-    def declared(self) -> Mapping[str, Mapping[str, Any]]:
+    def declared(self) -> Mapping[str, Mapping[str, object]]:
         """The model each encoder declares it is (`Encoder.declares`)."""
 
     @property

@@ -64,7 +64,7 @@ def declared(registry: Registry) -> Declared:
     for info, part in parts:
         try:
             if part.section:
-                _claim(sections, part.section, info, part.part("settings"), "spec section")
+                _claim(sections, part.section, info, part.settings_class(), "spec section")
             for key, kind in part.result_types().items():
                 _claim(results, key, info, kind, "results field")
             defaults.update(part.result_defaults())

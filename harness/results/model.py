@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import (
     ConfigDict,
@@ -33,6 +33,8 @@ from harness.registry.declared import installed_declared
 from harness.results.comparison import ComparisonSection, moved_to_comparison
 from harness.results.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
 from harness.results.signature import Signature
+
+S = TypeVar("S")
 
 __all__ = [
     "SCHEMA", "RESULTS_FILE", "CacheCounts", "CorpusCounts", "CurvePoint", "EncoderDescription",
@@ -296,6 +298,18 @@ class RunSpec(Record):
                 return None
             raise
 
+    def section(self, key: str, kind: type[S]) -> S | None:
+        """The analysis section `key` as the settings class `kind` its analysis declares;
+        None where the run did not record it (`harness.protocols.RecordedSpecView`)."""
+        return _as(getattr(self, key, None), kind, f"the recorded spec section {key!r}")
+
+
+def _as(value: object, kind: type[S], what: str) -> S | None:
+    """`value` when it is a `kind` or None; TypeError naming `what` otherwise."""
+    if value is None or isinstance(value, kind):
+        return value
+    raise TypeError(f"{what} is a {type(value).__name__}, not {kind.__name__}")
+
 
 class JoinedReference(Record):
     """The reference bundle a run joined (`reference:`): its file name, sha256 and `id`
@@ -373,6 +387,11 @@ class RunResults(Record):
             if not name.startswith("_") and name in installed_declared().results:
                 return None
             raise
+
+    def filled(self, key: str, kind: type[S]) -> S | None:
+        """The results field `key` an analysis declares, as its type `kind`; None where the run
+        did not fill it (`harness.protocols.ResultsView.filled`)."""
+        return _as(getattr(self, key, None), kind, f"the results field {key!r}")
 
     @classmethod
     def field_names(cls) -> set[str]:

@@ -4,7 +4,7 @@ and the analyses' sections it carries."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field, PrivateAttr
 from typing_extensions import Self
@@ -12,6 +12,8 @@ from typing_extensions import Self
 from harness.protocols import ComponentInfo, Settings
 from harness.spec.positions import Positions
 from harness.spec.sections import Strict
+
+S = TypeVar("S")
 
 
 class SpecDocument(Strict):
@@ -48,6 +50,19 @@ class SpecDocument(Strict):
     def with_section(self, key: str, section: Settings) -> Self:
         """A copy with the analysis section `key` replaced by `section`."""
         return self.with_sections({**self._sections, key: section}, self._by)
+
+    def section(self, key: str, kind: type[S]) -> S:
+        """The analysis section `key` as the settings class `kind` its analysis declares
+        (`harness.protocols.SpecView.section`)."""
+        found = self._sections.get(key)
+        if found is None:
+            raise LookupError(f"no installed analysis declares the spec section {key!r} "
+                              "(`harness list` shows the analyses)")
+        if not isinstance(found, kind):
+            raise TypeError(f"the spec section {key!r} is a {type(found).__name__}, not "
+                            f"{kind.__name__}: read it as the settings class its analysis "
+                            "declares")
+        return found
 
     @property
     def sections(self) -> dict[str, Settings]:

@@ -102,7 +102,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     if isinstance(spec, Spec):
         for _, part in parts.parts:
             if part.resolve is not None:
-                spec = part.part("resolve")(spec, positions, folder)
+                spec = part.resolve_part()(spec, positions, folder)
     if registry is not None and isinstance(spec, Spec):
         spec = resolve_components(spec, registry, positions, folder)
         spec = resolve_section_components(
@@ -111,7 +111,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
         check_sizes(spec, positions)
         assert spec.analyses != "all"  # resolved with the components
         for entry in spec.analyses:
-            check = entry.info.parts.part("check")
+            check = entry.info.parts.check_part()
             if check is not None:
                 check(spec, positions)
     sha256 = hashlib.sha256(hashed.encode()).hexdigest()

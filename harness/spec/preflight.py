@@ -48,7 +48,7 @@ def preflight(spec: Spec | TableSpec) -> list[SpecError]:
         problems += _task_data(spec)
         problems += _device(spec)
     for info in _analyses(spec):
-        check = info.parts.part("preflight")
+        check = info.parts.preflight_part()
         if check is not None:
             problems += check(spec)
     return problems

@@ -5,7 +5,8 @@
 (`harness.spec.resolve`); stages read the resolved entries and never look a name up again.
 The sections an analysis reads (`privacy:`, `probes:`, ...) are the analysis's own, declared
 with it (`harness.protocols.AnalysisParts`): loading validates them with the analysis's settings
-class and the spec carries them as attributes under their keys (`spec.privacy`).
+class and the spec carries them under their keys, read typed with
+`spec.section("privacy", PrivacySection)`.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.protocols import BuildContext
-from harness.spec import Component, Spec
+from harness.protocols import BuildContext, EntryView
+from harness.spec import Entry, Spec
 from harness.util.cache import Cache, file_digest  # noqa: F401 - re-exported for the stages
 from harness.util.vectors import Shard
 
@@ -41,6 +41,13 @@ class ShardRunner(Protocol):
         ...
 
 
+def _entry(component: EntryView) -> Entry:
+    """`component` as the resolved spec's entry it must be."""
+    if not isinstance(component, Entry):
+        raise TypeError(f"expected an entry of the resolved spec, got {type(component).__name__}")
+    return component
+
+
 @dataclass
 class RunContext:
     """Everything a stage needs: the resolved spec, the cache, the device, the timings."""
@@ -58,12 +65,14 @@ class RunContext:
         """Return the context handed to component factories."""
         return BuildContext(device=self.device, seed=self.spec.seed, **extra)
 
-    def build(self, component: Component, purpose: str = "", **context: Any) -> Any:
-        """A new instance of `component`, built with the run's device and seed."""
-        return component.build(self.build_context(**context), purpose)
+    def build(self, component: EntryView, purpose: str = "", **context: Any) -> Any:
+        """A new instance of `component` (an entry of the resolved spec), built with the run's
+        device and seed."""
+        return _entry(component).build(self.build_context(**context), purpose)
 
-    def build_once(self, component: Component, **context: Any) -> Any:
+    def build_once(self, component: EntryView, **context: Any) -> Any:
         """Return the component built with these options, building it on first use only."""
+        component = _entry(component)
         key = json.dumps([component.info.kind, component.identity()], sort_keys=True,
                          default=str)
         if key not in self.built:

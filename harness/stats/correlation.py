@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -79,7 +79,8 @@ def _none_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def correlate(x: dict[str, float], y: dict[str, float], method: str = "spearman", *,
+def correlate(x: Mapping[str, float | None], y: Mapping[str, float | None],
+              method: str = "spearman", *,
               exact_max: int = EXACT_MAX) -> Correlation:
     """Return the correlation across encoders of two encoder -> value maps (paper section 3).
 
@@ -182,8 +183,8 @@ def _permutation_blocks(n: int) -> Iterator[np.ndarray]:
         yield block
 
 
-def correlation_matrix(diagnostics: dict[str, dict[str, float]],
-                       downstream: dict[str, dict[str, float]],
+def correlation_matrix(diagnostics: Mapping[str, Mapping[str, float | None]],
+                       downstream: Mapping[str, Mapping[str, float]],
                        method: str = "spearman", *,
                        exact_max: int = EXACT_MAX) -> dict[str, dict[str, Correlation]]:
     """Return diagnostic -> task -> correlation across encoders (paper Figure 2).

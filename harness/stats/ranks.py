@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from harness.stats.correlation import _finite
 
 
-def rank(values: dict[str, float], higher_is_better: bool = True) -> dict[str, int]:
+def rank(values: Mapping[str, float | None], higher_is_better: bool = True) -> dict[str, int]:
     """Return encoder -> rank, 1 best; ties share the lowest (best) rank (paper Table 1).
 
     Non-finite values are not ranked.
@@ -15,7 +17,8 @@ def rank(values: dict[str, float], higher_is_better: bool = True) -> dict[str, i
     return {name: int(r) for name, r in _ranks(values, higher_is_better, "min").items()}
 
 
-def _ranks(values: dict[str, float], higher_is_better: bool, ties: str) -> dict[str, float]:
+def _ranks(values: Mapping[str, float | None], higher_is_better: bool, ties: str
+           ) -> dict[str, float]:
     from scipy.stats import rankdata
 
     names = [name for name, value in values.items() if _finite(value)]

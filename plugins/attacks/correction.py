@@ -150,9 +150,9 @@ class Corrector:
     # --- training ------------------------------------------------------------------------------
 
     def fit(self, inputs: AttackInputs) -> None:
-        needs(inputs.decode, "decoder")
-        needs(inputs.query, "query access")
-        self._decode, self._query, self._known = inputs.decode, inputs.query, {}
+        decode = needs(inputs.decode, "decoder")
+        query = needs(inputs.query, "query access")
+        self._decode, self._query, self._known = decode, query, {}
         self.seed, self.device = inputs.seed, inputs.device
         s = self.settings
         count = s.pairs if s.steps else 0  # no step to take: nothing to learn
@@ -162,7 +162,7 @@ class Corrector:
         self.max_len = min(64, max((len(t.split()) for t in texts), default=1) + 2)
         self.mean = targets.mean(axis=0) if len(targets) else 0.0
         self.scale = targets.std(axis=0) + 1e-6 if len(targets) else 1.0
-        found = self._decode(targets, s.hypotheses) if len(targets) else []
+        found = decode(targets, s.hypotheses) if len(targets) else []
         rows = [(i, h) for i, drawn in enumerate(found) for h in drawn]
         guessed = self._vectors([h for _, h in rows]) if rows else targets[:0]
         with torch.random.fork_rng(devices=[]):

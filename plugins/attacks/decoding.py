@@ -3,14 +3,20 @@ re-ranked by how close their own vectors come to the attacked one (`rerank`)."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 
 from harness.plugin import AttackInputs, Decode, Inversion, Query, ThreatModel
 
+T = TypeVar("T")
 
-def needs(found: object, what: str) -> None:
+
+def needs(found: T | None, what: str) -> T:
+    """Return `found`, or raise if the core handed None for what the threat model asks for."""
     if found is None:
         raise ValueError(f"the core handed no {what}, which this attack's threat model asks for")
+    return found
 
 
 class AdaptiveDecoder:

@@ -97,12 +97,15 @@ class VectorStandardisation:
         norm = self.vector_norm
         if norm is None:
             return
-        if mean.shape != norm.running_mean.shape or var.shape != norm.running_var.shape:
+        running_mean, running_var = norm.running_mean, norm.running_var
+        if running_mean is None or running_var is None:
+            raise ValueError("vector_norm keeps no running statistics (track_running_stats=False)")
+        if mean.shape != running_mean.shape or var.shape != running_var.shape:
             raise ValueError(f"statistics of shape {tuple(mean.shape)} / {tuple(var.shape)} "
                              f"for {norm.num_features}-dimensional vectors")
         with torch.no_grad():
-            norm.running_mean.copy_(mean)
-            norm.running_var.copy_(var)
+            running_mean.copy_(mean)
+            running_var.copy_(var)
 
 
 def full_precision(like: torch.Tensor) -> torch.autocast:

@@ -8,7 +8,8 @@ embedding matrix.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple, cast
 
 import numpy as np
 import torch
@@ -103,7 +104,7 @@ class MixtureOfSoftmaxesLSTM(VectorStandardisation, nn.Module):
     def initial_state(self, vectors: torch.Tensor) -> MosState:
         """Zero (h, c) per layer, as in the released paper code, for vectors (B, D)."""
         check_vectors(vectors, self.input_dim)
-        first = self.rnns[0]
+        first = cast(WeightDropLSTM, self.rnns[0])  # nn.ModuleList types its items as Module
         context = standardised(vectors, self.vector_norm)
         with full_precision(context):
             gates = F.linear(context.float(), first.weight_ih_l0[:, self.embedding.weight.size(1):],
@@ -125,8 +126,9 @@ class MixtureOfSoftmaxesLSTM(VectorStandardisation, nn.Module):
         x = self.embedding(tokens).float()
         emb_dim = x.size(-1)
         new_layers = []
+        rnns = cast("Iterable[WeightDropLSTM]", self.rnns)  # nn.ModuleList yields Module to mypy
         with full_precision(x):  # as the LSTMs of `forward`
-            for layer, rnn in enumerate(self.rnns):
+            for layer, rnn in enumerate(rnns):
                 h, c = state.layers[layer]
                 # One matrix product for [input; h] per layer (the biases are in
                 # `state.context` for the first layer).

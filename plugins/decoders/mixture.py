@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -47,7 +48,8 @@ def mixture_by_experts(logits: torch.Tensor, log_prior: torch.Tensor) -> torch.T
     top = terms[0]
     for term in terms[1:]:
         top = torch.maximum(top, term)
-    total = sum(torch.exp(term - top) for term in terms)
+    # sum() of tensors is a tensor (the checker sees its start, 0); cast is a no-op to dynamo
+    total = cast(torch.Tensor, sum(torch.exp(term - top) for term in terms))
     return top + torch.log(total)
 
 

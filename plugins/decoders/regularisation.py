@@ -46,6 +46,13 @@ class WeightDropLSTM(nn.LSTM):
     into a model with or without weight drop.
     """
 
+    # Registered by nn.LSTM (one layer, with biases); declared for the type checker, which sees
+    # them through nn.Module.__getattr__ as `Tensor | Module`.
+    weight_ih_l0: nn.Parameter
+    weight_hh_l0: nn.Parameter
+    bias_ih_l0: nn.Parameter
+    bias_hh_l0: nn.Parameter
+
     def __init__(self, input_size: int, hidden_size: int, weight_drop: float = 0.0) -> None:
         super().__init__(input_size, hidden_size, batch_first=True)
         self.weight_drop = float(weight_drop)

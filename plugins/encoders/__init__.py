@@ -123,8 +123,9 @@ def register_encoders(register: Register) -> None:
     register("glove-gem", _over_glove("gem"), options=GloveGemOptions, trainable=True,
              availability=glove_availability,
              description=f"geometric embedding (Yang et al. 2018) over {glove}")
-    random = {"borep": (BorepOptions, "bag of random embedding projections, pooled"),
-              "esn": (EsnOptions, "bidirectional echo state network, max-pooled, 2x dim")}
+    random: dict[str, tuple[type[Options], str]] = {
+        "borep": (BorepOptions, "bag of random embedding projections, pooled"),
+        "esn": (EsnOptions, "bidirectional echo state network, max-pooled, 2x dim")}
     for kind, (options, what) in random.items():
         register(kind, _random_weights(kind, False), options=options,
                  description=f"{what}, over the subword vectors (Wieting & Kiela 2019)")

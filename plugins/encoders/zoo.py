@@ -78,7 +78,7 @@ def mpnet_parts() -> list[Path]:
         dist = _distribution(name)
         files = [f for f in (dist.files or []) if str(f).endswith(f".zip.00{number}")] \
             if dist else []
-        if not files:
+        if dist is None or not files:
             raise HarnessError(f"encoder 'mpnet': {name} is not installed; {MPNET_HINT}")
         paths.append(Path(str(dist.locate_file(files[0]))))
     return paths
@@ -181,7 +181,7 @@ def minilm_onnx_file() -> Path:
     """The installed ONNX graph of paraphrase-MiniLM-L3-v2."""
     dist = _distribution(MINILM_ONNX_PACKAGE)
     files = [f for f in (dist.files or []) if str(f).endswith(".onnx")] if dist else []
-    if not files:
+    if dist is None or not files:
         raise HarnessError(f"encoder 'minilm-l3-onnx': {MINILM_ONNX_PACKAGE} is not installed; "
                            f"{ZOO_HINT}")
     return Path(str(dist.locate_file(files[0])))

@@ -102,8 +102,10 @@ def bleu_from_statistics(totals: np.ndarray, smooth_method: str = "exp") -> np.n
             precision = np.where(
                 unmatched, 100.0 / (2.0 ** np.cumsum(unmatched, axis=-1) * total), precision)
         elif smooth_method == "floor":
-            precision = np.where(
-                unmatched, 100.0 * BLEU.SMOOTH_DEFAULTS["floor"] / total, precision)
+            floor = BLEU.SMOOTH_DEFAULTS["floor"]  # 0.1; the table's type allows None
+            if floor is None:
+                raise RuntimeError("sacrebleu gives no default value for 'floor' smoothing")
+            precision = np.where(unmatched, 100.0 * floor / total, precision)
         else:
             precision = np.where(unmatched, 0.0, precision)
         # An order with no n-grams ends sacrebleu's loop with precision 0, i.e. BLEU 0.

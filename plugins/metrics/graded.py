@@ -90,7 +90,7 @@ class RetrievalMetric:
         candidates = np.column_stack([np.arange(n), distractor_sets(n, self.k, self.seed)])
         vector_rows = np.repeat(np.arange(n), self.k)
         sentence_rows = candidates.reshape(-1)
-        nll = np.empty(len(sentence_rows), dtype=np.float64)
+        nll: np.ndarray = np.empty(len(sentence_rows), dtype=np.float64)  # (n * k,), then (n, k)
         for start in range(0, len(nll), PAIRS_PER_CALL):
             stop = start + PAIRS_PER_CALL
             nll[start:stop] = decoder.nll(vector_rows[start:stop], sentence_rows[start:stop])

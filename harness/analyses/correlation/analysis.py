@@ -16,6 +16,7 @@ from harness.analyses.correlation.primary_report import primary_section
 from harness.analyses.correlation.registration import registration
 from harness.analyses.correlation.report import correlation_section
 from harness.analyses.correlation.scatter import scatter_figures, scatter_section
+from harness.analyses.correlation.spec import correlation_settings
 from harness.analyses.correlation.summary import correlation_caveats, tracking_claims
 from harness.analyses.correlation.table1 import table1_section
 from harness.analyses.downstream.scores import Downstream
@@ -38,7 +39,7 @@ class CorrelationAnalysis:
         lower_is_better = frozenset(name for r in runs for name, score in r.metrics.items()
                                     if not score.higher_is_better)
         studied = spec.studied(run.encoders)
-        section = spec.correlation
+        section = correlation_settings(spec)
         correlations = correlate_diagnostics(
             diagnostics, _downstream(run), method=section.method, decoder=run.primary,
             rank_by=section.rank_by, lower_is_better=lower_is_better,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.analyses.correlation.spec import correlation_settings
 from harness.errors import HarnessError, SpecError
 from harness.protocols import BuildContext, CombinedColumns
 from harness.results.declarations import read_table
@@ -21,8 +22,8 @@ def check_correlation(spec: Spec, positions: Positions) -> None:
     of the metrics (the default is only used when it does: the run notes that no rank was made
     otherwise), and `primary` (`check_primary`)."""
     metrics = [m.name for m in spec.components("metric")]
-    rank_by = spec.correlation.rank_by
-    if metrics and rank_by not in metrics and "rank_by" in spec.correlation.model_fields_set:
+    rank_by = correlation_settings(spec).rank_by
+    if metrics and rank_by not in metrics and "rank_by" in correlation_settings(spec).model_fields_set:
         raise positions.error(f"{rank_by!r} is not among the spec's metrics "
                               f"({', '.join(metrics)})", ("correlation", "rank_by"))
     check_primary(spec, positions)
@@ -33,7 +34,7 @@ def check_primary(spec: Spec, positions: Positions) -> None:
     checked against a reference table's columns by preflight (`primary_problems`); the columns
     computed tasks give (`TaskResult.columns`, SentEval's combined STS) are known only once they
     ran, so a declared task without scores is named in the primary analysis's notes."""
-    section = spec.correlation.primary
+    section = correlation_settings(spec).primary
     metrics = [m.name for m in spec.components("metric")]
     if section.diagnostics is not None:
         _raise_unknown(section.diagnostics, metrics, "metrics", "diagnostics", positions)
@@ -63,7 +64,7 @@ def primary_problems(spec: Spec | TableSpec) -> list[SpecError]:
     """Declared diagnostics that are not columns of a table spec's diagnostics table, and declared
     tasks that are not columns of the downstream reference table when every score comes from
     it (the spec computes no tasks): found before any work."""
-    section = spec.correlation.primary
+    section = correlation_settings(spec).primary
     problems = []
     if isinstance(spec, TableSpec) and section.diagnostics is not None:
         columns = _columns(spec.diagnostics.reference)

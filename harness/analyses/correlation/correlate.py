@@ -24,6 +24,7 @@ estimates.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from harness.stats.multiple import holm_adjusted
 MIN_ENCODERS = 3
 
 
-def correlate_diagnostics(diagnostics: dict[str, dict[str, float | None]],
+def correlate_diagnostics(diagnostics: Mapping[str, Mapping[str, float | None]],
                           downstream: Downstream, *,
                           method: str, decoder: str, rank_by: str,
                           exact_max: int | None = None,
@@ -170,10 +171,10 @@ def support_notes(runs: list[PairResult], rank_by: str, decoder: str,
                   min_support: int) -> list[str]:
     """A warning when the diagnostic the encoders are ranked by is, for some encoder, a rate
     over fewer than `min_support` units (Id/PERM over a handful of permutations)."""
-    thin = [f"{run.encoder} (n={run.metrics[rank_by].support})" for run in runs
-            if run.decoder == decoder and rank_by in run.metrics
-            and run.metrics[rank_by].support is not None
-            and run.metrics[rank_by].support < min_support]
+    supports = {run.encoder: run.metrics[rank_by].support for run in runs
+                if run.decoder == decoder and rank_by in run.metrics}
+    thin = [f"{encoder} (n={n})" for encoder, n in supports.items()
+            if n is not None and n < min_support]
     if not thin:
         return []
     return [f"rank_by {rank_by!r} rests on fewer than {min_support} sentences for "

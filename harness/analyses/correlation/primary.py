@@ -23,6 +23,7 @@ at larger levels).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -42,8 +43,8 @@ MERGED = " = "
 """Joins the names of diagnostics merged into one test: "id = perm"."""
 
 
-def primary_analysis(diagnostics: dict[str, dict[str, float | None]],
-                     downstream: dict[str, dict[str, float]], section: PrimarySection, *,
+def primary_analysis(diagnostics: Mapping[str, Mapping[str, float | None]],
+                     downstream: Mapping[str, Mapping[str, float]], section: PrimarySection, *,
                      method: str, lower_is_better: frozenset[str] = frozenset(), seed: int = 0,
                      exact_max: int | None = None) -> PrimaryAnalysis:
     """Return the primary analysis of `diagnostics` (diagnostic -> encoder -> value) against
@@ -68,7 +69,8 @@ def primary_analysis(diagnostics: dict[str, dict[str, float | None]],
     limit = EXACT_MAX if exact_max is None else exact_max
     tests, p_method, permutations = [], None, 0
     for group in merge_identical(diagnostics, names, encoders):
-        x = np.array([float(diagnostics[group[0]][e]) for e in encoders])  # type: ignore[arg-type]
+        # every value is finite: `_encoders` kept the encoders that have one
+        x = np.array([diagnostics[group[0]][e] for e in encoders], dtype=np.float64)
         joint = mean_correlation_test(x, table, method, exact_max=limit,
                                       permutations=section.permutations, seed=seed)
         p_method, permutations = joint.p_method or p_method, joint.permutations or permutations
@@ -89,7 +91,7 @@ def primary_analysis(diagnostics: dict[str, dict[str, float | None]],
         "power_alpha": power_alpha, "min_detectable_rho": detectable, "notes": notes})
 
 
-def _diagnostics(diagnostics: dict[str, dict[str, float | None]], section: PrimarySection,
+def _diagnostics(diagnostics: Mapping[str, Mapping[str, float | None]], section: PrimarySection,
                  lower_is_better: frozenset[str], notes: list[str]) -> list[str]:
     """The declared diagnostics that were measured; by default every higher-is-better one."""
     if section.diagnostics is None:
@@ -108,8 +110,8 @@ def _finite(value: object) -> bool:
         return False
 
 
-def _encoders(diagnostics: dict[str, dict[str, float | None]],
-              downstream: dict[str, dict[str, float]], names: list[str],
+def _encoders(diagnostics: Mapping[str, Mapping[str, float | None]],
+              downstream: Mapping[str, Mapping[str, float]], names: list[str],
               notes: list[str]) -> list[str]:
     """The encoders with downstream scores and a finite value of every diagnostic, sorted."""
     scored = sorted(e for e, scores in downstream.items() if scores)
@@ -121,7 +123,7 @@ def _encoders(diagnostics: dict[str, dict[str, float | None]],
     return kept
 
 
-def _tasks(downstream: dict[str, dict[str, float]], encoders: list[str],
+def _tasks(downstream: Mapping[str, Mapping[str, float]], encoders: list[str],
            section: PrimarySection, notes: list[str]) -> tuple[list[str], list[str]]:
     """(tasks the mean is over, tasks left out): the declared (or all) tasks that every encoder
     has a finite score for and whose scores are not all equal."""
@@ -152,7 +154,7 @@ def _tasks(downstream: dict[str, dict[str, float]], encoders: list[str],
     return kept, left_out
 
 
-def merge_identical(diagnostics: dict[str, dict[str, float | None]], names: list[str],
+def merge_identical(diagnostics: Mapping[str, Mapping[str, float | None]], names: list[str],
                     encoders: list[str]) -> list[list[str]]:
     """`names` grouped so that diagnostics with the same value on every encoder (to 1e-12
     relative) share a group, in the order first met: each group is one test."""

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from harness.protocols import Settings
+from harness.protocols import Settings, SpecView
 
 
 class PrimarySection(Settings):
@@ -49,3 +49,8 @@ class CorrelationSection(Settings):
     rank_by: str = "id"  # the paper's Table 1 ranks by Id
     # The primary analysis, declared before the run (`PrimarySection`).
     primary: PrimarySection = PrimarySection()
+
+
+def correlation_settings(spec: SpecView) -> CorrelationSection:
+    """The spec's `correlation:` section, typed (defaults where the file gives none)."""
+    return spec.section("correlation", CorrelationSection)

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from harness.analyses.correlation.correlate import correlations_from_tables
+from harness.analyses.correlation.spec import correlation_settings
 from harness.analyses.downstream.scores import downstream_scores
 from harness.errors import HarnessError
 from harness.results.declarations import read_table, row_declarations
@@ -22,7 +23,7 @@ def table_results(spec: TableSpec) -> dict[str, Any]:
     if spec.downstream.reference is None:
         raise HarnessError(f"{spec.source}: downstream.reference: a table spec needs a "
                            "downstream table to correlate with")
-    section = spec.correlation
+    section = correlation_settings(spec)
     correlations = correlations_from_tables(spec.diagnostics.reference,
                                             spec.downstream.reference, section.method,
                                             rank_by=section.rank_by, primary=section.primary,

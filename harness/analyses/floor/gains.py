@@ -98,13 +98,13 @@ def gains_over_floor(metrics: Mapping[str, Metric], statistics: Statistics, chan
             for d in differences}
     if not gains:
         return None
-    levels = {name: {encoder: metric_score(metrics[name], [stats], seed=seed,
-                                           resamples=resamples)
-                     for encoder, stats in by_encoder.items()}
-              for name, by_encoder in chance.items() if name in metrics}
+    at_chance = {name: {encoder: metric_score(metrics[name], [stats], seed=seed,
+                                              resamples=resamples)
+                        for encoder, stats in by_encoder.items()}
+                 for name, by_encoder in chance.items() if name in metrics}
     return FloorGains(encoder=floor, resamples=resamples, permutations=permutations,
                       seeds=any(len(s) > 1 for by in statistics.values() for s in by.values()),
-                      gains=gains, chance=levels or None)
+                      gains=gains, chance=at_chance or None)
 
 
 def floor_gains(ctx: RunContext, statistics: Statistics, chance: Chance) -> FloorGains | None:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from harness.analyses.lengths.results import LengthBin, LengthBreakdown, PairLengths
+from harness.analyses.lengths.spec import breakdown_settings
 from harness.analyses.run import Statistics
 from harness.errors import plugin_call
 from harness.protocols import Metric, higher_is_better
@@ -125,7 +126,7 @@ def length_breakdown(ctx: RunContext, statistics: Statistics, references: Sequen
         return None
     started = time.perf_counter()
     lengths = reference_lengths(references)
-    setting = ctx.spec.breakdown.length_bins
+    setting = breakdown_settings(ctx.spec).length_bins
     edges = auto_edges(lengths) if setting == "auto" else list(setting)
     index = bin_index(lengths, edges)
     runs: dict[tuple[str, str], dict[str, list[MetricScore]]] = {}

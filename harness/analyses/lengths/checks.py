@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.analyses.lengths.spec import breakdown_settings
 from harness.spec.positions import Positions
 from harness.spec.schema import Spec
 
@@ -12,7 +13,7 @@ from harness.spec.schema import Spec
 def check_bins(spec: Spec, positions: Positions, spec_folder: Path) -> Spec:
     """The spec as it is; raise for a bin that starts at or beyond `corpus.max_tokens`, which
     no test sentence reaches."""
-    edges = spec.breakdown.length_bins
+    edges = breakdown_settings(spec).length_bins
     if isinstance(edges, list) and edges[-1] >= spec.corpus.max_tokens:
         raise positions.error(f"a bin from {edges[-1]} tokens would be empty: the test set keeps "
                               f"sentences under corpus.max_tokens ({spec.corpus.max_tokens}) "

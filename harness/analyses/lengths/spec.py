@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from harness.protocols import Settings
+from harness.protocols import Settings, SpecView
 
 
 class BreakdownSection(Settings):
@@ -32,3 +32,8 @@ class BreakdownSection(Settings):
                 raise ValueError("give increasing token counts of at least 2 at which a new "
                                  f"bin starts, e.g. [5, 10] (bins <5, 5-9, >=10), not {value}")
         return value
+
+
+def breakdown_settings(spec: SpecView) -> BreakdownSection:
+    """The spec's `breakdown:` section, typed (defaults where the file gives none)."""
+    return spec.section("breakdown", BreakdownSection)

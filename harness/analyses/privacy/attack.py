@@ -58,8 +58,8 @@ def attack(ctx: RunContext, attacker: Component, encoded: Encoded, corpus: Corpu
                          leakage=leakage, tasks={r.task: r.score for r in tasks},
                          tasks_ci95={r.task: found for r in tasks
                                      if (found := task_interval(r)) is not None},
-                         tasks_chance={r.task: found for r in tasks
-                                       if (found := chance_level(r)) is not None},
+                         tasks_chance={r.task: level for r in tasks
+                                       if (level := chance_level(r)) is not None},
                          canaries=recovery, attacks=attacks,
                          strongest=(strongest(attacks, plan.compare_on)
                                     if attacks and plan is not None else None))

@@ -119,8 +119,8 @@ def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
 def strongest(attacks: dict[str, AttackLeakage], compare_on: str) -> str | None:
     """The label of the attack with the highest `compare_on` score (the first among equals),
     or None when none has one."""
-    scored_ = [(label, a.leakage[compare_on].value) for label, a in attacks.items()
-               if compare_on in a.leakage and a.leakage[compare_on].value is not None]
+    scored_ = [(label, value) for label, a in attacks.items() if compare_on in a.leakage
+               and (value := a.leakage[compare_on].value) is not None]
     return max(scored_, key=lambda item: item[1])[0] if scored_ else None
 
 

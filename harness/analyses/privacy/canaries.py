@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.analyses.privacy.entities import ENTITY_TYPES, FRAMES, entity_values
+from harness.analyses.privacy.spec import privacy_settings
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def canary_set(spec: Spec, vocab: SubwordVocab) -> list[Canary]:
     <unk>, normalised like the corpus; refused when `generation.max_len` would cut one."""
     from harness.text.reading import normalise as normalised
 
-    section = spec.privacy
+    section = privacy_settings(spec)
     options = spec.corpus.normalise
 
     def normalise(sentence: str) -> str:

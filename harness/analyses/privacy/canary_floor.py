@@ -14,6 +14,7 @@ from harness.analyses.privacy.attacking import AttackPlan, Target, run_attacks
 from harness.analyses.privacy.canaries import canary_set
 from harness.analyses.privacy.canary_attack import canary_recovery
 from harness.analyses.privacy.results import AttackLeakage, EntityRecovery
+from harness.analyses.privacy.spec import privacy_settings
 from harness.protocols import AnalysisJob
 from harness.spec import Component, Spec
 from harness.stages.base import RunContext
@@ -28,7 +29,7 @@ def floor_jobs(spec: Spec, name: str, attacker: Component) -> list[AnalysisJob]:
     attack on its clean vectors when that encoder is not studied (a studied one has them among
     its points); none without canaries or attacks."""
     floor = floor_encoder(spec)
-    if (not spec.privacy.canaries and not spec.privacy.attacks) or floor is None \
+    if (not privacy_settings(spec).canaries and not privacy_settings(spec).attacks) or floor is None \
             or spec.studied([floor]):
         return []
     trains = () if attacker.trains_for(floor) else (attacker.name,)
@@ -57,7 +58,7 @@ def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Comp
     undefended; None without canaries or a floor encoder."""
     spec = ctx.spec
     floor = floor_encoder(spec)
-    if not spec.privacy.canaries or floor is None:
+    if not privacy_settings(spec).canaries or floor is None:
         return None
     (encoder,) = [e for e in spec.components("encoder") if e.name == floor]
     encoded = encode_corpus(ctx, encoder, corpus, vocab)

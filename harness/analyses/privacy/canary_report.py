@@ -59,10 +59,10 @@ def canary_section(privacy: Privacy, label: Label) -> Section:
         "over canaries with its bootstrap 95% interval over canaries. It is log2 M for a true "
         "value ranked first and 0 for one ranked last; a rank uniform on 1..M, what a vector "
         "without information gives, has the mean log2 M - log2(M!)/M (chance)."]
-    recovery = Table("Recovered exactly (%) [95% interval] / partly (%)",
-                     ["encoder", "vectors", *[f"{k} (n={first[k].n})" for k in kinds]],
-                     _rows(privacy, kinds, label, _recovery))
-    exposure = Table("Exposure (bits) [95% interval]", ["encoder", "vectors", *[
+    recovered = Table("Recovered exactly (%) [95% interval] / partly (%)",
+                      ["encoder", "vectors", *[f"{k} (n={first[k].n})" for k in kinds]],
+                      _rows(privacy, kinds, label, _recovery))
+    exposed = Table("Exposure (bits) [95% interval]", ["encoder", "vectors", *[
         f"{k} (M={fmt(first[k].candidates)}, chance {fmt(first[k].exposure_chance, 2)})"
         for k in kinds]], _rows(privacy, kinds, label, _exposure))
-    return Section("Privacy: canaries", text, tables=[recovery, exposure])
+    return Section("Privacy: canaries", text, tables=[recovered, exposed])

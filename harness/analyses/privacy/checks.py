@@ -6,6 +6,7 @@ read, not after every encoder's decoders have trained."""
 from __future__ import annotations
 
 from harness.analyses.privacy.entities import fewest_words
+from harness.analyses.privacy.spec import privacy_settings
 from harness.errors import SpecError
 from harness.spec.positions import Loc, Positions, dotted
 from harness.spec.schema import Spec
@@ -33,7 +34,7 @@ def check_privacy(spec: Spec, positions: Positions) -> None:
         raise positions.error("the privacy analysis attacks the defended vectors with a decoder "
                               "and the spec has none: add `decoders:` (and `metrics:`), or "
                               "remove `defences:`", ("defences",))
-    section = spec.privacy
+    section = privacy_settings(spec)
     if section.attacker is not None and section.attacker not in decoders:
         raise positions.error(f"{section.attacker!r} is not among the spec's decoders "
                               f"({', '.join(decoders)}): name one of them, or remove "
@@ -56,7 +57,7 @@ def check_canaries(spec: Spec, positions: Positions) -> None:
     least (`harness.analyses.privacy.entities.fewest_words`), and max_len counts the end of
     sentence. The run measures them in pieces once it has the vocabulary
     (`harness.analyses.privacy.canaries.check_canaries`)."""
-    count = spec.privacy.canaries
+    count = privacy_settings(spec).canaries
     if not count:
         return
     if not any(encoder.info.name == FLOOR_ENCODER for encoder in spec.components("encoder")):

@@ -57,7 +57,8 @@ def chance_exposure(candidates: int) -> float:
 def variant_nll(found: Sequence[Canary], score: Scorer) -> list[list[list[float]]]:
     """Per canary, per entity, the NLL of each candidate sentence given the canary's vector,
     scored in one call of `score`."""
-    rows, sentences = [], []
+    rows: list[int] = []
+    sentences: list[str] = []
     for row, canary in enumerate(found):
         for variants in canary.variants:
             rows.extend([row] * len(variants))

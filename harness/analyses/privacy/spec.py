@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from harness.protocols import Settings
+from harness.protocols import Settings, SpecView
 
 
 class PrivacySection(Settings):
@@ -37,3 +37,8 @@ class PrivacySection(Settings):
     # A defence's leakage is compared at the strongest level keeping this share of the clean
     # vectors' utility.
     matched_utility: float = Field(default=0.95, gt=0, le=1)
+
+
+def privacy_settings(spec: SpecView) -> PrivacySection:
+    """The spec's `privacy:` section, typed (defaults where the file gives none)."""
+    return spec.section("privacy", PrivacySection)

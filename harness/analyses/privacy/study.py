@@ -16,6 +16,7 @@ from harness.analyses.privacy.attacking import AttackPlan, Surrogate
 from harness.analyses.privacy.canaries import canary_set
 from harness.analyses.privacy.canary_floor import floor_attacks, floor_canaries, floor_jobs
 from harness.analyses.privacy.results import MatchedLeakage, Privacy, PrivacyPoint, judged_by
+from harness.analyses.privacy.spec import privacy_settings
 from harness.analyses.privacy.utility import Utility, clean_utility, task_score, utility
 from harness.analyses.run import AnalysisRun
 from harness.errors import HarnessError
@@ -43,7 +44,7 @@ def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
     (`floor_jobs`); none when the spec names no defence."""
     if not spec.defences:
         return []
-    attacker = _attacker(spec, spec.privacy.attacker)
+    attacker = _attacker(spec, privacy_settings(spec).attacker)
     levels = sum(len(entry.at_levels()) for entry in spec.defences)
     encoders = [e.name for e in spec.components("encoder")]
     # The clean attacker is the encoder's own decoder (one artifact, trained by its job).
@@ -61,7 +62,7 @@ def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder_name: str
     if spec.studied([encoder_name]):
         attack_encoder(ctx, corpus, vocab, encoder_name)
     if encoder_name == floor_encoder(spec):
-        attacker = _attacker(spec, spec.privacy.attacker)
+        attacker = _attacker(spec, privacy_settings(spec).attacker)
         floor_canaries(ctx, corpus, vocab, attacker)
         floor_attacks(ctx, corpus, vocab, attacker, _plan(ctx, corpus, vocab, attacker,
                                                           encoder_name))
@@ -72,7 +73,7 @@ def attack_encoder(ctx: RunContext, corpus: Corpus, vocab: Vocab,
     """The clean point, then each defence's levels, of one encoder: every attacker trained and
     scored through the cache, so the study (`privacy_study`) reads what a job computed."""
     spec = ctx.spec
-    section = spec.privacy
+    section = privacy_settings(spec)
     (encoder,) = [e for e in spec.components("encoder") if e.name == encoder_name]
     found = canary_set(spec, vocab.vocab) if section.canaries else None
     return _encoder_points(ctx, corpus, vocab, encoder, _attacker(spec, section.attacker),
@@ -86,7 +87,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
     if not spec.defences:
         return None
     started = time.perf_counter()
-    section = spec.privacy
+    section = privacy_settings(spec)
     attacker = _attacker(spec, section.attacker)
     if section.leakage not in [m.name for m in spec.metrics]:
         raise HarnessError(f"privacy.leakage: {section.leakage!r} is not among the spec's "
@@ -150,7 +151,7 @@ def _encoder_points(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder: Comp
             scores = {r.task: task_score(r) for r in got.results}
             update: dict[str, Any] = {"budget": summary.budget,
                                       **_utility_fields(utility(scores, clean_scores))}
-            if ctx.spec.privacy.non_adaptive and defended.dim == encoded.dim:
+            if privacy_settings(ctx.spec).non_adaptive and defended.dim == encoded.dim:
                 update["non_adaptive"] = leaked(ctx, attacker, clean.trained, defended, corpus,
                                                 vocab, clean=encoded)
             rows.append(got.point.model_copy(update=update))
@@ -166,7 +167,7 @@ def _utility_fields(found: Utility) -> dict[str, Any]:
 def _plan(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
           encoder: str) -> AttackPlan:
     """The attacks of `privacy.attacks` on `encoder`'s points, with its surrogates."""
-    section = ctx.spec.privacy
+    section = privacy_settings(ctx.spec)
     return AttackPlan(section.attacks, _surrogates(ctx, corpus, vocab, attacker, encoder),
                       section.compare_on)
 
@@ -203,14 +204,15 @@ def matched_leakage(rows: list[PrivacyPoint], metric: str, target: float,
     the strongest attack's on `compare_on` where attacks ran (`judged_by`)."""
     matched = {}
     for defence in dict.fromkeys(p.defence for p in rows if p.defence):
-        kept = [(p, score) for p in rows if p.defence == defence and p.utility_ci95 is not None
+        kept = [(p, score, value) for p in rows
+                if p.defence == defence and p.utility_ci95 is not None
                 and p.utility_ci95[0] is not None and p.utility_ci95[0] >= target
                 and (score := judged_by(p, metric, compare_on)) is not None
-                and score.value is not None]
+                and (value := score.value) is not None]
         if not kept:
             matched[defence] = MatchedLeakage()
             continue
-        best, score = min(kept, key=lambda found: found[1].value)
+        best, score, _ = min(kept, key=lambda found: found[2])
         matched[defence] = MatchedLeakage(level=best.level, utility=best.utility,
                                           utility_ci95=best.utility_ci95,
                                           leakage=score)

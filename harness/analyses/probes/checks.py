@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.analyses.probes.spec import probes_settings
 from harness.errors import HarnessError, SpecError
 from harness.spec.positions import Positions
 from harness.spec.schema import Spec
@@ -14,7 +15,7 @@ from harness.spec.schema import Spec
 def resolve_probes(spec: Spec, positions: Positions, spec_folder: Path) -> Spec:
     """The spec with its analogy files made absolute; raise for a missing one, and for probes
     in a spec without decoders."""
-    section = spec.probes
+    section = probes_settings(spec)
     if section.active and not spec.decoders:
         raise positions.error("probes decode with trained decoders; the spec has none "
                               "(add `decoders:` or remove `probes:`)", ("probes",))
@@ -38,7 +39,7 @@ def probe_problems(spec: Spec) -> list[SpecError]:
     from harness.analyses.probes.analogies import read_analogy_set
 
     problems = []
-    for index, source in enumerate(spec.probes.analogies):
+    for index, source in enumerate(probes_settings(spec).analogies):
         if source.path is not None and source.path.is_file():
             try:
                 read_analogy_set(source.path, source.form)

@@ -279,7 +279,7 @@ def _check_operation(node: Binary, left_vector: bool, right_vector: bool, right:
                               "number", column)
     if op == "/" and right_vector:
         raise ExpressionError("cannot divide by a sentence vector; divide by a number", column)
-    if op == "/" and not right_vector and float(right) == 0.0:  # type: ignore[arg-type]
+    if op == "/" and not right_vector and float(right) == 0.0:
         raise ExpressionError("division by zero", column)
 
 

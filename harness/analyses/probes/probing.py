@@ -33,7 +33,7 @@ from harness.analyses.probes.interpolation import interpolate_paths
 from harness.analyses.probes.noise import noise_robustness
 from harness.analyses.probes.pairs import ProbedPair, normaliser, probed_pair
 from harness.analyses.probes.results import PairProbes
-from harness.analyses.probes.spec import AnalogySource, ProbesSection
+from harness.analyses.probes.spec import AnalogySource, ProbesSection, probes_settings
 from harness.protocols import AnalysisJob
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -90,7 +90,7 @@ def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, skip: Collection[s
     """Every pair's probes (only encoder `only`'s, when given), from the cache or computed
     now; encoders in `skip` (their jobs failed) are left out. Nothing when the spec asks for
     no probe."""
-    section = ctx.spec.probes
+    section = probes_settings(ctx.spec)
     probed = Probed()
     if not section.active:
         return probed
@@ -186,7 +186,7 @@ def probe_jobs(spec: Any, name: str) -> list[AnalysisJob]:
     """One job per encoder with a decoder trained for it, named `name`: the pairs' probes
     decoded in the encoder's job (`run_probes` with `only`); none when the spec asks for no
     probe."""
-    if not spec.probes.active:
+    if not probes_settings(spec).active:
         return []
     return [AnalysisJob(analysis=name, encoder=encoder.name,
                         what=f"probes decoded by {encoder.name}'s decoders")

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.protocols import Settings
+from harness.protocols import Settings, SpecView
 
 ANALOGY_GENERATORS = ("quickstart",)
 """Analogy sets the harness generates (`harness.synthetic.analogies`)."""
@@ -127,3 +127,8 @@ class ProbesSection(_Strict):
     def active(self) -> bool:
         """True when the section asks for any probe."""
         return bool(self.analogies) or self.interpolation is not None or self.noise is not None
+
+
+def probes_settings(spec: SpecView) -> ProbesSection:
+    """The spec's `probes:` section, typed (defaults where the file gives none)."""
+    return spec.section("probes", ProbesSection)

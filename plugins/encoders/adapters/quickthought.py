@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -166,7 +166,7 @@ class QuickThoughtModel(nn.Module):
     @staticmethod
     def _vocabularies(arrays: dict[str, np.ndarray], source: Path) -> list[Vocabulary]:
         """Return the vocabularies of f and g (g shares f's unless `word_embedding_out` exists)."""
-        out = []
+        out: list[Vocabulary] = []
         for suffix in ("", "_out"):
             table_key = f"word_embedding{suffix}"
             if table_key not in arrays:
@@ -192,7 +192,8 @@ class QuickThoughtModel(nn.Module):
     @property
     def dim(self) -> int:
         """f's plus g's dimension (2,400 for a released model)."""
-        return sum(encoder.dim for encoder in self.encoders.values())
+        # nn.ModuleDict types its values as Module; they are the GRUSentenceEncoders built above
+        return sum(cast(GRUSentenceEncoder, encoder).dim for encoder in self.encoders.values())
 
     def forward(self, sentences: Sequence[list[str]]) -> torch.Tensor:
         """Return (B, dim) [f/|f|; g/|g|] for tokenised, non-empty sentences."""

@@ -47,6 +47,17 @@ ENCODER_FILE = "encoder.json"
 View = Literal["both", "f", "g"]
 
 
+def _view(suffix: str) -> View:
+    """Return the view a registered name's suffix selects: "f", "g", or both for none."""
+    if suffix == "f":
+        return "f"
+    if suffix == "g":
+        return "g"
+    if suffix in ("", "both"):
+        return "both"
+    raise ValueError(f"unknown multi-view view {suffix!r}: expected 'f', 'g' or none")
+
+
 @dataclass(frozen=True)
 class Framework:
     """What distinguishes the registered encoders besides their options."""
@@ -125,7 +136,7 @@ class Settings:
             if values.get(key) is None:
                 values[key] = default
         known = {f.name for f in fields(cls)}
-        return cls(family=family, framework=framework, view=view or "both", seed=seed,
+        return cls(family=family, framework=framework, view=_view(view), seed=seed,
                    **{k: v for k, v in values.items() if k in known})
 
     def training_identity(self) -> dict[str, Any]:
@@ -252,6 +263,7 @@ class MultiViewEncoder:
         scratch = tempfile.TemporaryDirectory() if workdir is None else nullcontext(None)
         with scratch as temporary:
             work = Path(temporary) if temporary else workdir
+            assert work is not None  # a scratch directory is made when there is no workdir
             words = self._word_vectors(sentences, work / f"words-{words_key}")
             objective = self._build_objective(words)
             corpus = OrderedCorpus.from_sentences(sentences, words, s.max_words)

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import nn
 
@@ -27,8 +29,9 @@ class AdditiveCoupling(nn.Module):
         self.dim, self.swap = dim, swap
         self.split = dim // 2
         fixed, shifted = (dim - self.split, self.split) if swap else (self.split, dim - self.split)
-        self.m = nn.Sequential(nn.Linear(fixed, hidden), nn.ReLU(), nn.Linear(hidden, shifted))
-        for layer in (self.m[0], self.m[2]):  # orthonormal weights, zero biases (appendix A)
+        first, second = nn.Linear(fixed, hidden), nn.Linear(hidden, shifted)
+        self.m = nn.Sequential(first, nn.ReLU(), second)
+        for layer in (first, second):  # orthonormal weights, zero biases (appendix A)
             nn.init.orthogonal_(layer.weight)
             nn.init.zeros_(layer.bias)
 
@@ -68,7 +71,7 @@ class AdditiveBijection(nn.Module):
     def inverse(self, y: torch.Tensor) -> torch.Tensor:
         """Return c^-1(y), the inverse layers applied in reverse order."""
         for layer in reversed(self.layers):
-            y = layer.inverse(y)
+            y = cast(AdditiveCoupling, layer).inverse(y)  # nn.ModuleList types items as Module
         return y
 
 

@@ -47,7 +47,7 @@ class Batch:
         """Return the batch with its tensors on `device` (lengths stay on the CPU for packing)."""
         def move(t: torch.Tensor | None) -> torch.Tensor | None:
             return None if t is None else t.to(device)
-        return Batch(move(self.word_ids), self.lengths, move(self.target_ids),
+        return Batch(self.word_ids.to(device), self.lengths, move(self.target_ids),
                      move(self.noise_ids), move(self.positives))
 
 
@@ -109,6 +109,8 @@ def discriminative_loss(a: torch.Tensor, log_temperature: torch.Tensor,
 class _Objective(nn.Module, ABC):
     """The frozen word vectors (id 0 = absent word, a zero vector) and the view f."""
 
+    word_vectors: torch.Tensor  # a buffer, registered in __init__
+
     def __init__(self, word_vectors: np.ndarray, hidden: int, init: Init) -> None:
         super().__init__()
         # Not persistent: the vectors are saved once, as word_vectors.npy, not in every checkpoint.
@@ -144,7 +146,8 @@ class GenerativeObjective(_Objective):
         word_dim, sentence_dim = self.word_vectors.shape[1], self.f.dim
         self.beta = beta
         if decoder == "linear":
-            self.h: nn.Module = OrthonormalProjection(sentence_dim, word_dim)
+            self.h: OrthonormalProjection | BijectiveDecoder = OrthonormalProjection(
+                sentence_dim, word_dim)
         else:
             self.h = BijectiveDecoder(sentence_dim, word_dim, coupling_hidden or sentence_dim // 2,
                                       coupling_layers)

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from harness.plugin import DataError
 
-from .objectives import Batch, neighbour_mask
+from .objectives import Batch, DiscriminativeObjective, GenerativeObjective, neighbour_mask
 from .word_vectors import ABSENT, WordVectors
 
 Kind = Literal["generative", "discriminative"]
@@ -139,7 +139,8 @@ def discriminative_batches(corpus: OrderedCorpus, config: TrainingConfig,
                     positives=neighbour_mask(corpus.documents[a:b], config.window))
 
 
-def fit_objective(objective: nn.Module, corpus: OrderedCorpus, config: TrainingConfig, *,
+def fit_objective(objective: GenerativeObjective | DiscriminativeObjective,
+                  corpus: OrderedCorpus, config: TrainingConfig, *,
                   noise: np.ndarray | None = None, checkpoint_dir: Path | None = None,
                   device: str | torch.device = "cpu", progress: bool = True,
                   label: str = "multiview") -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -69,8 +69,13 @@ class Fitted(Protocol):
     """A trained `FitGroup`: its fits' best dev accuracies (fractions), the passes over the
     training rows each made before it stopped, and their models."""
 
-    dev_accuracy: tuple[float, ...]
-    passes: tuple[int, ...]
+    @property
+    def dev_accuracy(self) -> tuple[float, ...]:
+        """Each fit's best dev accuracy (a fraction), in the order of `l2regs`."""
+
+    @property
+    def passes(self) -> tuple[int, ...]:
+        """Passes over the training rows each fit made."""
 
     def score(self, x: np.ndarray, y: np.ndarray, fit: int) -> float:
         """Accuracy (a fraction) of fit `fit` (index into `l2regs`) on `x`, `y`."""
@@ -174,7 +179,7 @@ class _Update:
     the same numbers. `param.add(grad, alpha=l2)` is `addcmul(param, grad, l2)` bit for bit (both
     fused); `param.addcdiv_(a, d, value=v)` computes `(v * a) / d`."""
 
-    def __init__(self, method: str, settings: dict[str, float], shape: tuple[int, ...],
+    def __init__(self, method: str, settings: dict[str, Any], shape: tuple[int, ...],
                  device: torch.device) -> None:
         self.method = method
         self.settings = settings
@@ -230,7 +235,7 @@ def _adam_corrections(steps: np.ndarray, lr: float, beta1: float,
             np.vectorize(correction.__getitem__, otypes=[np.float32])(steps))
 
 
-def _update_rule(config: ClassifierConfig) -> tuple[str, dict[str, float]] | None:
+def _update_rule(config: ClassifierConfig) -> tuple[str, dict[str, Any]] | None:
     """The optimiser's method and settings as torch builds them from SentEval's spec (defaults
     included), or None for one whose update `_Update` does not implement."""
     probe = torch.zeros(1, requires_grad=True)

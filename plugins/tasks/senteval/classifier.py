@@ -29,7 +29,7 @@ OPTIMIZERS = {
 }
 
 
-def make_optimizer(spec: str, parameters: list[torch.nn.Parameter],
+def make_optimizer(spec: str, parameters: list[torch.Tensor],
                    weight_decay: float) -> torch.optim.Optimizer:
     """Return the optimiser SentEval's `get_optimizer` builds from e.g. "adam" or "sgd,lr=0.1"."""
     method, *settings = spec.split(",")

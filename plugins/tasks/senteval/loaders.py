@@ -172,7 +172,7 @@ def load_sick(directory: Path, name: str, target: str, hint: str | None = None) 
                         "pair_ID<TAB>sentence_A<TAB>sentence_B<TAB>relatedness_score<TAB>"
                         "entailment_judgment")
         first, second = [], []
-        labels: list[float] | list[int] = []
+        labels: list[float] = []  # float scores (relatedness) or int class ids (entailment)
         for line_number, line in enumerate(lines, 2):
             parts = fields(line.strip(), path, line_number, 5,
                            "pair_ID, sentence_A, sentence_B, relatedness_score, "

@@ -22,7 +22,7 @@ from harness.plugin import (
 )
 
 from .gap_results import FIELD, LengthGaps, PairGap, gap_header, gap_rows, read_gaps
-from .gap_spec import LengthGapSection
+from .gap_spec import SECTION, LengthGapSection
 
 
 def length_gaps(references: list[str], hypotheses: list[str]) -> PairGap:
@@ -45,7 +45,8 @@ def shown(results: ResultsView) -> tuple[LengthGaps | None, LengthGapSection]:
     """What the report reads of a run: the field the analysis declares, read back as
     `LengthGaps` (None where the run has none), and the `length_gap:` section the run's spec
     recorded (the defaults where it recorded none)."""
-    return results.length_gaps, results.spec.length_gap or LengthGapSection()
+    return (results.filled("length_gaps", LengthGaps),
+            results.spec.section(SECTION, LengthGapSection) or LengthGapSection())
 
 
 class LengthGapAnalysis:
@@ -54,7 +55,7 @@ class LengthGapAnalysis:
     table."""
 
     def run(self, run: AnalysisInputs) -> Mapping[str, object]:
-        section: LengthGapSection = run.spec.length_gap
+        section = run.spec.section(SECTION, LengthGapSection)
         pairs: dict[str, dict[str, PairGap]] = {}
         for outcome in run.execution.outcomes:
             for decoder, files in outcome.samples.items():

@@ -9,27 +9,22 @@
       baseline: runs/old    # an earlier run whose gaps the report shows beside this run's
 
 The harness validates the section with `LengthGapSection` when it reads the spec (a bad value
-is an error naming file:line) and hands the analysis's parts the spec with the section as an
-attribute, `spec.length_gap`.
+is an error naming file:line); the analysis and its parts read it typed, as
+`spec.section(SECTION, LengthGapSection)`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
 
 from pydantic import Field
 
-from harness.plugin import DataError, Settings, SpecError, SpecView
+from harness.plugin import DataError, PositionsView, Settings, SpecView
 
 from .gap_results import read_gaps
 
 SECTION = "length_gap"
 """The spec's top-level key the analysis reads."""
-
-Loc = tuple[str | int, ...]
-"""A field's path in the spec: keys and list indexes, e.g. ("length_gap", "decoder")."""
-
 
 class LengthGapSection(Settings):
     """The spec's `length_gap:` section; every setting has a default, so it may be left out."""
@@ -45,32 +40,20 @@ class LengthGapSection(Settings):
                                                     "gaps the report shows beside this run's")
 
 
-class Positions(Protocol):
-    """Where each field of the spec was written, as the harness hands it to `resolve` and
-    `check` (the members these parts use)."""
-
-    def base(self, loc: Loc, spec_folder: Path) -> Path:
-        """What a relative path at `loc` is relative to: the spec file's folder, or the
-        current directory for a value given with `--set`."""
-
-    def error(self, message: str, loc: Loc) -> SpecError:
-        """A `SpecError` naming the file, line and field of `loc`."""
-
-
-def resolve_baseline(spec: SpecView, positions: Positions, folder: Path) -> SpecView:
+def resolve_baseline(spec: SpecView, positions: PositionsView, folder: Path) -> SpecView:
     """`resolve`, run on every load: the spec with `length_gap.baseline` made absolute. Whether
     the run is there is preflight's question (`baseline_problems`): it may be made later."""
-    section = spec.length_gap
+    section = spec.section(SECTION, LengthGapSection)
     if section.baseline is None or section.baseline.is_absolute():
         return spec
     baseline = positions.base((SECTION, "baseline"), folder) / section.baseline
     return spec.with_section(SECTION, section.model_copy(update={"baseline": baseline}))
 
 
-def check_decoder(spec: SpecView, positions: Positions) -> None:
+def check_decoder(spec: SpecView, positions: PositionsView) -> None:
     """`check`, run once the spec's components are resolved, when the spec runs the analysis:
     raise for a `length_gap.decoder` that is not one of the spec's decoders."""
-    decoder = spec.length_gap.decoder
+    decoder = spec.section(SECTION, LengthGapSection).decoder
     decoders = [entry.name for entry in spec.decoders]
     if decoder is not None and decoder not in decoders:
         raise positions.error(f"{decoder!r} is not among the spec's decoders "
@@ -78,10 +61,10 @@ def check_decoder(spec: SpecView, positions: Positions) -> None:
                               "`decoder` to measure every decoder", (SECTION, "decoder"))
 
 
-def baseline_problems(spec: SpecView) -> list[SpecError]:
+def baseline_problems(spec: SpecView) -> list[Exception]:
     """`preflight`, run just before a run (and by `harness validate`): the baseline run, when
     the section names one, that is not there or holds no length gaps, one line each."""
-    baseline = spec.length_gap.baseline
+    baseline = spec.section(SECTION, LengthGapSection).baseline
     if baseline is None:
         return []
     try:
