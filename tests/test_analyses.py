@@ -102,3 +102,33 @@ def test_analyses_run_in_order_each_seeing_the_fields_before_it(tmp_path: Path) 
                     ("second", ["analyses"], "options of second")]
     assert filled == {"analyses": {"first": {"first-value": 1},
                                    "second": {"second-value": 2}}}
+
+
+@pytest.mark.slow
+def test_a_run_without_the_correlation_analysis_has_no_trace_of_it(tmp_path: Path) -> None:
+    """The core reads an analysis only through what it declares: with `analyses: [rankings]`
+    results.json holds no `correlations` field, and neither the report nor its tables mention
+    a correlation; the rankings' own parts (its section, ranks.csv) are there."""
+    import json
+
+    from harness.registry.loader import load_registry
+    from harness.runner import run_spec
+    from harness.spec import load_spec
+    from harness.testing.runs import TINY_SPEC
+    from harness.util.cache import Cache
+
+    path = tmp_path / "spec.yaml"
+    spec = TINY_SPEC.replace("encoders: [avg,", "encoders: [avg, max,")  # two to rank
+    path.write_text(spec + "analyses: [rankings]\nreport: {formats: [md, html, csv]}\n",
+                    encoding="utf-8")
+    out = tmp_path / "run"
+    run_spec(load_spec(path, registry=load_registry()), out, cache=Cache(tmp_path / "cache"))
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert "correlations" not in results and "rankings" in results
+    assert [a["name"] for a in results["spec"]["analyses"]] == ["rankings"]
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text(encoding="utf-8").lower()
+        assert "correlation" not in text, name
+        assert "rank" in text
+    assert sorted(p.name for p in (out / "tables").iterdir()) == [
+        "diagnostics.csv", "ranks.csv"]

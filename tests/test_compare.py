@@ -103,7 +103,7 @@ def test_primary_decoder_defaults():
         return RunResults.model_validate(data).primary_decoder()
 
     assert primary({"runs": [{"encoder": "e", "decoder": "x"}, {"encoder": "e", "decoder": "y"}],
-                    "correlations": {"decoder": "y"}}) == "y"
+                    "spec": {"name": "s", "decoders": [{"name": "y"}, {"name": "x"}]}}) == "y"
     assert primary({"runs": [{"encoder": "e", "decoder": "x"}]}) == "x"
     assert primary({"runs": []}) is None
 

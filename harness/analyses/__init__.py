@@ -67,7 +67,6 @@ PARTS: dict[str, AnalysisParts] = {
     "correlation": AnalysisParts(
         section="correlation", settings=f"{_HERE}.correlation.spec:CorrelationSection",
         results={"correlations": f"{_HERE}.correlation.results:Correlations"},
-        defaults={"correlations": f"{_HERE}.correlation.results:Correlations"},
         check=f"{_HERE}.correlation.checks:check_correlation",
         preflight=f"{_HERE}.correlation.checks:primary_problems",
         tables=f"{_HERE}.correlation.tables:table_results"),

@@ -31,7 +31,11 @@ class Analysis(Protocol):
     `figures` show it in the report, from the results alone (`harness report RUN_DIR` redraws
     a report without running anything). Optional: `claims(results) -> list[str]` and
     `caveats(results) -> list[str]`, its sentences for the report's "What this run shows"
-    (`harness.report.summary`), each a claim that survives the correction it names."""
+    (`harness.report.summary`), each a claim that survives the correction it names;
+    `notes(results) -> list[str]`, lines for the report's "Notes";
+    `header_rows(results) -> list[list[str]]`, rows of the report's run table;
+    `csv_tables(results) -> dict[str, str]`, its CSV files (`report.formats: [csv]`). The
+    report reads an analysis through these parts only."""
 
     def run(self, run: AnalysisInputs) -> Mapping[str, object]:
         """The results fields this analysis fills (field name -> its value), from the run

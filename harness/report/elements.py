@@ -4,6 +4,8 @@ sections look up in the results (the spec's correlation settings, metric directi
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -93,9 +95,21 @@ def min_support(results: RunResults) -> int:
     return int(spec_setting(results, "comparison", "min_support", DEFAULT_MIN_SUPPORT))
 
 
-def rank_by(results: RunResults) -> str:
-    """The diagnostic the encoders are ranked by (`correlation.rank_by`)."""
-    return results.correlations.rank_by or str(spec_setting(results, "correlation", "rank_by", ""))
+def excluded_controls(results: RunResults) -> list[str]:
+    """The control encoders a run keeps out of its comparisons (`comparison.controls:
+    exclude`, the default), in the run's order: drawn as reference points."""
+    if spec_setting(results, "comparison", "controls", "exclude") != "exclude":
+        return []
+    return [name for name, described in (results.encoders or {}).items() if described.control]
+
+
+def csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
+    """A CSV table: the header row, then the rows, None as an empty cell."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([["" if cell is None else cell for cell in row] for row in rows])
+    return buffer.getvalue()
 
 
 def metric_order(runs: list[PairResult]) -> list[str]:

@@ -3,6 +3,7 @@ what the diagnostics measure (Kerscher & Eger 2020, section 2)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -11,7 +12,6 @@ from harness.report.elements import (
     Table,
     fmt,
     min_support,
-    rank_by,
     spec_setting,
 )
 from harness.results.model import RunResults
@@ -96,7 +96,7 @@ def provenance_line(results: RunResults) -> str:
     return ", ".join(parts)
 
 
-def run_section(results: RunResults) -> Section | None:
+def run_section(results: RunResults, analyses: Sequence[Any] = ()) -> Section | None:
     """What was run: corpus, vocabulary, decoders, generation, correlation settings and packages,
     one row each (the provenance line sits under the report's title), then the encoders with
     what each declares it is."""
@@ -114,15 +114,17 @@ def run_section(results: RunResults) -> Section | None:
     if (generation := results.spec.generation) is not None:
         rows.append(["generation", _options({k: v for k, v in generation.items()
                                              if v is not None})])
-    if results.runs or results.correlations.matrix:
+    if results.runs:
         resamples = spec_setting(results, "comparison", "resamples", None)
         permutations = spec_setting(results, "comparison", "permutations", None)
         controls = spec_setting(results, "comparison", "controls", None)
-        rows.append(["correlation", f"{results.correlations.method}, rank by "
-                     f"{rank_by(results) or '–'}, min support {min_support(results)}"
+        rows.append(["comparison", f"min support {min_support(results)}"
                      + (f", {resamples} bootstrap resamples" if resamples else "")
                      + (f", {permutations} permutations" if permutations else "")
                      + (f", controls {controls}d" if controls else "")])
+    for analysis in analyses:  # each analysis's own rows (its optional `header_rows`)
+        if hasattr(analysis, "header_rows"):
+            rows += analysis.header_rows(results)
     if results.signature is not None:
         rows.append(["protocol signature", results.signature.text])
     if (joined := results.reference) is not None:
@@ -156,7 +158,7 @@ def run_section(results: RunResults) -> Section | None:
 def definitions_section(results: RunResults, docs: str | None = None) -> Section | None:
     """One sentence per diagnostic the run reports, after Kerscher & Eger (2020), section 2,
     with a link to docs/metrics.md (`docs`: the link's target; plain text without one)."""
-    metrics = set(results.correlations.diagnostics) | set(results.published_diagnostics()) | {
+    metrics = set(results.published_diagnostics()) | {
         m for run in results.runs for m in run.metrics}
     if not metrics:
         return None

@@ -149,10 +149,11 @@ def report_sections(results: RunResults, figures: Mapping[str, bytes],
                     docs: str | None = None, analyses: list[Any] | None = None
                     ) -> list[Section]:
     """The report's sections in order. `docs`: where the report links docs/metrics.md."""
-    notes = results.correlations.notes
     analyses = analyses_of(results) if analyses is None else analyses
+    notes = [note for analysis in analyses if hasattr(analysis, "notes")
+             for note in analysis.notes(results)]
     candidates: list[Section | None] = [
-        run_section(results),
+        run_section(results, analyses),
         summary_section(results, analyses),
         Section("Notes", [f"- {note}" for note in notes]) if notes else None,
         definitions_section(results, docs),

@@ -12,6 +12,7 @@ from harness.report.elements import (
     Section,
     Table,
     digits_for,
+    excluded_controls,
     fmt,
     fmt_interval,
     join_names,
@@ -58,7 +59,7 @@ def size_figures(results: RunResults) -> dict[str, bytes]:
 
     return {SIZES_FILE: curves_png(
         panels, xlabel="training sentences (log scale)", log_x=True,
-        dashed=frozenset(results.correlations.controls),
+        dashed=frozenset(excluded_controls(results)),
         title="Diagnostics by the decoder's training-set size (95% intervals)")}
 
 
@@ -75,9 +76,8 @@ def sizes_section(results: RunResults, figures: dict[str, bytes]) -> Section | N
             "are 95%, over test sentences (and seeds, where the decoder has several; with one, "
             f"training variance is not in them). {FLAG} marks a point whose decoder was still "
             "improving when its training stopped: it understates what that much data gives."]
-    if results.correlations.controls:
-        text.append(f"Controls ({', '.join(results.correlations.controls)}) are drawn grey and "
-                    "dashed.")
+    if controls := excluded_controls(results):
+        text.append(f"Controls ({', '.join(controls)}) are drawn grey and dashed.")
     silent = list(size_panels(results, silent=True))
     if silent and SIZES_FILE in figures:
         text.append(f"Left out of the figure, being zero or undefined at every size for every "

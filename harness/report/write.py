@@ -62,15 +62,17 @@ def write_run(out: Path, results: RunResults, samples: dict[tuple[str, str], Pat
 def write_reports(out: Path, results: RunResults, formats: list[str]) -> None:
     """Write figures/*.png and report.md and/or report.html, and with "csv" the main tables
     as tables/*.csv (`harness.report.tables`), from a run's results."""
+    if not {"md", "html", "csv"} & set(formats):
+        return
+    analyses = analyses_of(results)  # built once for the tables, figures and renderings
     if "csv" in formats:
-        tables = csv_tables(results)
+        tables = csv_tables(results, analyses)
         (out / TABLES_DIR).mkdir(parents=True, exist_ok=True)
         for name, text in tables.items():
             _write_text(out / TABLES_DIR / name, text)
         _remove_stale(out / TABLES_DIR, "*.csv", set(tables))
     if not {"md", "html"} & set(formats):
         return
-    analyses = analyses_of(results)  # built once for the figures and both renderings
     figures = report_figures(results, analyses)
     if figures:
         (out / FIGURES_DIR).mkdir(parents=True, exist_ok=True)

@@ -413,19 +413,21 @@ class RunResults(Record):
         return list(dict.fromkeys(run.decoder for run in self.runs))
 
     def primary_decoder(self) -> str | None:
-        """The decoder the correlations are over (the spec's first), or None without runs."""
+        """The decoder whose diagnostics are correlated and summarised (the spec's first),
+        or None without runs."""
         decoders = self.decoders()
-        if self.correlations.decoder in decoders:
-            return self.correlations.decoder
+        first = self.spec.decoders[0].name if self.spec.decoders else None
+        if first in decoders:
+            return first
         return decoders[0] if decoders else None
 
     def published_diagnostics(self) -> dict[str, dict[str, float | None]]:
         """Diagnostic -> encoder -> value of a run made from published tables."""
-        return self.diagnostics or self.correlations.diagnostics
+        return self.diagnostics or {}
 
     def published_source(self) -> str:
         """Where a run made from published tables took its diagnostics from ("" otherwise)."""
-        return self.diagnostics_source or self.correlations.sources.get("diagnostics", "")
+        return self.diagnostics_source or ""
 
     def to_json(self) -> dict[str, Any]:
         """The results.json form: plain JSON data, undefined scores as null."""

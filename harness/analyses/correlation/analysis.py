@@ -15,13 +15,14 @@ from harness.analyses.correlation.heatmap import heatmap_png
 from harness.analyses.correlation.primary_report import primary_section
 from harness.analyses.correlation.registration import registration
 from harness.analyses.correlation.report import correlation_section
+from harness.analyses.correlation.results import correlations_of, ranked_by
 from harness.analyses.correlation.scatter import scatter_figures, scatter_section
 from harness.analyses.correlation.spec import correlation_settings
 from harness.analyses.correlation.summary import correlation_caveats, tracking_claims
 from harness.analyses.correlation.table1 import table1_section
 from harness.analyses.downstream.scores import Downstream
 from harness.analyses.run import AnalysisRun
-from harness.report.elements import HEATMAP_FILE, Section
+from harness.report.elements import HEATMAP_FILE, Section, csv_text
 from harness.results.model import RunResults
 
 log = logging.getLogger("harness.run")
@@ -77,15 +78,36 @@ class CorrelationAnalysis:
         return [section for section in found if section is not None]
 
     def figures(self, results: RunResults) -> dict[str, bytes]:
-        if not results.correlations.defined():
+        if not correlations_of(results).defined():
             return {}
-        return {HEATMAP_FILE: heatmap_png(results.correlations), **scatter_figures(results)}
+        return {HEATMAP_FILE: heatmap_png(correlations_of(results)), **scatter_figures(results)}
 
     def claims(self, results: RunResults) -> list[str]:
         return tracking_claims(results)
 
     def caveats(self, results: RunResults) -> list[str]:
         return correlation_caveats(results)
+
+    def notes(self, results: RunResults) -> list[str]:
+        """What the correlation could not do as asked (too few encoders, thin support)."""
+        return correlations_of(results).notes
+
+    def header_rows(self, results: RunResults) -> list[list[str]]:
+        """The run table's row: how the diagnostics are correlated and ranked."""
+        corr = correlations_of(results)
+        if not (results.runs or corr.matrix):
+            return []
+        return [["correlation", f"{corr.method}, rank by {ranked_by(results) or '–'}"]]
+
+    def csv_tables(self, results: RunResults) -> dict[str, str]:
+        """correlations.csv: one row per diagnostic x task of the correlation matrix."""
+        corr = correlations_of(results)
+        rows = [[diagnostic, task, corr.method, cell.rho, cell.p, cell.p_method, cell.p_holm,
+                 cell.n, *(cell.ci95 or (None, None))]
+                for diagnostic, row in corr.matrix.items() for task, cell in row.items()]
+        return {"correlations.csv": csv_text(["diagnostic", "task", "method", "rho", "p",
+                                              "p_method", "p_holm", "n", "ci95_low",
+                                              "ci95_high"], rows)}
 
 
 def _downstream(run: AnalysisRun, keep: list[str] | None = None) -> Downstream:

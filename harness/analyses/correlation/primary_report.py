@@ -4,7 +4,7 @@ the diagnostic x task matrix exploratory)."""
 
 from __future__ import annotations
 
-from harness.analyses.correlation.results import FamilyAnalysis, PrimaryAnalysis, PrimaryTest
+from harness.analyses.correlation.results import FamilyAnalysis, PrimaryAnalysis, PrimaryTest, correlations_of
 from harness.report.elements import Section, Table, fmt, fmt_p, join_names, plural
 from harness.results.model import RunResults
 
@@ -58,7 +58,7 @@ def _power_phrase(primary: PrimaryAnalysis, method: str) -> str:
 
 def primary_section(results: RunResults) -> Section | None:
     """The primary analysis's table and how it was made; None when the run declared none."""
-    primary, method = results.correlations.primary, results.correlations.method
+    primary, method = correlations_of(results).primary, correlations_of(results).method
     if primary is None:
         return None
     text = ["Declared in the spec before the run (`correlation.primary`); its result is the "
@@ -80,8 +80,8 @@ def primary_section(results: RunResults) -> Section | None:
     p_column = "exact p" if primary.p_method == "exact" else "p"
     header = ["diagnostic", "mean rho", p_column, "Holm p", "decision", "n encoders", "tasks",
               f"min. detectable rho ({primary.power:.0%} power)"]
-    reference = results.correlations.primary_reference
-    families = results.correlations.families
+    reference = correlations_of(results).primary_reference
+    families = correlations_of(results).families
     family_tables = []
     if families is not None:
         text.append(family_line(families))
@@ -121,7 +121,7 @@ def family_line(families: FamilyAnalysis) -> str:
 def registration_line(results: RunResults) -> str | None:
     """"Registered at COMMIT ...", "Changed after registration at COMMIT: FIELDS." or why the
     test is not registered; None where the run did not look (no declared primary)."""
-    found = results.correlations.registration
+    found = correlations_of(results).registration
     if found is None:
         return None
     if found.commit is None:
@@ -146,8 +146,8 @@ def _rows(primary: PrimaryAnalysis) -> list[list[str]]:
 def primary_claims(results: RunResults) -> list[str]:
     """The primary analysis's result as the claim: the diagnostics whose mean correlation
     survives Holm's correction, else that none does, every test's numbers, and the power."""
-    primary, method = results.correlations.primary, results.correlations.method
-    reference = results.correlations.primary_reference
+    primary, method = correlations_of(results).primary, correlations_of(results).method
+    reference = correlations_of(results).primary_reference
     if reference is not None and reference.tests and primary is not None:
         claims = _claims(reference, method, "the bundle's encoders, as registered")
         numbers = "; ".join(f"{t.diagnostic} {fmt(t.mean_rho, 2)} (Holm {fmt_p(t.p_holm)})"

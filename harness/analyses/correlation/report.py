@@ -5,7 +5,7 @@ p-values, and the note on multiple comparisons."""
 from __future__ import annotations
 
 from harness.analyses.correlation.multiplicity import multiplicity
-from harness.analyses.correlation.results import CorrelationCell
+from harness.analyses.correlation.results import CorrelationCell, correlations_of
 from harness.report.elements import (
     ALPHA,
     HEATMAP_FILE,
@@ -30,7 +30,7 @@ INTERVALS = {"fisher-z": "Fisher-z interval across encoders (for Spearman varian
 
 def _reference_points(results: RunResults) -> str:
     """Each control's rank-by diagnostic and downstream scores, as a phrase."""
-    corr = results.correlations
+    corr = correlations_of(results)
     by = corr.rank_by
     parts = []
     for control in corr.controls:
@@ -59,7 +59,7 @@ def rho_cell(cell: CorrelationCell | None) -> str:
 
 def correlation_section(results: RunResults, figures: dict[str, bytes]) -> Section | None:
     """The heatmap and the rho and p tables, or None without downstream tasks."""
-    corr = results.correlations
+    corr = correlations_of(results)
     matrix = corr.matrix
     tasks = list(dict.fromkeys(t for row in matrix.values() for t in row))
     if not tasks:  # no downstream scores: nothing to correlate with

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from harness.analyses.correlation.spec import CorrelationSection
+from harness.protocols import ResultsView
 from harness.results.records import Record, is_none
 
 
@@ -148,3 +150,18 @@ class Correlations(Record):
     def defined(self) -> bool:
         """True when at least one correlation is defined."""
         return any(cell.rho is not None for row in self.matrix.values() for cell in row.values())
+
+
+def correlations_of(results: ResultsView) -> Correlations:
+    """The run's correlations (results.json `correlations`), or an empty record for a run the
+    correlation analysis did not run in."""
+    return results.filled("correlations", Correlations) or Correlations()
+
+
+def ranked_by(results: ResultsView) -> str:
+    """The diagnostic the encoders are ranked by (`correlation.rank_by`), as the run recorded
+    it."""
+    section = results.spec.section("correlation", CorrelationSection)
+    given = section.rank_by if section is not None and "rank_by" in section.model_fields_set \
+        else ""
+    return correlations_of(results).rank_by or given

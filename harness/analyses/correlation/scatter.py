@@ -14,6 +14,7 @@ import math
 from collections.abc import Collection, Mapping
 
 from harness.analyses.correlation import stability
+from harness.analyses.correlation.results import correlations_of
 from harness.report.elements import Section, fmt, fmt_p, scatter_file
 from harness.report.plots import ScatterPoint
 from harness.results.model import RunResults
@@ -50,20 +51,20 @@ def diagnostic_values(results: RunResults) -> Mapping[str, Mapping[str, float | 
     """Diagnostic -> encoder -> the value that was correlated: the correlations' own record,
     else (an older results.json) `harness.stability.diagnostic_values`: the published table's,
     or the runs of the decoder the correlations use."""
-    return results.correlations.diagnostics or stability.diagnostic_values(results)
+    return correlations_of(results).diagnostics or stability.diagnostic_values(results)
 
 
 def scatter_points(results: RunResults) -> dict[str, dict[str, ScatterPoint]]:
     """Diagnostic -> encoder -> point (diagnostic value with its 95% interval, mean downstream
     z-score), for the diagnostics of the correlation matrix and the encoders with both, the
     control encoders included and marked; diagnostics with under two encoders left out."""
-    controls = set(results.correlations.controls)
+    controls = set(correlations_of(results).controls)
     performance = mean_z_scores(results.downstream, controls)
     values = diagnostic_values(results)
     decoder = results.primary_decoder()
     scores = {run.encoder: run.metrics for run in results.runs if run.decoder == decoder}
     points: dict[str, dict[str, ScatterPoint]] = {}
-    for diagnostic in results.correlations.matrix:
+    for diagnostic in correlations_of(results).matrix:
         found: dict[str, ScatterPoint] = {}
         for encoder, y in performance.items():
             score = scores.get(encoder, {}).get(diagnostic)
@@ -85,14 +86,14 @@ def scatter_title(results: RunResults, diagnostic: str,
     n), and the diagnostic's mean rho over tasks from the correlation summary."""
     from harness.stats import correlate
 
-    method = results.correlations.method
+    method = correlations_of(results).method
     studied = {e: p for e, p in points.items() if not p.control}
     plotted = correlate({e: p.x for e, p in studied.items()},
                         {e: p.y for e, p in studied.items()}, method)
     title = f"{diagnostic}: rho = {fmt(plotted.rho, 2)}"
     if plotted.rho is not None:
         title += f" (p {fmt_p(plotted.p)}, n {plotted.n})"
-    summary = results.correlations.summary.get(diagnostic)
+    summary = correlations_of(results).summary.get(diagnostic)
     if summary is not None and summary.mean is not None:
         title += f"; mean rho over tasks {summary.mean:.2f}"
     return title
@@ -109,11 +110,11 @@ def scatter_figures(results: RunResults) -> dict[str, bytes]:
 
 def scatter_section(results: RunResults, figures: dict[str, bytes]) -> Section | None:
     """The scatter plots, with how the downstream axis was made."""
-    shown = [name for name in (scatter_file(d) for d in results.correlations.matrix)
+    shown = [name for name in (scatter_file(d) for d in correlations_of(results).matrix)
              if name in figures]
     if not shown:
         return None
-    method = results.correlations.method
+    method = correlations_of(results).method
     text = ["Each point is an encoder: its diagnostic value (x) against its overall downstream "
             "performance (y). Downstream tasks are on different scales (accuracy in %, "
             "correlations in [-1, 1]), so y is not a raw mean: each task's scores are "

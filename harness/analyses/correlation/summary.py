@@ -11,6 +11,7 @@ import math
 from harness.analyses.correlation.multiplicity import multiplicity
 from harness.analyses.correlation.primary_report import exploratory, primary_claims
 from harness.analyses.correlation.report import INTERVALS
+from harness.analyses.correlation.results import correlations_of
 from harness.analyses.downstream.report import missing_downstream
 from harness.report.elements import (
     ALPHA,
@@ -34,28 +35,29 @@ def tracking_claims(results: RunResults) -> list[str]:
     exploratory. The matrix's: only the diagnostic x task correlations whose p-value survives
     Holm's correction over every test of the matrix; every other diagnostic's mean rho is given
     with its interval across encoders and "not significant after correction"."""
-    corr = results.correlations
+    corr = correlations_of(results)
     direction = higher_is_better(results)
-    cells = [(d, t, c) for d, row in corr.matrix.items() for t, c in row.items()
-             if c.p is not None and c.rho is not None]
+    cells = [(d, t, c, p, rho) for d, row in corr.matrix.items() for t, c in row.items()
+             if (p := c.p) is not None and (rho := c.rho) is not None]
     if not cells:
         return []
     adjusted = [c.p_holm if c.p_holm is not None else p_holm
-                for (_, _, c), p_holm in zip(cells, holm_adjusted([c.p for _, _, c in cells]))]
+                for (_, _, c, _, _), p_holm in zip(cells, holm_adjusted([p for *_, p, _ in cells]))]
     family = f"Holm's correction over the {plural(len(cells), 'diagnostic x task test')}"
-    kept = [(d, t, c, adj) for (d, t, c), adj in zip(cells, adjusted) if adj <= ALPHA]
+    kept = [(d, t, c, rho, adj) for (d, t, c, _, rho), adj in zip(cells, adjusted)
+            if adj <= ALPHA]
     lines = []
     if kept:
         parts = []
-        for d, t, c, adj in kept:
-            agrees = (c.rho > 0) == direction.get(d, True)
+        for d, t, c, rho, adj in kept:
+            agrees = (rho > 0) == direction.get(d, True)
             how = f"{c.p_method} p" if c.p_method else "p"
             parts.append(f"{d} {'tracks' if agrees else 'tracks inversely'} {t} (rho "
-                         f"{c.rho:.2f}, {how} {fmt_p(c.p)}, Holm-adjusted {fmt_p(adj)}, "
+                         f"{rho:.2f}, {how} {fmt_p(c.p)}, Holm-adjusted {fmt_p(adj)}, "
                          f"{c.n} encoders)")
         lines.append(f"Associations with downstream performance that survive {family}: "
                      f"{'; '.join(parts)}.")
-    surviving = {d for d, _, _, _ in kept}
+    surviving = {d for d, *_ in kept}
     rest = [d for d in corr.matrix if d not in surviving and d in corr.summary
             and corr.summary[d].mean is not None]
     if rest:
@@ -84,11 +86,11 @@ def correlation_caveats(results: RunResults) -> list[str]:
     how many cells reach p < alpha where chance would give some, and the encoders left out
     for want of downstream scores."""
     notes = []
-    ns = [cell.n for row in results.correlations.matrix.values() for cell in row.values()
+    ns = [cell.n for row in correlations_of(results).matrix.values() for cell in row.values()
           if cell.rho is not None]
     if ns:
         n = max(ns)
-        exact = any(cell.p_method == "exact" for row in results.correlations.matrix.values()
+        exact = any(cell.p_method == "exact" for row in correlations_of(results).matrix.values()
                     for cell in row.values())
         smallest = 2 / math.factorial(n)
         if exact and smallest >= ALPHA:
@@ -97,7 +99,7 @@ def correlation_caveats(results: RunResults) -> list[str]:
         elif n < MANY_ENCODERS:
             notes.append(f"the correlations rest on only {n} encoders; one encoder more or less "
                          "can change rho a lot.")
-        counts = multiplicity(results.correlations)
+        counts = multiplicity(correlations_of(results))
         if counts.significant:
             notes.append(f"{counts.significant} of {counts.tests} correlations have "
                          f"p < {ALPHA:g}, where about {counts.expected:.1f} would by chance; "

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from harness.report.elements import Section, Table, fmt, fmt_p, rank_by
+from harness.analyses.correlation.results import correlations_of, ranked_by
+from harness.report.elements import Section, Table, fmt, fmt_p
 from harness.results.model import RunResults
 
 
 def table1_section(results: RunResults) -> Section | None:
     """Downstream rank against V2S rank, sorted by downstream rank, with their agreement."""
-    ranks = results.correlations.ranks
+    ranks = correlations_of(results).ranks
     if not ranks:
         return None
-    wanted = rank_by(results)
+    wanted = ranked_by(results)
     by = wanted if wanted in ranks else next((k for k in ranks if k != "downstream"), "")
     downstream, v2s = ranks.get("downstream", {}), ranks.get(by, {})
     encoders = sorted(set(downstream) | set(v2s),

@@ -4,6 +4,7 @@ diagnostic in the encoder's own space (cosine), over the encoder's own chance le
 
 from __future__ import annotations
 
+from harness.analyses.correlation.results import ranked_by
 from harness.report.elements import (
     Section,
     Table,
@@ -13,7 +14,6 @@ from harness.report.elements import (
     fmt_p,
     higher_is_better,
     join_names,
-    rank_by,
 )
 from harness.results.model import RunResults
 
@@ -73,7 +73,7 @@ def floor_section(results: RunResults) -> Section | None:
                 "vector with no information gives on info (bits over the unconditional model); "
                 "the floor's info is below 0 by the noise its decoder fitted, so the gain over "
                 "the floor counts that penalty too.")
-    wanted = rank_by(results)
+    wanted = ranked_by(results)
     tables = []
     for decoder, by_diagnostic in floor.gains.items():
         rows = []

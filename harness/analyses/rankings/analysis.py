@@ -10,7 +10,7 @@ from harness.analyses.rankings.rank import rank_stability
 from harness.analyses.rankings.report import stability_section
 from harness.analyses.rankings.summary import ranking_claims
 from harness.analyses.run import AnalysisRun
-from harness.report.elements import Section
+from harness.report.elements import Section, csv_text
 from harness.results.model import RunResults
 
 
@@ -29,3 +29,12 @@ class RankingsAnalysis:
 
     def claims(self, results: RunResults) -> list[str]:
         return ranking_claims(results)
+
+    def csv_tables(self, results: RunResults) -> dict[str, str]:
+        """ranks.csv: one row per decoder x diagnostic x ranked encoder."""
+        rows = [[decoder, diagnostic, encoder, place.value, place.rank, *place.rank_ci95]
+                for decoder, by_diagnostic in (results.rankings or {}).items()
+                for diagnostic, ranking in by_diagnostic.items()
+                for encoder, place in ranking.encoders.items()]
+        return {"ranks.csv": csv_text(["decoder", "diagnostic", "encoder", "value", "rank",
+                                       "rank_low", "rank_high"], rows)}

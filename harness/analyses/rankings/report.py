@@ -9,6 +9,7 @@ from harness.report.elements import (
     Section,
     Table,
     digits_for,
+    excluded_controls,
     fmt,
     fmt_span,
     higher_is_better,
@@ -88,7 +89,7 @@ def stability_section(results: RunResults) -> Section | None:
             "(Klein, Wright & Wieczorek 2020); only a pair's own test says whether it "
             "differs. Tie groups cut the ranking exactly where every encoder above is "
             "significantly better than every encoder below."]
-    controls = results.correlations.controls
+    controls = excluded_controls(results)
     if controls:
         text.append(f"Control encoders ({join_names(controls)}) are reference points, not "
                     "ranked (comparison.controls: exclude); their values are in the "

@@ -4,6 +4,7 @@ not."""
 
 from __future__ import annotations
 
+from harness.analyses.correlation.results import ranked_by
 from harness.analyses.rankings.report import (
     no_difference_sentence,
     ranking_setup,
@@ -11,7 +12,7 @@ from harness.analyses.rankings.report import (
     wins,
 )
 from harness.analyses.rankings.results import DiagnosticRanking
-from harness.report.elements import higher_is_better, join_names, plural, rank_by
+from harness.report.elements import higher_is_better, join_names, plural
 from harness.results.model import RunResults
 
 LISTED_PAIRS = 6
@@ -24,7 +25,7 @@ def _ranking(results: RunResults) -> tuple[str, str, DiagnosticRanking] | None:
     by_diagnostic = (results.rankings or {}).get(decoder or "", {})
     if not by_diagnostic:
         return None
-    wanted = rank_by(results)
+    wanted = ranked_by(results)
     diagnostic = wanted if wanted in by_diagnostic else next(iter(by_diagnostic))
     return decoder or "", diagnostic, by_diagnostic[diagnostic]
 
