@@ -116,9 +116,10 @@ def component(name: str, metric: object) -> SimpleNamespace:
 
 
 def context(tmp_path: Path, metrics: dict[str, object], bins: object) -> RunContext:
+    section = BreakdownSection(length_bins=bins)
     spec = SimpleNamespace(seed=7, metrics=[component(n, m) for n, m in metrics.items()],
                            decoders=[SimpleNamespace(name="lstm")],
-                           breakdown=BreakdownSection(length_bins=bins))
+                           section=lambda key, kind: {"breakdown": section}[key])
     return RunContext(spec=spec, cache=Cache(root=tmp_path / "cache"))  # type: ignore[arg-type]
 
 

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from harness.protocols import BuildContext, EntryView
 from harness.spec import Entry, Spec
@@ -42,10 +42,11 @@ class ShardRunner(Protocol):
 
 
 def _entry(component: EntryView) -> Entry:
-    """`component` as the resolved spec's entry it must be."""
-    if not isinstance(component, Entry):
+    """`component` as the resolved spec's entry it must be: one that builds itself (an
+    `Entry`, or a stand-in with its `build`, `info` and `identity`)."""
+    if not callable(getattr(component, "build", None)):
         raise TypeError(f"expected an entry of the resolved spec, got {type(component).__name__}")
-    return component
+    return cast(Entry, component)
 
 
 @dataclass
