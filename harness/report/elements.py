@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from harness.protocols import ResultsView
 from harness.protocols import Section as Section  # plain data, on the ground floor
 from harness.protocols import Table as Table
 from harness.results.model import MetricScore, PairResult, RunResults
@@ -81,7 +82,7 @@ def digits_for(higher_is_better: bool) -> int:
     return 1 if higher_is_better else 2
 
 
-def spec_setting(results: RunResults, section_name: str, key: str, default: Any) -> Any:
+def spec_setting(results: ResultsView, section_name: str, key: str, default: Any) -> Any:
     """A key of the spec's `correlation` or `comparison` section, or `default` for an older
     results.json without it."""
     section = getattr(results.spec, section_name)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.analyses.correlation.spec import CorrelationSection
 from harness.protocols import ResultsView
+from harness.report.elements import spec_setting
 from harness.results.records import Record, is_none
 
 
@@ -161,7 +161,5 @@ def correlations_of(results: ResultsView) -> Correlations:
 def ranked_by(results: ResultsView) -> str:
     """The diagnostic the encoders are ranked by (`correlation.rank_by`), as the run recorded
     it."""
-    section = results.spec.section("correlation", CorrelationSection)
-    given = section.rank_by if section is not None and "rank_by" in section.model_fields_set \
-        else ""
-    return correlations_of(results).rank_by or given
+    return correlations_of(results).rank_by or str(spec_setting(results, "correlation",
+                                                               "rank_by", ""))
