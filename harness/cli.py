@@ -163,8 +163,8 @@ def _count(n: int, noun: str) -> str:
                    "executor.KEY=VALUE.")
 @click.option("--reference", default=None, metavar="BUNDLE",
               help="Join a reference bundle (a file from `harness bundle`, or a shipped one by "
-                   "name: quickstart): train only the spec's encoders it lacks and rank them "
-                   "among its rows. The same as --set reference.bundle=BUNDLE.")
+                   "name: quickstart, reference): train only the spec's encoders it lacks and "
+                   "rank them among its rows. The same as --set reference.bundle=BUNDLE.")
 @command
 def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | None,
         cache_dir: Path | None, executor: str | None,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from harness.analyses.rankings.board_render import render
@@ -335,3 +336,28 @@ def test_the_shipped_quickstart_bundle_is_joinable_by_the_quickstart_spec(tmp_pa
     assert set(join.bundle.manifest.encoders) == {
         "avg", "hier", "avg-max-hier", "gem", "sent2vec", "sbert", "multiview-d",
         "random-gaussian", "random-lstm"}
+
+
+def test_the_shipped_reference_bundle_is_the_reference_specs_population():
+    """The shipped `reference` bundle holds benchmarks/reference.yaml's 27 encoders and two
+    controls, each with its family, and every signature field the spec alone decides (the
+    protocol's version, decoders, generation, metrics, vocabulary settings) is the spec's: a
+    change that moves them must make the bundle again from a run of that spec (docs/results.md,
+    "Bundles"). The data's fields need Tatoeba and SentEval's files, which tests do not have;
+    joining checks them."""
+    from harness.reference.bundles import shipped_bundle
+    from harness.reference.signature import spec_fields
+    from harness.results.signature import flatten
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "reference.yaml"
+    spec = load_spec(path, ["encoders=[avg]"], load_registry())
+    bundle = Bundle(shipped_bundle("reference"))
+    expected = dict(flatten(spec_fields(spec)))
+    recorded = bundle.signature.fields
+    assert {key: recorded.get(key) for key in expected} == expected
+    spec_encoders = yaml.safe_load(path.read_text(encoding="utf-8"))["encoders"]
+    families = {e["name"]: e.get("family") for e in spec_encoders}
+    described = {name: (encoder.description.family if encoder.description else None)
+                 for name, encoder in bundle.manifest.encoders.items()}
+    assert described == families
+    assert sum(family is not None for family in families.values()) == 27

@@ -11,6 +11,7 @@ from harness.results.signature import PROTOCOL_VERSION, Signature, signed
 from harness.util.cache import file_digest
 
 if TYPE_CHECKING:
+    from harness.spec.schema import Spec
     from harness.stages.base import RunContext
     from harness.stages.corpus import Corpus
     from harness.stages.vocab import Vocab
@@ -30,10 +31,6 @@ def protocol_fields(ctx: RunContext, corpus: Corpus) -> dict[str, Any]:
     from harness.stages.evaluate import task_data
 
     spec = ctx.spec
-    vocab_section = spec.vocab.model_dump(mode="json")
-    for key in ("model", "vectors"):  # imported files: their content, not where they lie
-        if vocab_section.get(key):
-            vocab_section[key] = file_digest(Path(vocab_section[key]))
     tasks = {}
     for component in spec.components("task"):
         task = ctx.build_once(component)
@@ -44,11 +41,28 @@ def protocol_fields(ctx: RunContext, corpus: Corpus) -> dict[str, Any]:
             "seeds": spec.downstream.task_seeds(component, is_seeded(task)),
             "data": task_data(ctx, task)[1]}
     return {
-        "protocol": PROTOCOL_VERSION,
-        "seed": spec.seed,
+        **spec_fields(spec),
         "data": {"train_sha256": file_digest(corpus.directory / "train.txt"),
                  "test_sha256": file_digest(corpus.directory / "test.txt"),
                  "train": len(corpus.train), "test": len(corpus.test)},
+        "downstream": {"tasks": tasks, "config": spec.downstream.config,
+                       "seed": spec.downstream.seed,
+                       "reference": (file_digest(spec.downstream.reference)
+                                     if spec.downstream.reference else None)},
+    }
+
+
+def spec_fields(spec: Spec) -> dict[str, Any]:
+    """The fields of the signature that the spec alone decides (no data file read): the
+    protocol's version, the seed, the corpus filter, the vocabulary's settings, the decoders,
+    the generation and the metrics."""
+    vocab_section = spec.vocab.model_dump(mode="json")
+    for key in ("model", "vectors"):  # imported files: their content, not where they lie
+        if vocab_section.get(key):
+            vocab_section[key] = file_digest(Path(vocab_section[key]))
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "seed": spec.seed,
         "corpus": {"max_tokens": spec.corpus.max_tokens,
                    "normalise": spec.corpus.normalise.model_dump(mode="json")},
         "vocab": {k: v for k, v in vocab_section.items() if v is not None},
@@ -57,10 +71,6 @@ def protocol_fields(ctx: RunContext, corpus: Corpus) -> dict[str, Any]:
                      for d in spec.decoders},
         "generation": spec.generation.model_dump(mode="json"),
         "metrics": {m.name: _identity(m) for m in spec.metrics},
-        "downstream": {"tasks": tasks, "config": spec.downstream.config,
-                       "seed": spec.downstream.seed,
-                       "reference": (file_digest(spec.downstream.reference)
-                                     if spec.downstream.reference else None)},
     }
 
 

@@ -2,6 +2,8 @@
 
 - `quickstart`: benchmarks/quickstart.yaml's nine encoders (docs/results.md, "Bundles", says
   how it was made and how to make it again).
+- `reference`: benchmarks/reference.yaml's population, 27 encoders in five families and two
+  controls on Tatoeba (docs/findings.md); joining it needs that spec's data.
 """
 
 from __future__ import annotations
