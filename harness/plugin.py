@@ -54,7 +54,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         # analyses, executors, what the runner hands them, the report's data
         "Attack", "AttackInputs", "Decode", "Inversion", "Query", "ThreatModel", "threat_model",
         "inversion_problem", "inversion_texts",
-        "Analysis", "AnalysisJob", "AnalysisParts", "PlannedAnalysis", "resolve_ref", "Executor",
+        "Analysis", "AnalysisJob", "AnalysisParts", "JobRecord", "PlannedAnalysis", "resolve_ref",
+        "Executor",
         "AnalysisInputs", "CacheView", "CorpusView", "EntryView", "ExecutionView", "JobInputs",
         "OutcomeView", "PositionsView", "RunContextView", "SpecView", "VocabView",
         "DescriptionView", "PairView", "RecordedSpecView", "ScoreView",

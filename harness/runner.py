@@ -96,7 +96,9 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     if join is not None:
         execution = Execution(outcomes=reference_outcomes(join, ctx.cache) + execution.outcomes,
                               failures=execution.failures)
-    run = AnalysisRun(ctx=ctx, corpus=corpus, vocab=vocab, execution=execution, out=out)
+    # The analyses read what the jobs left; the cache builds nothing for them.
+    reading = replace(ctx, cache=ctx.cache.read_only())
+    run = AnalysisRun(ctx=reading, corpus=corpus, vocab=vocab, execution=execution, out=out)
     assert spec.analyses != "all"  # resolved when the spec was loaded
     fields = run_analyses(run, spec.analyses)
     ctx.add_time("total", time.perf_counter() - started)

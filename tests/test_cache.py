@@ -127,3 +127,20 @@ def test_float16_storage_refuses_values_it_cannot_hold(tmp_path: Path) -> None:
 def test_malformed_encoder_output_names_the_plugin(tmp_path: Path, bad, message: str) -> None:
     with pytest.raises(PluginError, match=rf"plugin 'my-plugin'.*{message}"):
         write_vectors(tmp_path / "v.npy", ["a", "b"], bad, dim=3, plugin="my-plugin")
+
+
+def test_a_read_only_cache_finds_what_is_there_and_builds_nothing(tmp_path: Path) -> None:
+    """What an analysis's run reads through: a finished artifact is returned (its hit counted
+    in the run's cache), a missing one raises naming the stage, and nothing is built."""
+    from harness.util.cache import CacheMiss
+
+    cache = Cache(tmp_path)
+    built = cache.produce("train", {"k": 1}, lambda d: (d / "w").write_text("x") and None)
+    reader = cache.read_only()
+    assert reader.produce("train", {"k": 1}, lambda d: pytest.fail("rebuilt")) == built
+    with pytest.raises(CacheMiss, match=r"train avg \(.*is not there.*jobs"):
+        reader.produce("train", {"k": 2}, lambda d: pytest.fail("built"), label="avg")
+    assert not cache.path("train", artifact_key("train", {"k": 2})).exists()
+    assert (cache.builds, reader.builds) == (1, 0)
+    with pytest.raises(CacheMiss):
+        reader.install("train", "key", lambda d: None)

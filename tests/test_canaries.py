@@ -311,6 +311,13 @@ def test_the_floor_runs_the_canaries_in_its_own_job_when_it_is_not_studied(
     run = watched_run(spec, tmp_path / "run", Cache(tmp_path / "cache"))
     assert run.results is not None and run.analysis_builds == 0
     assert run.jobs["random-gaussian"] == [f"privacy: {jobs[1].what}"]
+    # every attack on each of the three targets once, in the jobs; nothing in the run
+    attacked = run.done("attack")
+    targets = {target for target, _ in attacked}
+    assert len(targets) == 3 and "random-gaussian (the floor)" in targets
+    assert set(attacked.values()) == {1}
+    assert len(attacked) == 3 * len({label for _, label in attacked})  # the default: decoder
+    assert not [unit for unit in run.work if unit[0] == "run"]
     privacy = run.results.to_json()["privacy"]
     assert list(privacy["points"]) == ["avg"] and privacy["floor_encoder"] == "random-gaussian"
     floor, clean = privacy["floor_canaries"], privacy["points"]["avg"][0]["canaries"]

@@ -62,15 +62,28 @@ def study(watched: tuple[Path, Watched]) -> tuple[Path, dict]:
     return root, run.results.to_json()["privacy"]
 
 
-def test_the_attackers_train_in_the_encoders_jobs_and_the_study_only_reads(
+def test_the_attackers_train_in_the_encoders_jobs_and_the_study_reads_their_records(
         watched: tuple[Path, Watched]) -> None:
     """Each studied encoder's job ran its privacy job (the attacker on clean vectors and at
-    the three defence levels); the analyses then built nothing."""
+    the three defence levels), which attacked each point, drew the canary set and decoded the
+    canaries once; the analysis's run did none of it (it reads the jobs' records)."""
     _, run = watched
     assert run.jobs == {"avg": ["privacy: mos-lstm attacks avg's vectors clean and at 3 "
                                 "defence levels"],
                         "random-gaussian": ["privacy: mos-lstm attacks random-gaussian's "
                                             "vectors clean and at 3 defence levels"]}
+    points = run.done("attack point")
+    assert sorted(points) == sorted((encoder, defence, level)
+                                    for encoder in ("avg", "random-gaussian")
+                                    for defence, level in [("", None), ("rotation", None),
+                                                           ("gaussian", 0.05),
+                                                           ("gaussian", 1000.0)])
+    assert set(points.values()) == {1}
+    # the canaries: one set per studied encoder's job, and the floor's own in its job
+    assert run.done("canary set") == {"study": 2, "floor": 1}
+    recovered = run.done("canary recovery")
+    assert len(recovered) == 9 and set(recovered.values()) == {1}  # 2 x 4 points, the floor
+    assert not [unit for unit in run.work if unit[0] == "run"]
     assert run.analysis_builds == 0
 
 

@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from harness.errors import PluginError
 from harness.executors import Execution
-from harness.protocols import Analysis, Options
+from harness.protocols import Analysis, JobRecord, Options
 from harness.results.model import EncoderDescription, PairResult
 from harness.spec import Entry
 from harness.stages.base import RunContext
@@ -25,6 +25,8 @@ from harness.stages.score import CHANCE_FILE
 from harness.stages.vocab import Vocab
 
 log = logging.getLogger("harness.run")
+
+R = TypeVar("R", bound=JobRecord)
 
 Statistics = dict[tuple[str, str], dict[str, list[np.ndarray]]]
 """(decoder, metric) -> encoder -> the per-sentence statistics of each seed, in the spec's
@@ -47,6 +49,8 @@ class AnalysisRun:
     out: Path
     options: Options = field(default_factory=Options)
     fields: dict[str, Any] = field(default_factory=dict)
+    analysis: str = ""
+    """The spec's name of the analysis being run (`run_analyses` sets it, with `options`)."""
 
     @property
     def spec(self) -> Any:
@@ -81,6 +85,14 @@ class AnalysisRun:
         earned it."""
         return {name: description.declares for name, description in self.descriptions.items()}
 
+    def records(self, kind: type[R]) -> list[R]:
+        """What the jobs of the analysis being run returned, each read as `kind`, in the
+        spec's order of the encoders (a joined reference's first)."""
+        order = {name: index for index, name in enumerate(self.encoders)}
+        outcomes = sorted(self.execution.outcomes, key=lambda o: order.get(o.encoder, len(order)))
+        return [kind.model_validate(record) for outcome in outcomes
+                for record in outcome.analysis_records.get(self.analysis, [])]
+
     @cached_property
     def statistics(self) -> tuple[Statistics, Chance]:
         """Every job's per-sentence metric statistics, each file read once, and the
@@ -109,7 +121,7 @@ def run_analyses(run: AnalysisRun, entries: list[Entry]) -> dict[str, Any]:
         if not isinstance(analysis, Analysis):
             raise PluginError(entry.plugin, f"analysis {entry.name!r} lacks run, sections "
                                             "and figures (harness.protocols.Analysis)")
-        run.options = entry.settings
+        run.options, run.analysis = entry.settings, entry.name
         found = results_fields(entry.name, analysis.run(run), plugin=entry.plugin)
         for key in found.keys() - {"analyses"}:
             if key in owners:

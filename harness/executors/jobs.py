@@ -26,6 +26,7 @@ from harness.errors import HarnessError, PluginError
 from harness.protocols import (
     AnalysisJob,
     BuildContext,
+    JobRecord,
     Options,
     PlannedAnalysis,
     SpecView,
@@ -68,6 +69,8 @@ class EncoderOutcome(BaseModel):
     builds: int = 0
     description: EncoderDescription | None = None  # what the encoder is (results.json `encoders`)
     analysis_jobs: list[str] = []  # the analyses' jobs it ran, as "analysis: what"
+    # analysis -> what each of its jobs for this encoder returned (`PlannedAnalysis.run_job`)
+    analysis_records: dict[str, list[dict[str, Any]]] = {}
 
 
 @dataclass(frozen=True)
@@ -176,10 +179,14 @@ def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -
     tasks = (evaluate_tasks(ctx, [job.encoded]).get(job.encoder.name, [])
              if ctx.spec.downstream.tasks else [])
     ran = run_analysis_jobs(ctx, job.encoder.name, corpus, vocab)
+    records: dict[str, list[dict[str, Any]]] = {}
+    for done, record in ran:
+        records.setdefault(done.analysis, []).append(record.model_dump(mode="json"))
     return EncoderOutcome(encoder=job.encoder.name, dim=job.encoded.dim, runs=decoded.runs,
                           samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
                           device=ctx.device, description=job.description,
-                          analysis_jobs=[f"{j.analysis}: {j.what}" for j in ran])
+                          analysis_jobs=[f"{j.analysis}: {j.what}" for j, _ in ran],
+                          analysis_records=records)
 
 
 @dataclass(frozen=True)
@@ -229,18 +236,23 @@ def plan(spec: Spec, context: BuildContext
 
 
 def run_analysis_jobs(ctx: RunContext, encoder: str, corpus: Corpus,
-                      vocab: Vocab) -> list[AnalysisJob]:
+                      vocab: Vocab) -> list[tuple[AnalysisJob, JobRecord]]:
     """Carry out every analysis job declared for `encoder`, in the spec's order of the
-    analyses; their time goes to each analysis's stage. Return the jobs run."""
+    analyses; their time goes to each analysis's stage. Return the jobs run, each with the
+    record it returned."""
     ran = []
     for entry, analysis, jobs in planned(ctx):
         for job in jobs:
             if job.encoder != encoder:
                 continue
             started = time.perf_counter()
-            analysis.run_job(job, JobWork(ctx, corpus, vocab, entry.settings))
+            record = analysis.run_job(job, JobWork(ctx, corpus, vocab, entry.settings))
+            if not isinstance(record, JobRecord):
+                raise PluginError(entry.plugin, f"analysis {entry.name!r}'s job returned "
+                                                f"{type(record).__name__}, not a record: return "
+                                                "a subclass of harness.plugin.JobRecord")
             ctx.add_time(entry.name, time.perf_counter() - started)
-            ran.append(job)
+            ran.append((job, record))
     return ran
 
 

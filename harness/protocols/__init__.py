@@ -21,7 +21,7 @@ here imports the rest of the harness, or anything heavy: numpy and torch appear 
 only.
 """
 
-from harness.protocols.analysis import Analysis, AnalysisJob, PlannedAnalysis
+from harness.protocols.analysis import Analysis, AnalysisJob, JobRecord, PlannedAnalysis
 from harness.protocols.attack import (
     Attack,
     AttackInputs,
@@ -123,7 +123,7 @@ __all__ = [
     "CorpusView", "Decode", "DecoderLikelihood", "DecoderOptions", "Defence",
     "DownstreamTask", "Encode", "Encoder", "EncoderAwareMetric", "EntryView", "Examples",
     "ExecutionView", "Executor", "Factory", "Figures", "GeneratedTask", "InputEncoding",
-    "Inversion", "JobInputs", "Metric", "Options", "OutcomeView", "PlannedAnalysis",
+    "Inversion", "JobInputs", "JobRecord", "Metric", "Options", "OutcomeView", "PlannedAnalysis",
     "PluginFailure", "PositionalEncoder", "PositionsView", "ProportionMetric", "Query",
     "ResultsView",
     "ResumableFit", "RunContextView", "ScoreSpread", "Section", "SeedAware", "SeedBatched",

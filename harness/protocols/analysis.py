@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from harness.protocols.records import JobRecord
 from harness.protocols.report import Figures, ResultsView, Section
 from harness.protocols.views import AnalysisInputs, JobInputs, SpecView
 
@@ -55,8 +56,8 @@ class AnalysisJob:
     """Work an analysis needs done for one encoder before it runs: decoders to train, vectors to
     transform, probes to decode. Declared before anything runs (`PlannedAnalysis.jobs`), it
     runs inside that encoder's job, wherever the executor runs the job (this process, a Ray
-    worker), after the encoder's decoders and downstream tasks; the analysis then reads what
-    it left in the cache."""
+    worker), after the encoder's decoders and downstream tasks, and returns its record, which
+    travels back with the encoder's outcome for the analysis's `run` to read."""
 
     analysis: str
     """The spec's name of the analysis that declared it."""
@@ -71,15 +72,17 @@ class AnalysisJob:
 @runtime_checkable
 class PlannedAnalysis(Analysis, Protocol):
     """An analysis with work of its own for the encoders' jobs (the privacy analysis's
-    attackers, the probes' decoding): it declares that work before the run (`jobs`), each job
-    carries it out where the encoder's job runs (`run_job`), and `run` then only reads what the
-    jobs left in the cache."""
+    attackers, the probes' decoding), planned, executed and returned: it declares that work
+    before the run (`jobs`), each job carries it out where the encoder's job runs and returns
+    its record (`run_job`), and `run` builds the analysis's results from those records
+    (`AnalysisInputs.records`). During `run` the cache is read-only: an artifact a job did not
+    leave there is an error, not work done twice."""
 
     def jobs(self, spec: SpecView) -> list[AnalysisJob]:
         """The jobs this analysis needs for the resolved `Spec`, each named after this
         analysis's entry in the spec; none when the spec asks nothing of it."""
 
-    def run_job(self, job: AnalysisJob, work: JobInputs) -> None:
+    def run_job(self, job: AnalysisJob, work: JobInputs) -> JobRecord:
         """Carry out `job` in the encoder's job: `work` holds the run's context, corpus and
-        vocabulary, and this analysis's options; what it computes goes to the cache
-        (`work.ctx.cache`)."""
+        vocabulary, and this analysis's options. Return what it found; its artifacts go to
+        the cache (`work.ctx.cache`)."""

@@ -1,5 +1,6 @@
 """Read-only views of the records a run's results hold, for plugins that read them: a metric's
-score, a pair's result, what an encoder is, the spec as results.json recorded it.
+score, a pair's result, what an encoder is, the spec as results.json recorded it; and
+`JobRecord`, the base of what an analysis's job returns.
 
 The records themselves are `harness.results`'s pydantic models on a higher floor
 (`MetricScore`, `PairResult`, `EncoderDescription`, `RunSpec`); each meets its view here
@@ -12,7 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, TypeVar
 
+from pydantic import BaseModel, ConfigDict
+
 S = TypeVar("S")
+
+
+class JobRecord(BaseModel):
+    """What an analysis's job found (`PlannedAnalysis.run_job`), as the analysis types it
+    (subclass this): JSON, so that it travels back from whatever process or node ran the job,
+    and frozen. The analysis's `run` reads its jobs' records (`AnalysisInputs.records`)."""
+
+    model_config = ConfigDict(frozen=True)
 
 
 class ScoreView(Protocol):

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from harness.protocols.components import Options, Settings, SubwordVocabulary
-from harness.protocols.records import DescriptionView, PairView
+from harness.protocols.records import DescriptionView, JobRecord, PairView
 from harness.protocols.task import TaskResult
 
 if TYPE_CHECKING:
     import numpy as np
 
 S = TypeVar("S")
+R = TypeVar("R", bound=JobRecord)
 
 
 class EntryView(Protocol):
@@ -224,6 +225,11 @@ class OutcomeView(Protocol):
         """What the encoder is (`harness.results.model.EncoderDescription`), or None."""
 
     @property
+    def analysis_records(self) -> Mapping[str, Sequence[Mapping[str, object]]]:
+        """Analysis -> the records its jobs for this encoder returned, as JSON
+        (`PlannedAnalysis.run_job`)."""
+
+    @property
     def timings(self) -> Mapping[str, float]:
         """The job's wall time per stage."""
 
@@ -311,6 +317,10 @@ class AnalysisInputs(JobInputs, Protocol):
     @property
     def declared(self) -> Mapping[str, Mapping[str, object]]:
         """The model each encoder declares it is (`Encoder.declares`)."""
+
+    def records(self, kind: type[R]) -> list[R]:
+        """What this analysis's jobs returned (`PlannedAnalysis.run_job`), each read as `kind`,
+        in the spec's order of the encoders whose jobs succeeded."""
 
     @property
     def statistics(self) -> tuple[Mapping[tuple[str, str], Mapping[str, Sequence[np.ndarray]]],

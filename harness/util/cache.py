@@ -164,6 +164,11 @@ class Cache:
         return final
 
 
+    def read_only(self) -> Cache:
+        """This cache as an analysis's `run` reads it (`ReadOnlyCache`): what is there is found
+        (and counted here), what is not is an error."""
+        return ReadOnlyCache(root=self.root, source=self)
+
     def install(self, stage: str, key: str, write: Callable[[Path], None]) -> bool:
         """Put an artifact built elsewhere (a reference bundle's) into the cache under its
         key: `write(partial_dir)` writes its files, meta.json included, and the directory is
@@ -188,6 +193,32 @@ class Cache:
                 shutil.rmtree(final)
             os.replace(partial, final)
         return True
+
+
+class CacheMiss(HarnessError):
+    """An artifact asked of a read-only cache that lacks it."""
+
+
+@dataclass
+class ReadOnlyCache(Cache):
+    """A cache that builds nothing: `produce` returns a finished artifact (counted in `source`,
+    the run's cache) and raises `CacheMiss` for one that is not there. The analyses' `run`
+    reads through it, so work their jobs did not do cannot be done again there, by
+    construction (`harness.protocols.PlannedAnalysis`)."""
+
+    source: Cache | None = None
+
+    def produce(self, stage: str, parts: Mapping[str, Any], build: Callable[[Path], Any],
+                *, label: str = "") -> Path:
+        key = artifact_key(stage, parts)
+        if not self.exists(stage, key):
+            raise CacheMiss(f"cache {self.root}: {f'{stage} {label}'.strip()} ({key[:12]}) "
+                            "is not there, and an analysis's run computes nothing: do that work "
+                            "in the analysis's jobs (`jobs` and `run_job`) and read their records")
+        return (self.source or Cache(self.root)).produce(stage, parts, build, label=label)
+
+    def install(self, stage: str, key: str, write: Callable[[Path], None]) -> bool:
+        raise CacheMiss(f"cache {self.root}: an analysis's run installs nothing ({stage} {key})")
 
 
 def read_meta(directory: Path) -> dict[str, Any]:

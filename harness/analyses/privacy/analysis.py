@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.analyses.privacy.report import privacy_figures, privacy_sections
+from harness.analyses.privacy.results import PrivacyRecord
 from harness.analyses.privacy.study import privacy_job, privacy_jobs, privacy_study
 from harness.analyses.run import AnalysisRun
 from harness.executors.jobs import JobWork
@@ -19,15 +20,16 @@ from harness.results.model import RunResults
 
 class PrivacyAnalysis:
     """Fills `privacy` (`Privacy`), or nothing when the spec names no defence. Its attackers
-    train in the encoders' jobs (`jobs`, `run_job`), so they reach the executor."""
+    train in the encoders' jobs (`jobs`, `run_job`), so they reach the executor, and `run`
+    builds the study from the records the jobs return."""
 
     NAME = "privacy"
 
     def jobs(self, spec: Any) -> list[AnalysisJob]:
         return privacy_jobs(spec, self.NAME)
 
-    def run_job(self, job: AnalysisJob, work: JobWork) -> None:
-        privacy_job(work.ctx, work.corpus, work.vocab, job.encoder)
+    def run_job(self, job: AnalysisJob, work: JobWork) -> PrivacyRecord:
+        return privacy_job(work.ctx, work.corpus, work.vocab, job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         return {"privacy": privacy_study(run)}

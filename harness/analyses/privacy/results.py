@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from harness.protocols import JobRecord
 from harness.results.records import MetricScore, Record, is_none
 
 
@@ -122,3 +123,14 @@ class Privacy(Record):
     floor_attacks: dict[str, AttackLeakage] | None = Field(None, exclude_if=is_none)
     """Every attack on the floor encoder's clean vectors (no information): what each reads
     back from the prior and what it brings of its own."""
+
+
+class PrivacyRecord(JobRecord):
+    """What one encoder's privacy job found (`harness.analyses.privacy.study.privacy_job`): a
+    studied encoder's `points` (clean, then each defence level), and for the floor encoder its
+    attacker's canaries and every attack on its clean vectors."""
+
+    encoder: str
+    points: list[PrivacyPoint] | None = None
+    floor_canaries: dict[str, EntityRecovery] | None = None
+    floor_attacks: dict[str, AttackLeakage] | None = None

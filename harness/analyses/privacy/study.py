@@ -6,7 +6,6 @@ information (`random-gaussian`), undefended, and its attacker's canaries (`canar
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +14,13 @@ from harness.analyses.privacy.attack import attack, leaked
 from harness.analyses.privacy.attacking import AttackPlan, Surrogate
 from harness.analyses.privacy.canaries import canary_set
 from harness.analyses.privacy.canary_floor import floor_attacks, floor_canaries, floor_jobs
-from harness.analyses.privacy.results import MatchedLeakage, Privacy, PrivacyPoint, judged_by
+from harness.analyses.privacy.results import (
+    MatchedLeakage,
+    Privacy,
+    PrivacyPoint,
+    PrivacyRecord,
+    judged_by,
+)
 from harness.analyses.privacy.spec import privacy_settings
 from harness.analyses.privacy.utility import Utility, clean_utility, task_score, utility
 from harness.analyses.run import AnalysisRun
@@ -54,24 +59,28 @@ def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
             for encoder in spec.studied(encoders)] + floor_jobs(spec, name, attacker)
 
 
-def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder_name: str) -> None:
+def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder_name: str
+                ) -> PrivacyRecord:
     """An encoder's privacy job (`privacy_jobs`): a studied encoder's points
-    (`attack_encoder`); the floor encoder's canaries (`floor_canaries`), which a studied floor
-    has among its points already."""
+    (`attack_encoder`); the floor encoder's canaries (`floor_canaries`) and attacks
+    (`floor_attacks`), whether or not it is studied."""
     spec = ctx.spec
-    if spec.studied([encoder_name]):
-        attack_encoder(ctx, corpus, vocab, encoder_name)
-    if encoder_name == floor_encoder(spec):
-        attacker = _attacker(spec, privacy_settings(spec).attacker)
-        floor_canaries(ctx, corpus, vocab, attacker)
-        floor_attacks(ctx, corpus, vocab, attacker, _plan(ctx, corpus, vocab, attacker,
-                                                          encoder_name))
+    points = (attack_encoder(ctx, corpus, vocab, encoder_name)
+              if spec.studied([encoder_name]) else None)
+    if encoder_name != floor_encoder(spec):
+        return PrivacyRecord(encoder=encoder_name, points=points)
+    attacker = _attacker(spec, privacy_settings(spec).attacker)
+    return PrivacyRecord(
+        encoder=encoder_name, points=points,
+        floor_canaries=floor_canaries(ctx, corpus, vocab, attacker),
+        floor_attacks=floor_attacks(ctx, corpus, vocab, attacker,
+                                    _plan(ctx, corpus, vocab, attacker, encoder_name)))
 
 
 def attack_encoder(ctx: RunContext, corpus: Corpus, vocab: Vocab,
                    encoder_name: str) -> list[PrivacyPoint]:
     """The clean point, then each defence's levels, of one encoder: every attacker trained and
-    scored through the cache, so the study (`privacy_study`) reads what a job computed."""
+    scored."""
     spec = ctx.spec
     section = privacy_settings(spec)
     (encoder,) = [e for e in spec.components("encoder") if e.name == encoder_name]
@@ -81,31 +90,23 @@ def attack_encoder(ctx: RunContext, corpus: Corpus, vocab: Vocab,
 
 
 def privacy_study(run: AnalysisRun) -> Privacy | None:
-    """The study, or None when the spec names no defence: the points the jobs computed
-    (`privacy_jobs`), read from the cache."""
-    spec, ctx = run.spec, run.ctx
+    """The study, or None when the spec names no defence: built from the records the jobs
+    returned (`privacy_job`), computing nothing."""
+    spec = run.spec
     if not spec.defences:
         return None
-    started = time.perf_counter()
     section = privacy_settings(spec)
     attacker = _attacker(spec, section.attacker)
     if section.leakage not in [m.name for m in spec.metrics]:
         raise HarnessError(f"privacy.leakage: {section.leakage!r} is not among the spec's "
                            f"metrics ({', '.join(m.name for m in spec.metrics)})")
-    studied = set(spec.studied(run.encoders)) - set(run.execution.failures)
-    points: dict[str, list[PrivacyPoint]] = {}
-    for encoder in spec.components("encoder"):
-        if encoder.name in studied:
-            points[encoder.name] = attack_encoder(ctx, run.corpus, run.vocab, encoder.name)
+    records = run.records(PrivacyRecord)
+    points = {r.encoder: r.points for r in records if r.points is not None}
     floor = floor_encoder(spec)
     floor_scores = next((r.metrics for r in run.runs
                          if r.encoder == floor and r.decoder == attacker.name), {})
-    floor_ran = floor is not None and floor not in run.execution.failures
-    floor_found = floor_canaries(ctx, run.corpus, run.vocab, attacker) if floor_ran else None
-    floor_attacked = (floor_attacks(ctx, run.corpus, run.vocab, attacker,
-                                    _plan(ctx, run.corpus, run.vocab, attacker, floor))
-                      if floor_ran and floor is not None else None)
-    ctx.add_time("privacy", time.perf_counter() - started)
+    found = next((r for r in records if r.encoder == floor), None)
+    floor_found = found.floor_canaries if found is not None else None
     return Privacy(attacker=attacker.name, leakage=section.leakage, utility=UTILITY,
                    matched_utility=section.matched_utility, canaries=section.canaries,
                    points=points,
@@ -114,7 +115,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
                             for name, rows in points.items()},
                    floor_encoder=floor if floor_scores or floor_found else None,
                    floor=floor_scores, floor_canaries=floor_found,
-                   floor_attacks=floor_attacked,
+                   floor_attacks=found.floor_attacks if found is not None else None,
                    compare_on=section.compare_on)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.analyses.probes.probing import probe_jobs, run_probes, write_probe_items
+from harness.analyses.probes.probing import Probed, probe_jobs, run_probes, write_probe_items
 from harness.analyses.probes.report import probe_examples_section, probe_figures, probes_section
 from harness.analyses.run import AnalysisRun
 from harness.executors.jobs import JobWork
@@ -18,20 +18,20 @@ from harness.results.model import RunResults
 
 class ProbesAnalysis:
     """Fills `probes` (one `PairProbes` per pair): each encoder's job decodes its pairs'
-    probes (`jobs`, `run_job`), and `run` reads them back."""
+    probes (`jobs`, `run_job`) and returns them, and `run` reads those records."""
 
     NAME = "probes"
 
     def jobs(self, spec: Any) -> list[AnalysisJob]:
         return probe_jobs(spec, self.NAME)
 
-    def run_job(self, job: AnalysisJob, work: JobWork) -> None:
-        run_probes(work.ctx, work.corpus, work.vocab, only=job.encoder)
+    def run_job(self, job: AnalysisJob, work: JobWork) -> Probed:
+        return run_probes(work.ctx, work.corpus, work.vocab, only=job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
-        probed = run_probes(run.ctx, run.corpus, run.vocab, skip=run.execution.failures)
+        probed = run.records(Probed)
         write_probe_items(run.out, probed)
-        return {"probes": probed.pairs or None}
+        return {"probes": [pair for found in probed for pair in found.pairs] or None}
 
     def sections(self, results: RunResults, figures: Mapping[str, bytes]) -> list[Section]:
         found = [probes_section(results, dict(figures)), probe_examples_section(results)]

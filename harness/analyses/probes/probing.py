@@ -15,8 +15,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from harness.analyses.probes.noise import noise_robustness
 from harness.analyses.probes.pairs import ProbedPair, normaliser, probed_pair
 from harness.analyses.probes.results import PairProbes
 from harness.analyses.probes.spec import AnalogySource, ProbesSection, probes_settings
-from harness.protocols import AnalysisJob
+from harness.protocols import AnalysisJob, JobRecord
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded, encode_corpus
@@ -49,12 +48,12 @@ ITEMS_FILE = "analogies.jsonl"
 PROBES_DIR = "probes"
 
 
-@dataclass(frozen=True)
-class Probed:
-    """Every pair's probe results, and where each pair's analogy items lie in the cache."""
+class Probed(JobRecord):
+    """Pairs' probe results and, for each, where its analogy items lie in the cache (`items`,
+    in the order of `pairs`): what an encoder's probes job returns (`run_probes`)."""
 
-    pairs: list[PairProbes] = field(default_factory=list)
-    item_files: dict[tuple[str, str], Path] = field(default_factory=dict)
+    pairs: list[PairProbes] = []
+    items: list[Path] = []
 
 
 def analogy_set_of(source: AnalogySource) -> AnalogySet:
@@ -85,15 +84,14 @@ def interpolation_pairs(section: ProbesSection, corpus: Corpus,
     return [(normalise(x), normalise(y)) for x, y in pairs]
 
 
-def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, skip: Collection[str] = (),
-               only: str | None = None) -> Probed:
-    """Every pair's probes (only encoder `only`'s, when given), from the cache or computed
-    now; encoders in `skip` (their jobs failed) are left out. Nothing when the spec asks for
-    no probe."""
+def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, only: str) -> Probed:
+    """Encoder `only`'s pairs' probes, from the cache or computed now (an encoder's probes
+    job). Nothing when the spec asks for no probe."""
     section = probes_settings(ctx.spec)
-    probed = Probed()
+    pairs: list[PairProbes] = []
+    items: list[Path] = []
     if not section.active:
-        return probed
+        return Probed()
     started = time.perf_counter()
     normalise = normaliser(ctx.spec.corpus.normalise)
     sets = [analogy_set_of(s).normalised(normalise) for s in section.analogies]
@@ -107,7 +105,7 @@ def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, skip: Collection[s
               "noise": None if section.noise is None
               else {**section.noise.model_dump(mode="json"), "seed": seed}}
     for encoder in ctx.spec.components("encoder"):
-        if encoder.name in skip or only not in (None, encoder.name):
+        if encoder.name != only:
             continue
         encoded = encode_corpus(ctx, encoder, corpus, vocab)
         for decoder in ctx.spec.decoders:
@@ -130,11 +128,11 @@ def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, skip: Collection[s
 
             directory = ctx.cache.produce("probes", parts, build,
                                           label=f"{encoder.name} -> {decoder.name}")
-            probed.pairs.append(PairProbes.model_validate_json(
+            pairs.append(PairProbes.model_validate_json(
                 (directory / RESULT_FILE).read_text(encoding="utf-8")))
-            probed.item_files[(encoder.name, decoder.name)] = directory / ITEMS_FILE
+            items.append(directory / ITEMS_FILE)
     ctx.add_time("probes", time.perf_counter() - started)
-    return probed
+    return Probed(pairs=pairs, items=items)
 
 
 def probe_pair(pair: ProbedPair, section: ProbesSection, sets: list[AnalogySet],
@@ -162,16 +160,16 @@ def probe_pair(pair: ProbedPair, section: ProbesSection, sets: list[AnalogySet],
                       interpolation=interpolation, noise=noise), items
 
 
-def write_probe_items(out: Path, probed: Probed) -> None:
+def write_probe_items(out: Path, probed: list[Probed]) -> None:
     """Copy each pair's analogy items into `out/probes/<encoder>__<decoder>.jsonl` (atomically);
     remove files there that this run does not write."""
     folder = out / PROBES_DIR
     written = set()
-    for (encoder, decoder), source in probed.item_files.items():
+    for pair, source in ((p, s) for found in probed for p, s in zip(found.pairs, found.items)):
         if not source.is_file() or source.stat().st_size == 0:
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        target = folder / sample_file_name(encoder, decoder)
+        target = folder / sample_file_name(pair.encoder, pair.decoder)
         tmp = target.with_name(f".{target.name}.tmp")
         shutil.copyfile(source, tmp)
         os.replace(tmp, target)
@@ -184,8 +182,7 @@ def write_probe_items(out: Path, probed: Probed) -> None:
 
 def probe_jobs(spec: Any, name: str) -> list[AnalysisJob]:
     """One job per encoder with a decoder trained for it, named `name`: the pairs' probes
-    decoded in the encoder's job (`run_probes` with `only`); none when the spec asks for no
-    probe."""
+    decoded in the encoder's job (`run_probes`); none when the spec asks for no probe."""
     if not probes_settings(spec).active:
         return []
     return [AnalysisJob(analysis=name, encoder=encoder.name,
