@@ -8,6 +8,8 @@ Options, Section, ...`.
   `ResultsView`, ...) and the report's plain data (`Section`, `Table`, `Figures`);
 - the error classes (`HarnessError`, `DataError`, ...);
 - the report's number formatting (`fmt`, `fmt_p`, `fmt_interval`, `fmt_span`, `join_names`);
+- the pipeline's stages for an analysis's job, named by the spec's entries (`encode`,
+  `train_decoder`, `generate`, `score`: `harness.executors.toolkit`);
 - what an executor assembles and accounts jobs with (`run_encoder_job`, or its halves
   `start_job` and `finish_job`; `account`, `Execution`, `resolve_device`) and the core's
   executors (`LocalExecutor`, `RayExecutor`);
@@ -68,6 +70,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "report.elements": ("fmt", "fmt_interval", "fmt_p", "fmt_span", "join_names"),
     "executors": ("Execution", "account"),
     "executors.jobs": ("finish_job", "run_encoder_job", "start_job"),
+    "executors.toolkit": ("encode", "generate", "score", "train_decoder"),
     "executors.local": ("LocalExecutor",),
     "executors.ray": ("RayExecutor",),
     "data.preprocess": ("ptb_file", "ptb_prepared", "quotes_stripped", "strip_quotes"),
@@ -133,6 +136,10 @@ if TYPE_CHECKING:
     from harness.executors.jobs import start_job as start_job
     from harness.executors.local import LocalExecutor as LocalExecutor
     from harness.executors.ray import RayExecutor as RayExecutor
+    from harness.executors.toolkit import encode as encode
+    from harness.executors.toolkit import generate as generate
+    from harness.executors.toolkit import score as score
+    from harness.executors.toolkit import train_decoder as train_decoder
     from harness.protocols import *  # noqa: F403 - every contract (EXPORTS["protocols"])
     from harness.registry.commands import command as command
     from harness.registry.hookspecs import Register as Register

@@ -132,3 +132,32 @@ def test_a_run_without_the_correlation_analysis_has_no_trace_of_it(tmp_path: Pat
         assert "rank" in text
     assert sorted(p.name for p in (out / "tables").iterdir()) == [
         "diagnostics.csv", "ranks.csv"]
+
+
+def test_the_jobs_toolkit_names_the_spec_entries_it_lacks(tmp_path: Path) -> None:
+    """`harness.plugin.encode`/`train_decoder` use the spec's own entries: a name the spec lacks,
+    or more training sentences than the split holds, is a one-line error naming what there is,
+    before anything is computed."""
+    from types import SimpleNamespace
+
+    from harness.errors import HarnessError
+    from harness.executors.jobs import JobWork
+    from harness.plugin import encode, train_decoder
+    from harness.spec import load_spec
+    from harness.stages.base import RunContext
+    from harness.testing.runs import TINY_SPEC
+    from harness.util.cache import Cache
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(TINY_SPEC, encoding="utf-8")
+    spec = load_spec(path, registry=load_registry())
+    corpus = SimpleNamespace(train=["a b"] * 10)
+    work = JobWork(RunContext(spec=spec, cache=Cache(tmp_path / "cache")), corpus,  # type: ignore[arg-type]
+                   None, spec.decoders[0].settings)  # type: ignore[arg-type]
+    with pytest.raises(HarnessError, match=r"no encoder 'bert' in the spec \(avg"):
+        encode(work, "bert")
+    with pytest.raises(HarnessError, match="11 sentences, but the training split holds 10"):
+        train_decoder(work, spec.decoders[0].name, None, sentences=11)  # type: ignore[arg-type]
+    with pytest.raises(HarnessError, match=r"no decoder 'lstm' in the spec \(mos-lstm"):
+        train_decoder(work, "lstm", None)  # type: ignore[arg-type]
+    assert not (tmp_path / "cache").exists()

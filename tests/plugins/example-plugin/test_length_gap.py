@@ -129,7 +129,7 @@ def test_the_field_is_typed_in_results_json(tmp_path: Path) -> None:
     assert written["length_gaps"] == {
         "pairs": {"avg": {"mos-lstm": {"mean_gap": -1.5, "shorter": 50.0, "n": 4}},
                   "random-gaussian": {"mos-lstm": {"mean_gap": 0.25, "shorter": 25.0, "n": 4}}},
-        "baseline": {}}
+        "baseline": {}, "retrained": {}}
     assert "analyses" not in written  # a declared field, not one kept as JSON
     read = load_results(tmp_path).length_gaps
     assert isinstance(read, LengthGaps) and read == GAPS
@@ -207,3 +207,39 @@ def test_length_gap_analysis_conforms(tmp_path: Path) -> None:
     assert section.title == "Length gap (example plugin)"
     assert [row[:2] for row in section.tables[0].rows] == [["avg", "mos-lstm"],
                                                            ["random-gaussian", "mos-lstm"]]
+
+
+def test_a_retrained_decoder_trains_in_the_encoders_job_through_the_toolkit(
+        tmp_path: Path) -> None:
+    """With `length_gap.retrain`, each encoder's job trains the decoder again on the first 100
+    sentences (harness.plugin's `encode`, `train_decoder`, `generate`, `score`) and returns its
+    gap; `run` reads the records. Checked against the artifacts themselves: the retrained
+    decoder's training log saw 100 sentences, its samples' gap and Id are those recorded, and
+    the pair's own decoder (all 300 sentences) is another artifact."""
+    from harness.registry.loader import load_registry
+    from harness.runner import run_spec
+    from harness.spec import load_spec
+    from harness.util.cache import Cache, read_meta
+
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(SPEC + "analyses: [example-length-gap]\n"
+                                "length_gap: {retrain: 100}\n", encoding="utf-8")
+    cache = Cache(tmp_path / "cache")
+    results = run_spec(load_spec(spec_file, registry=load_registry()), tmp_path / "run",
+                       cache=cache)
+    gaps = results.length_gaps
+    assert gaps is not None and list(gaps.retrained) == ["avg"]
+    again = gaps.retrained["avg"]["mos-lstm"]
+    assert (again.sentences, again.metric, again.n) == (100, "id", 30)
+    trained = [meta for path in (cache.root / "train").iterdir()
+               if (meta := read_meta(path))["parts"].get("sentences") == 100]
+    assert len(trained) == 1 and trained[0]["parts"]["encoded"]
+    (samples_dir,) = [path for path in (cache.root / "generate").iterdir()
+                      if read_meta(path)["parts"]["trained"] == trained[0]["key"]]
+    lines = [json.loads(line) for line in (samples_dir / "samples.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    assert again == again.model_copy(update=length_gaps(
+        [r["reference"] for r in lines], [r["hypothesis"] for r in lines]).model_dump())
+    exact = sum(r["reference"] == r["hypothesis"] for r in lines)
+    assert again.value == pytest.approx(100 * exact / len(lines))
+    assert len(list((cache.root / "train").iterdir())) >= 2  # the pair's own decoder besides

@@ -1,5 +1,12 @@
 """A length-gap analysis: how much shorter or longer each pair's regenerated sentences are than
-their inputs, read from the samples the jobs left in the cache.
+their inputs, read from the samples the jobs left in the cache; with `length_gap.retrain`, also
+of each decoder trained again on fewer sentences, in the encoders' jobs.
+
+The retraining is the analysis's own work, planned, executed and returned
+(`harness.plugin.PlannedAnalysis`): `jobs` declares one job per encoder, `run_job` trains,
+generates and scores through the harness's toolkit (`encode`, `train_decoder`, `generate`,
+`score`) wherever the executor runs the job, and returns a record (`RetrainedGaps`) that `run`
+reads.
 
 It reads its settings from the spec's `length_gap:` section (`gap_spec`), fills the
 results.json field `length_gaps` (`gap_results`), and gives the report a table and the summary
@@ -14,14 +21,31 @@ from pathlib import Path
 
 from harness.plugin import (
     AnalysisInputs,
+    AnalysisJob,
     Figures,
+    JobInputs,
     ResultsView,
     Section,
+    SpecView,
     Table,
+    encode,
+    generate,
     join_names,
+    score,
+    train_decoder,
 )
 
-from .gap_results import FIELD, LengthGaps, PairGap, gap_header, gap_rows, read_gaps
+from . import LENGTH_GAP
+from .gap_results import (
+    FIELD,
+    LengthGaps,
+    PairGap,
+    RetrainedGap,
+    RetrainedGaps,
+    gap_header,
+    gap_rows,
+    read_gaps,
+)
 from .gap_spec import SECTION, LengthGapSection
 
 
@@ -49,10 +73,48 @@ def shown(results: ResultsView) -> tuple[LengthGaps | None, LengthGapSection]:
             results.spec.section(SECTION, LengthGapSection) or LengthGapSection())
 
 
+def measured(spec: SpecView, section: LengthGapSection) -> list[str]:
+    """The decoders whose outputs are measured: `length_gap.decoder`, or every one."""
+    return [entry.name for entry in spec.decoders if section.decoder in (None, entry.name)]
+
+
 class LengthGapAnalysis:
     """Fills `length_gaps`: encoder -> decoder -> `length_gaps` of the first seed's samples
-    (of `length_gap.decoder` only, when the spec names one), and the baseline run's; shows one
-    table."""
+    (of `length_gap.decoder` only, when the spec names one), the baseline run's, and with
+    `length_gap.retrain` those of the decoders its jobs trained again; shows one table."""
+
+    NAME = LENGTH_GAP
+
+    def jobs(self, spec: SpecView) -> list[AnalysisJob]:
+        """One job per encoder when the spec asks for `length_gap.retrain`, none otherwise."""
+        section = spec.section(SECTION, LengthGapSection)
+        if section.retrain is None:
+            return []
+        decoders = measured(spec, section)
+        return [AnalysisJob(analysis=self.NAME, encoder=encoder.name, trains=tuple(decoders),
+                            what=f"{', '.join(decoders)} trained again on {section.retrain} "
+                                 "sentences")
+                for encoder in spec.components("encoder")]
+
+    def run_job(self, job: AnalysisJob, work: JobInputs) -> RetrainedGaps:
+        """Each measured decoder trained on the first `retrain` sentences of the encoder's
+        vectors, its test outputs generated, their gap measured and scored by the spec's first
+        metric."""
+        spec = work.ctx.spec
+        section = spec.section(SECTION, LengthGapSection)
+        assert section.retrain is not None  # `jobs` plans none without it
+        metric = spec.components("metric")[0].name
+        encoded = encode(work, job.encoder)
+        gaps = {}
+        for decoder in measured(spec, section):
+            trained = train_decoder(work, decoder, encoded, sentences=section.retrain)
+            samples = generate(work, trained, encoded)
+            gap = length_gaps(*read_samples(samples.path))
+            gaps[decoder] = RetrainedGap(**gap.model_dump(), sentences=section.retrain,
+                                         metric=metric,
+                                         value=score(work, metric, samples, trained,
+                                                     encoded).value)
+        return RetrainedGaps(encoder=job.encoder, gaps=gaps)
 
     def run(self, run: AnalysisInputs) -> Mapping[str, object]:
         section = run.spec.section(SECTION, LengthGapSection)
@@ -63,7 +125,8 @@ class LengthGapAnalysis:
                     pairs.setdefault(outcome.encoder, {})[decoder] = length_gaps(
                         *read_samples(Path(files[0])))
         baseline = read_gaps(section.baseline).pairs if section.baseline else {}
-        return {FIELD: LengthGaps(pairs=pairs, baseline=baseline)}
+        retrained = {record.encoder: record.gaps for record in run.records(RetrainedGaps)}
+        return {FIELD: LengthGaps(pairs=pairs, baseline=baseline, retrained=retrained)}
 
     def sections(self, results: ResultsView, figures: Figures) -> list[Section]:
         gaps, section = shown(results)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.plugin import DataError, load_results
+from harness.plugin import DataError, JobRecord, load_results
 
 FIELD = "length_gaps"
 """The results.json top-level field the analysis fills."""
@@ -25,14 +25,32 @@ class PairGap(BaseModel):
     n: int = Field(ge=0, description="sentence pairs measured")
 
 
+class RetrainedGap(PairGap):
+    """The gap of a decoder trained again on the first `sentences` training sentences
+    (`length_gap.retrain`), with its score on the spec's first metric (`metric`, `value`)."""
+
+    sentences: int = Field(gt=0, description="training sentences of the retrained decoder")
+    metric: str = Field(description="the spec's first metric")
+    value: float | None = Field(description="its score of the retrained decoder's outputs")
+
+
 class LengthGaps(BaseModel):
-    """results.json `length_gaps`: encoder -> decoder -> its `PairGap`, and the same of the
-    baseline run the spec's `length_gap.baseline` names (empty without one)."""
+    """results.json `length_gaps`: encoder -> decoder -> its `PairGap`, the same of the
+    baseline run the spec's `length_gap.baseline` names (empty without one), and of the
+    decoders retrained on fewer sentences (`length_gap.retrain`; empty without)."""
 
     model_config = ConfigDict(frozen=True)
 
     pairs: dict[str, dict[str, PairGap]] = {}
     baseline: dict[str, dict[str, PairGap]] = {}
+    retrained: dict[str, dict[str, RetrainedGap]] = {}
+
+
+class RetrainedGaps(JobRecord):
+    """What one encoder's length-gap job returns: decoder -> its retrained decoder's gap."""
+
+    encoder: str
+    gaps: dict[str, RetrainedGap] = {}
 
 
 def read_gaps(run_dir: Path) -> LengthGaps:
@@ -59,11 +77,18 @@ def gap_rows(gaps: LengthGaps, digits: int) -> list[list[str]]:
             if gaps.baseline:
                 before = gaps.baseline.get(encoder, {}).get(decoder)
                 row.append("-" if before is None else f"{before.mean_gap:+.{digits}f}")
+            if gaps.retrained:
+                again = gaps.retrained.get(encoder, {}).get(decoder)
+                row.append("-" if again is None else f"{again.mean_gap:+.{digits}f}")
             rows.append(row)
     return rows
 
 
 def gap_header(gaps: LengthGaps) -> list[str]:
     """The header of `gap_rows`."""
+    retrained = {gap.sentences for by_decoder in gaps.retrained.values()
+                 for gap in by_decoder.values()}
     return ["encoder", "decoder", "mean gap", "% shorter", "n",
-            *(["baseline gap"] if gaps.baseline else [])]
+            *(["baseline gap"] if gaps.baseline else []),
+            *([f"gap at {', '.join(map(str, sorted(retrained)))} sentences"] if retrained
+              else [])]

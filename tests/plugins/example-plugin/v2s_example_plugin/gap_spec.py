@@ -7,6 +7,7 @@
       threshold: 0.5        # |mean gap| in tokens from which the summary names a pair
       decoder: mos-lstm     # measure this decoder's outputs only (default: every decoder's)
       baseline: runs/old    # an earlier run whose gaps the report shows beside this run's
+      retrain: 500          # also train each decoder on the first 500 training sentences
 
 The harness validates the section with `LengthGapSection` when it reads the spec (a bad value
 is an error naming file:line); the analysis and its parts read it typed, as
@@ -38,6 +39,10 @@ class LengthGapSection(Settings):
                                                   "(default: every decoder's)")
     baseline: Path | None = Field(None, description="an earlier run directory whose length "
                                                     "gaps the report shows beside this run's")
+    retrain: int | None = Field(None, gt=0, description="train each measured decoder again on "
+                                                        "the first this many training sentences "
+                                                        "(in each encoder's job) and give its "
+                                                        "outputs' gap beside the pair's")
 
 
 def resolve_baseline(spec: SpecView, positions: PositionsView, folder: Path) -> SpecView:
