@@ -13,10 +13,11 @@ Options, Section, ...`.
 - what an executor assembles and accounts jobs with (`run_encoder_job`, or its halves
   `start_job` and `finish_job`; `account`, `Execution`, `resolve_device`) and the core's
   executors (`LocalExecutor`, `RayExecutor`);
-- the library helpers the first-party plugins use: SentEval's file layout, download and text
-  preparation, word vectors (`train_skipgram`), the cache's root, declared-model names, row
-  cosines, and the quickstart corpus' generator (the module `synthetic`); `load_results`, a
-  run's results.json read back, typed.
+- the library helpers the first-party plugins use: downloads that retry and resume (`fetch`),
+  text preparation as SentEval's scripts do it (Moses and PTB tokenisation, quotes), word
+  vectors (`train_skipgram`), the cache's root, declared-model names, row cosines, and the
+  quickstart corpus' generator (the module `synthetic`); `load_results`, a run's results.json
+  read back, typed.
 
 Each name loads its module on first use (PEP 562, `harness.lazy`): importing this module imports
 nothing of the harness but `harness.lazy`, so a plugin's registration stays cheap, and a name
@@ -49,6 +50,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "checked_needs", "has_chance_level", "higher_is_better", "metric_signature",
         "proportion_counts", "required_fields", "unrelated_pairing", "value_range",
         "CombinedColumns", "DownstreamTask", "Encode", "Examples", "GeneratedTask",
+        "PreparedData",
         "ScoreSpread", "SeedAware", "SeedBatched", "TaskData", "TaskResult", "chance_level",
         "is_seeded",
         "over_seeds",
@@ -73,11 +75,9 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "executors.toolkit": ("encode", "generate", "score", "train_decoder"),
     "executors.local": ("LocalExecutor",),
     "executors.ray": ("RayExecutor",),
-    "data.preprocess": ("ptb_file", "ptb_prepared", "quotes_stripped", "strip_quotes"),
-    "data.senteval": ("download_senteval",),
-    "data.senteval_layout": ("BINARY_FILES", "MRPC_FILES", "SICK_FILES", "SST_FILES",
-                             "STSB_FILES", "STS_SUBSETS", "STS_YEARS", "TREC_FILES",
-                             "resolve_root", "task_directory", "task_files"),
+    "data.fetch": ("fetch",),
+    "data.preprocess": ("moses_lowercase", "moses_tokenize", "ptb_file", "ptb_prepared",
+                        "quotes_stripped", "strip_quotes"),
     "results.declarations": ("directory_model", "pooled_vectors"),
     "results.model": ("load_results",),
     "text.skipgram": ("train_skipgram",),
@@ -107,22 +107,13 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
     from harness import synthetic as synthetic
+    from harness.data.fetch import fetch as fetch
+    from harness.data.preprocess import moses_lowercase as moses_lowercase
+    from harness.data.preprocess import moses_tokenize as moses_tokenize
     from harness.data.preprocess import ptb_file as ptb_file
     from harness.data.preprocess import ptb_prepared as ptb_prepared
     from harness.data.preprocess import quotes_stripped as quotes_stripped
     from harness.data.preprocess import strip_quotes as strip_quotes
-    from harness.data.senteval import download_senteval as download_senteval
-    from harness.data.senteval_layout import BINARY_FILES as BINARY_FILES
-    from harness.data.senteval_layout import MRPC_FILES as MRPC_FILES
-    from harness.data.senteval_layout import SICK_FILES as SICK_FILES
-    from harness.data.senteval_layout import SST_FILES as SST_FILES
-    from harness.data.senteval_layout import STS_SUBSETS as STS_SUBSETS
-    from harness.data.senteval_layout import STS_YEARS as STS_YEARS
-    from harness.data.senteval_layout import STSB_FILES as STSB_FILES
-    from harness.data.senteval_layout import TREC_FILES as TREC_FILES
-    from harness.data.senteval_layout import resolve_root as resolve_root
-    from harness.data.senteval_layout import task_directory as task_directory
-    from harness.data.senteval_layout import task_files as task_files
     from harness.errors import DataError as DataError
     from harness.errors import HarnessError as HarnessError
     from harness.errors import PluginError as PluginError

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from harness.data import fetch as fetching
-from harness.data import senteval as download
-from harness.data import senteval_prepare as prepare
 from harness.data.fetch import Partial, TransientError, fetch, retrying
-from harness.data.senteval import download_senteval
 from harness.errors import DataError, HarnessError
+from harness_plugins.tasks.senteval import download, prepare
+from harness_plugins.tasks.senteval.download import download_senteval
 from harness_plugins.tasks.senteval.loaders import load_task
 from tests.range_server import FileServer, serving
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from test_downstream_fixtures import write_senteval_fixture
 
-from harness.data.senteval_layout import LAYOUT, resolve_root, task_directory, task_files
 from harness.errors import DataError
+from harness_plugins.tasks.senteval.layout import LAYOUT, resolve_root, task_directory, task_files
 from harness_plugins.tasks.senteval.loaders import load_task
 
 

@@ -764,8 +764,21 @@ def test_senteval_tasks_need_a_data_dir(tmp_path: Path, registry: Registry) -> N
     error = info.value
     assert (error.file, error.line) == (str(tmp_path / "spec.yaml"), line_of(text, "downstream:"))
     assert error.field == "downstream.data_dir"
-    assert "task 'mr' reads SentEval data" in error.detail
-    assert "harness data senteval --dir DIR" in error.detail
+    assert "task 'mr' reads its files from a data directory: set it" in error.detail
+    assert "(make one with `harness data senteval --dir DIR --tasks MR`)" in error.detail
+
+
+def test_the_command_that_makes_task_data_is_the_task_plugins() -> None:
+    """The core knows no task's files: a task that says how its files are made
+    (`PreparedData`) is asked, tasks of one plugin share one command, and a task that does not
+    say adds none."""
+    from harness.protocols.task import data_command
+    from harness_plugins.tasks.senteval.tasks import senteval_task
+
+    mr, trec, sts13 = (senteval_task(name) for name in ("MR", "TREC", "STS13"))
+    assert data_command([mr, trec, sts13, object()], "D") == (
+        "harness data senteval --dir D --tasks MR,TREC,STS13")
+    assert data_command([object()], "D") is None
 
 
 def test_relative_paths_in_options_resolve_against_the_spec_folder(

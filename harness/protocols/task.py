@@ -217,6 +217,30 @@ class DownstreamTask(Protocol):
 
 
 @runtime_checkable
+class PreparedData(Protocol):
+    """Optional for a task that reads files under `data_dir`: the command that makes them,
+    which the harness prints where they are missing (the SentEval tasks: `harness data senteval
+    --dir DIR --tasks MR,TREC`)."""
+
+    def prepare_command(self, data_dir: Path, names: Sequence[str]) -> str:
+        """The command that makes the files of the tasks `names` (this task's name among them,
+        all of this plugin) under `data_dir`."""
+
+
+def data_command(tasks: Sequence[object], data_dir: Path | str) -> str | None:
+    """The commands that make the files of `tasks` under `data_dir`, one per plugin that says
+    how (`PreparedData`: tasks sharing the method share the command), joined by "; "; None
+    when none does."""
+    kinds: dict[object, list[PreparedData]] = {}
+    for task in tasks:
+        if isinstance(task, PreparedData):
+            kinds.setdefault(type(task).prepare_command, []).append(task)
+    return "; ".join(group[0].prepare_command(Path(data_dir), [getattr(t, "name", "")
+                                                                 for t in group])
+                     for group in kinds.values()) or None
+
+
+@runtime_checkable
 class GeneratedTask(DownstreamTask, Protocol):
     """Optional for a task: one whose data the harness generates itself (no `data_dir`).
 

@@ -16,7 +16,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.errors import HarnessError, SpecError
-from harness.protocols import BuildContext, ComponentInfo, GeneratedTask, declared_model
+from harness.protocols import (
+    BuildContext,
+    ComponentInfo,
+    GeneratedTask,
+    declared_model,
+)
+from harness.protocols.task import data_command
 from harness.registry.checks import component_problems
 from harness.results.declarations import (
     PreviewVocabulary,
@@ -115,8 +121,8 @@ def _unavailable_components(spec: Spec) -> list[SpecError]:
 
 
 def _task_data(spec: Spec) -> list[SpecError]:
-    """The SentEval files the downstream tasks would read and cannot: found now, not after
-    every decoder has trained."""
+    """The files the downstream tasks would read and cannot: found now, not after every
+    decoder has trained; each with the command its plugin says makes it (`PreparedData`)."""
     problems = []
     data_dir = spec.downstream.data_dir
     for index, component in enumerate(spec.components("task")):
@@ -126,16 +132,18 @@ def _task_data(spec: Spec) -> list[SpecError]:
         if isinstance(task, GeneratedTask):
             continue  # the harness makes its data
         if data_dir is None:
+            command = data_command([task], "DIR")
             raise spec.positions.error(
-                f"task {component.name!r} reads SentEval data: set it to SentEval's "
-                "data/downstream directory (make one with `harness data senteval --dir DIR`)",
-                ("downstream", "data_dir"))
+                f"task {component.name!r} reads its files from a data directory: set it"
+                + (f" (make one with `{command}`)" if command else ""), ("downstream", "data_dir"))
         missing = [path for path in task.files(data_dir) if not path.is_file()]
         if missing:
             more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            command = data_command([task], data_dir)
             problems.append(spec.positions.error(
-                f"task {task.name} needs {missing[0]}{more}; make it with: harness data senteval "
-                f"--dir {data_dir} --tasks {task.name}", ("downstream", "tasks", index, "name")))
+                f"task {task.name} needs {missing[0]}{more}"
+                + (f"; make it with: {command}" if command else ""),
+                ("downstream", "tasks", index, "name")))
     return problems
 
 

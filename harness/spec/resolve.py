@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import HarnessError, SpecError
-from harness.protocols import Options
+from harness.protocols import BuildContext, Options
+from harness.protocols.task import data_command
 from harness.registry.components import Registry
 from harness.spec.positions import Loc, Positions, raise_validation_error
 from harness.spec.schema import AnalysisEntry, Component, DefenceEntry, Entry, Spec, TableSpec
@@ -81,9 +82,14 @@ def missing_path_message(path: Path, loc: Loc, prepare: str | None) -> str:
 
 
 def prepare_hint(spec: Spec | TableSpec, loc: Loc) -> str | None:
-    """The command that makes the file or directory at `loc`, when the spec declares one."""
+    """The command that makes the file or directory at `loc`, when the spec declares one; for
+    `data_dir`, what the plugins of the spec's tasks say makes their files (`data_command`)."""
     if loc[-1] == "data_dir":
-        return f"harness data senteval --dir {field_at(spec, loc)}"
+        if not isinstance(spec, Spec):
+            return None
+        tasks = [entry.build(BuildContext(seed=spec.seed)) for entry in spec.components("task")
+                 if entry.info.status(entry.settings) == "ok"]
+        return data_command(tasks, field_at(spec, loc))
     return getattr(field_at(spec, loc[:-1]), "prepare", None)
 
 
@@ -106,7 +112,9 @@ def resolve_paths(spec: Model, positions: Positions, spec_folder: Path) -> Model
             continue
         path = value if value.is_absolute() else positions.base(loc, spec_folder) / value
         spec = replace_at(spec, loc, path)
-        if not exists(path, loc) and not prepare_hint(spec, loc):
+        # A data directory is made by its tasks' plugin (`preflight` says how); any other
+        # missing file the spec gives no command for is a typo.
+        if not exists(path, loc) and loc[-1] != "data_dir" and not prepare_hint(spec, loc):
             raise positions.error(missing_path_message(path, loc, None), loc)
     return spec
 

@@ -28,6 +28,7 @@ from harness.protocols import (
     is_seeded,
     over_seeds,
 )
+from harness.protocols.task import data_command
 from harness.spec import encode_batch_size
 from harness.stages.base import RunContext, file_digest
 from harness.stages.encode import Encoded
@@ -142,7 +143,9 @@ def _read_task_data(ctx: RunContext, task: Any) -> tuple[Path, Any]:
         return directory, key
     data_dir = ctx.spec.downstream.data_dir
     if data_dir is None:
-        raise DataError(f"downstream task {task.name} reads SentEval data: set "
-                        "`downstream.data_dir` (make it with `harness data senteval --dir DIR`)")
+        command = data_command([task], "DIR")
+        raise DataError(f"downstream task {task.name} reads its files from a data directory: "
+                        "set `downstream.data_dir`"
+                        + (f" (make one with `{command}`)" if command else ""))
     return data_dir, {str(path.relative_to(data_dir)): file_digest(path)
                       for path in task.files(data_dir)}

@@ -30,9 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.plugin import SICK_FILES, SST_FILES, Encode, HarnessError, TaskData, TaskResult
+from harness.plugin import Encode, HarnessError, TaskData, TaskResult
 from harness.plugin import synthetic as corpus
 
+from .senteval.layout import SICK_FILES, SST_FILES
 from .senteval.loaders import load_sick, load_sst
 from .senteval.tasks import TASKS_VERSION, DataSource, Relatedness, SplitClassification, Task
 

@@ -11,8 +11,8 @@ One responsibility per module:
 - `tasks`: the task objects, one class per family, keyed by the task table's `procedure`.
 
 Which tasks exist and how each is read and evaluated is the plugin's task table (`table`);
-where their files lie and how many lines they hold is SentEval's data layout
-(`harness.data.senteval_layout`), which the downloader (`harness data senteval`) prepares.
+where their files lie and how many lines they hold is SentEval's data layout (`layout`),
+which the downloader (`download`, `prepare`; `harness data senteval`) prepares.
 Importing this package is cheap: numpy, torch and scikit-learn load with the modules that need
 them.
 """

@@ -1,5 +1,5 @@
 """`harness data senteval`: download SentEval's downstream data, the files this plugin's tasks
-read (`harness.data.senteval` does the work).
+read (`download` does the work).
 
 The plugin adds it to the core's `data` group through the `register_commands` hook
 (`harness_plugins.tasks.register_commands`). Importing this module imports click and nothing
@@ -25,7 +25,7 @@ from harness.plugin import HarnessError, command
 def data_senteval(directory: Path, tasks: str | None, quiet: bool) -> None:
     """Download SentEval's downstream data from the official sources (as SentEval's
     get_transfer_data.bash does), resumably, and verify every file's line count."""
-    from harness.plugin import download_senteval
+    from .download import download_senteval
 
     report = download_senteval(directory, tasks=tasks.split(",") if tasks else None,
                                progress=not quiet)

@@ -3,7 +3,7 @@
 The layout, file names, encodings and field positions are those of SentEval's task classes
 (senteval/binary.py, sst.py, trec.py, mrpc.py, sick.py, sts.py) over the files its
 `data/downstream/get_transfer_data.bash` writes; directories and file names come from the task
-table (`harness.data.senteval_layout`), whose `reader` of each task keys `READERS`. Sentences are
+table (`layout`), whose `reader` of each task keys `READERS`. Sentences are
 SentEval's tokens (`str.split()`) joined by single spaces. SentEval's own preprocessing (PTB sed
 for MR/CR/SUBJ/MPQA, quotes removed from TREC, Moses and lower-casing for STS) happened when the
 data was prepared; MR/CR/SUBJ/MPQA and TREC files as their sources release them (not through it)
@@ -20,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.plugin import (
+from harness.plugin import DataError, Examples, TaskData
+
+from .layout import (
     BINARY_FILES,
     MRPC_FILES,
     SICK_FILES,
@@ -28,13 +30,9 @@ from harness.plugin import (
     STS_SUBSETS,
     STSB_FILES,
     TREC_FILES,
-    DataError,
-    Examples,
-    TaskData,
     resolve_root,
     task_directory,
 )
-
 from .reading import fetch_hint, fields, integer, number, read_lines, tokens
 from .table import TASKS
 

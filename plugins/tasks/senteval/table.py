@@ -2,7 +2,7 @@
 `harness list` shows), how its files are read (`reader`, a key of `loaders.READERS`) and how it
 is evaluated (`procedure`, a key of `tasks.PROCEDURES`), in SentEval's order (senteval/binary.py,
 sst.py, trec.py, mrpc.py, sick.py, sts.py). Where the files lie is SentEval's data layout
-(`harness.data.senteval_layout`), which `harness data senteval` prepares. Pure Python, so
+(`layout`), which `harness data senteval` prepares. Pure Python, so
 registering the tasks stays cheap.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.plugin import STS_YEARS
+from .layout import STS_YEARS
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Each task encodes every distinct sentence of its data in one `encode` call (empty sentences as
 ".", as SentEval's example batchers do), orders the examples as SentEval does before building
 features (by sentence length, then label: the order decides folds and mini-batches), and runs
-SentEval's procedure for the family, which the task table (`harness.data.senteval_layout`)
+SentEval's procedure for the family, which the task table (`layout`)
 names by its `procedure` key:
 
 - `cross-validated`, CrossValidatedClassification (MR, CR, SUBJ, MPQA): nested k-fold logistic
@@ -40,13 +40,12 @@ from harness.plugin import (
     TaskData,
     TaskResult,
     row_cosines,
-    task_directory,
-    task_files,
 )
 
 from . import evaluation
 from .batched import Trainer
 from .configs import EvaluationConfig, get_config
+from .layout import task_directory, task_files
 from .loaders import load_task
 from .relatedness import fit_relatedness
 from .sts import score_subset, score_year
@@ -143,6 +142,11 @@ class Task(ABC):
     def files(self, data_dir: Path) -> list[Path]:
         """Return the data files this task reads under `data_dir`."""
         return self.source.files(Path(data_dir))
+
+    def prepare_command(self, data_dir: Path, names: Sequence[str]) -> str:
+        """The command that downloads and prepares the files of the tasks `names` under
+        `data_dir` (`harness data senteval`; harness.protocols.PreparedData)."""
+        return f"harness data senteval --dir {data_dir} --tasks {','.join(names)}"
 
     def load(self, data_dir: Path) -> TaskData:
         """Read the task's splits from `data_dir`."""

@@ -1,7 +1,7 @@
 """SentEval's data layout: where `data/downstream/get_transfer_data.bash` leaves each of the
 sixteen tasks' files, and how many lines each must have.
 
-The downloader (`harness data senteval`, `harness.data.senteval`) prepares and checks these
+The downloader (`harness data senteval`, `download`) prepares and checks these
 files; the SentEval task plugin (plugins/tasks/senteval/, which holds the task table: what each
 task measures, how it is read and evaluated) reads them. Pure Python.
 

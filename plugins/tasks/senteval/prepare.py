@@ -2,10 +2,10 @@
 
 One function per group of the script (`prepare_sst`, `prepare_sts`, ...), each given a
 `Workspace`: the data directory, where downloads go and the sources' base URLs. The text
-preprocessing is the script's (`harness.data.preprocess`): the PTB sed script for
+preprocessing is the script's (`harness.plugin`'s text preparation): the PTB sed script for
 MR/CR/SUBJ/MPQA, quotes removed from TREC, the Moses tokenizer (sacremoses, no Perl) for STS
 (lower-cased), STS-B (lower-cased) and SICK. Data files are written atomically, so a killed run
-never leaves a half-written one. `harness.data.senteval` runs these and verifies what they leave.
+never leaves a half-written one. `download` runs these and verifies what they leave.
 
 The addresses (`SOURCES`, `STS_ARCHIVES`) follow facebookresearch/SentEval's
 data/downstream/get_transfer_data.bash as on its main branch since its files left the
@@ -27,10 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.data.fetch import fetch
-from harness.data.preprocess import moses_lowercase, moses_tokenize, ptb_file, strip_quotes
-from harness.data.senteval_layout import STS_SUBSETS, STS_YEARS
-from harness.errors import DataError
+from harness.plugin import (
+    DataError,
+    fetch,
+    moses_lowercase,
+    moses_tokenize,
+    ptb_file,
+    strip_quotes,
+)
+
+from .layout import STS_SUBSETS, STS_YEARS
 
 STS_BASE = "http://ixa2.si.ehu.es/stswiki/images"
 """Base URL of the STS wiki's files (STS12-16 and STS-B)."""

@@ -2,13 +2,13 @@
 
 Replicates SentEval's `data/downstream/get_transfer_data.bash` (URLs as there) in Python (the
 standard library, and sacremoses for Moses' tokenizer), one group of the script at a time
-(`harness.data.senteval_prepare`: downloads, unzips/untars, renames, and the same text
+(`prepare`: downloads, unzips/untars, renames, and the same text
 preprocessing). SNLI and COCO, which the script also
 fetches, are not tasks of this harness and are skipped.
 
 What the script lacks, and users lose hours to: every prepared file is checked to be non-empty
-and to have its expected number of lines (`harness.data.senteval_layout`); downloads are
-retried and resume (`harness.data.fetch`: `<key>-NAME.part` keyed by the URL, continued with
+and to have its expected number of lines (`layout`); downloads are
+retried and resume (`harness.plugin.fetch`: `<key>-NAME.part` keyed by the URL, continued with
 Range and If-Range while the server's file is unchanged, restarted otherwise); a group whose
 files already check out is skipped, so a rerun finishes what a broken or interrupted run left.
 Downloads live in `DIR/.downloads/<source>/` until their group is prepared and verified.
@@ -23,10 +23,13 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
-from harness.data.senteval_layout import LAYOUT, LINES, TASKS, TOTALS, count_lines
-from harness.data.senteval_prepare import (
+from harness.plugin import DataError, HarnessError
+
+from .layout import LAYOUT, LINES, TASKS, TOTALS, count_lines
+from .prepare import (
     SOURCES,
     STS_ARCHIVES,
     Workspace,
@@ -38,7 +41,6 @@ from harness.data.senteval_prepare import (
     prepare_stsb,
     prepare_trec,
 )
-from harness.errors import DataError, HarnessError
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,7 @@ class Group:
 
 GROUPS: tuple[Group, ...] = (
     Group("SST", ("SSTbin", "SSTfine"), prepare_sst),
-    *(Group(year, (year,), lambda workspace, year=year: prepare_sts(workspace, year))
-      for year in STS_ARCHIVES),
+    *(Group(year, (year,), partial(prepare_sts, year=year)) for year in STS_ARCHIVES),
     Group("STSB", ("STSBenchmark",), prepare_stsb),
     Group("TREC", ("TREC",), prepare_trec),
     Group("SICK", ("SICK",), prepare_sick),
