@@ -213,7 +213,7 @@ def test_validate_counts_an_attacker_per_encoder_and_level(tmp_path: Path) -> No
 
 def test_task_intervals_are_the_exact_intervals_of_accuracies() -> None:
     """(The utility's interval: tests/test_privacy_utility.py.)"""
-    from harness.analyses.privacy.attack import task_interval
+    from harness.analyses.privacy.point import task_interval
     from harness.protocols import TaskResult
 
     def result(metric: str, score: float) -> TaskResult:

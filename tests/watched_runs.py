@@ -26,13 +26,13 @@ WORK: dict[str, list[tuple[str, str, Key]]] = {
     "attack point": [("harness.analyses.privacy.study", "attack",
                       lambda a, k: (a[2].encoder, k.get("defence", ""), k.get("level")))],
     # one attack of `privacy.attacks` on one target
-    "attack": [("harness.analyses.privacy.attacking", "_inversion",
+    "attack": [("harness.analyses.privacy.attacks", "_inversion",
                 lambda a, k: (a[3].label, a[6]))],
     "canary set": [("harness.analyses.privacy.study", "canary_set", lambda a, k: "study"),
                    ("harness.analyses.privacy.canary_floor", "canary_set",
                     lambda a, k: "floor")],
     # the canaries decoded from one set of vectors
-    "canary recovery": [("harness.analyses.privacy.attack", "canary_recovery",
+    "canary recovery": [("harness.analyses.privacy.point", "canary_recovery",
                          lambda a, k: (a[3].encoder, a[3].keys.get("test"))),
                         ("harness.analyses.privacy.canary_floor", "canary_recovery",
                          lambda a, k: (a[3].encoder, "floor"))],

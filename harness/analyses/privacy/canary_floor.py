@@ -10,9 +10,9 @@ canaries without such an encoder (`harness.analyses.privacy.checks.check_canarie
 from __future__ import annotations
 
 from harness.analyses.floor.gains import floor_encoder
-from harness.analyses.privacy.attacking import AttackPlan, Target, run_attacks
+from harness.analyses.privacy.attacks import AttackPlan, Target, run_attacks
 from harness.analyses.privacy.canaries import canary_set
-from harness.analyses.privacy.canary_attack import canary_recovery
+from harness.analyses.privacy.canary_recovery import canary_recovery
 from harness.analyses.privacy.results import AttackLeakage, EntityRecovery
 from harness.analyses.privacy.spec import privacy_settings
 from harness.protocols import AnalysisJob

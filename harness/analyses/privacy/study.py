@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.analyses.floor.gains import floor_encoder
-from harness.analyses.privacy.attack import attack, leaked
-from harness.analyses.privacy.attacking import AttackPlan, Surrogate
+from harness.analyses.privacy.attacks import AttackPlan, Surrogate
 from harness.analyses.privacy.canaries import canary_set
 from harness.analyses.privacy.canary_floor import floor_attacks, floor_canaries, floor_jobs
+from harness.analyses.privacy.point import attack, leaked
 from harness.analyses.privacy.results import (
     MatchedLeakage,
     Privacy,

@@ -1,5 +1,5 @@
-"""The attack on one encoder's vectors, clean or defended: the attacker (a decoder of the
-spec) trained on those vectors, its output on the test split scored by every metric of the
+"""One privacy point, an encoder's vectors clean or at one defence level, attacked: the attacker
+(a decoder of the spec) trained on those vectors, its output on the test split scored by every metric of the
 spec, the downstream tasks run on the same vectors, and the canaries encoded, defended and
 decoded. Every step is a cached artifact of the stages it reuses (train, generate, score,
 evaluate), so a rerun decodes nothing twice."""
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.analyses.privacy.attacking import AttackPlan, Target, run_attacks, strongest
+from harness.analyses.privacy.attacks import AttackPlan, Target, run_attacks, strongest
 from harness.analyses.privacy.canaries import Canary
-from harness.analyses.privacy.canary_attack import canary_recovery
+from harness.analyses.privacy.canary_recovery import canary_recovery
 from harness.analyses.privacy.results import PrivacyPoint
 from harness.protocols import TaskResult, chance_level
 from harness.results.records import MetricScore
