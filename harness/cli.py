@@ -95,14 +95,29 @@ def list_command(as_json: bool, strict: bool, options_of: str | None) -> None:
                            f"({names}); see failed plugins above")
 
 
+REFERENCE = click.option(
+    "--reference", default=None, metavar="BUNDLE",
+    help="Join a reference bundle (a file from `harness bundle`, or a shipped one by name: "
+         "quickstart, reference): train only the spec's encoders it lacks and rank them among "
+         "its rows. The same as --set reference.bundle=BUNDLE.")
+"""The `--reference` option of `harness run` and `harness validate`."""
+
+
+def _quoted(key: str, value: str) -> str:
+    """An override `key=value` with `value` a quoted YAML string (a name is never read as a
+    number)."""
+    return f"{key}={json.dumps(value)}"
+
+
 @main.command()
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
               help="Override a spec value (YAML syntax), e.g. --set vocab.dim=50; "
                    "SECTION=null resets a top-level section to its default "
                    "(downstream=null: no tasks).")
+@REFERENCE
 @command
-def validate(spec: Path, overrides: tuple[str, ...]) -> None:
+def validate(spec: Path, overrides: tuple[str, ...], reference: str | None) -> None:
     """Check a benchmark spec without running anything.
 
     Exit 0: the spec can run here. Exit 2: it is malformed (one line naming file:line and
@@ -116,7 +131,8 @@ def validate(spec: Path, overrides: tuple[str, ...]) -> None:
     from harness.spec import TableSpec, load_spec, preflight
     from harness.spec.preflight import preflight_warnings
 
-    parsed = load_spec(spec, overrides, load_registry())
+    extra = [*overrides, *([_quoted("reference.bundle", reference)] if reference else [])]
+    parsed = load_spec(spec, extra, load_registry())
     problems = preflight(parsed)
     for warning in preflight_warnings(parsed):
         click.echo(f"warning: {warning}", err=True)
@@ -161,10 +177,7 @@ def _count(n: int, noun: str) -> str:
               help="An option of the executor (YAML syntax; harness list --options NAME lists "
                    "them), e.g. address=auto for ray; repeatable. The same as --set "
                    "executor.KEY=VALUE.")
-@click.option("--reference", default=None, metavar="BUNDLE",
-              help="Join a reference bundle (a file from `harness bundle`, or a shipped one by "
-                   "name: quickstart, reference): train only the spec's encoders it lacks and "
-                   "rank them among its rows. The same as --set reference.bundle=BUNDLE.")
+@REFERENCE
 @command
 def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | None,
         cache_dir: Path | None, executor: str | None,
@@ -183,8 +196,8 @@ def run(spec: Path, out: Path | None, overrides: tuple[str, ...], device: str | 
     extra = list(overrides)
     for key, value in (("device", device), ("executor.name", executor),
                        ("reference.bundle", reference)):
-        if value is not None:  # a quoted YAML string: a name is never read as a number
-            extra.append(f"{key}={json.dumps(value)}")
+        if value is not None:
+            extra.append(_quoted(key, value))
     for option in executor_options:
         if "=" not in option:
             raise HarnessError(f"--executor-option {option}: expected KEY=VALUE, e.g. "

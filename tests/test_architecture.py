@@ -199,7 +199,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("harness.stats", "harness.stats.*"),
     # 3: what results.json holds, the registry's loader
     ("harness.results.model", "harness.results.declarations",
-     "harness.registry.loader", "harness.registry.listing", "harness.registry.declared",
+     "harness.registry.loader", "harness.registry.listing", "harness.registry.parts",
      # a bundle: a run's records and statistics in one file
      "harness.reference.bundle"),
     # 4: specs

@@ -361,3 +361,16 @@ def test_the_shipped_reference_bundle_is_the_reference_specs_population():
                  for name, encoder in bundle.manifest.encoders.items()}
     assert described == families
     assert sum(family is not None for family in families.values()) == 27
+
+
+def test_validate_takes_the_reference_as_run_does():
+    """`harness validate --reference NAME` checks the spec as `harness run --reference NAME`
+    would run it: a shipped bundle's name is found, an unknown one is a one-line error."""
+    spec = str(Path(__file__).resolve().parents[1] / "benchmarks" / "quickstart.yaml")
+    done = CliRunner().invoke(main, ["validate", spec, "--reference", "quickstart",
+                                     "--set", "encoders=[max]"])
+    assert done.exit_code == 0 and "ok (1 encoder" in done.output
+    done = CliRunner().invoke(main, ["validate", spec, "--reference", "nosuch"])
+    assert done.exit_code == 2
+    (line,) = [text for text in done.output.splitlines() if text.startswith("error:")]
+    assert "reference bundle nosuch: no such file" in line and "quickstart, reference" in line

@@ -29,7 +29,7 @@ from pydantic import (
 
 from harness.errors import DataError
 from harness.protocols import Settings, TaskResult
-from harness.registry.declared import installed_declared
+from harness.registry.parts import installed_parts
 from harness.results.comparison import ComparisonSection, moved_to_comparison
 from harness.results.records import MetricScore, Record, SeedSpread, defined, is_none, json_safe
 from harness.results.signature import Signature
@@ -277,7 +277,7 @@ class RunSpec(Record):
         value = moved_to_comparison(value)[0]
         if not set(value) - set(cls.model_fields):
             return value  # no analysis section to read: the installed plugins are not loaded
-        for key, (_, settings) in installed_declared().sections.items():
+        for key, (_, settings) in installed_parts().sections.items():
             given = value.get(key)
             if isinstance(given, dict):
                 value[key] = settings.model_validate(
@@ -294,7 +294,7 @@ class RunSpec(Record):
         try:
             return super().__getattr__(name)  # type: ignore[misc]
         except AttributeError:
-            if not name.startswith("_") and name in installed_declared().sections:
+            if not name.startswith("_") and name in installed_parts().sections:
                 return None
             raise
 
@@ -371,7 +371,7 @@ class RunResults(Record):
         neither the core nor an analysis declares is ignored (a later version's)."""
         if not isinstance(value, dict):
             return value
-        declared = installed_declared()
+        declared = installed_parts()
         core = set(cls.model_fields) | {f.alias for f in cls.model_fields.values() if f.alias}
         typed = {key: item for key, item in value.items() if key in core}
         for key, item in {**declared.result_defaults(), **value}.items():
@@ -384,7 +384,7 @@ class RunResults(Record):
         try:
             return super().__getattr__(name)  # type: ignore[misc]
         except AttributeError:
-            if not name.startswith("_") and name in installed_declared().results:
+            if not name.startswith("_") and name in installed_parts().results:
                 return None
             raise
 
@@ -396,7 +396,7 @@ class RunResults(Record):
     @classmethod
     def field_names(cls) -> set[str]:
         """Every top-level field: the core's and those the installed analyses declare."""
-        return set(cls.model_fields) | set(installed_declared().results)
+        return set(cls.model_fields) | set(installed_parts().results)
 
     @property
     def name(self) -> str:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from harness.errors import SpecError
 from harness.registry.components import Registry
-from harness.registry.declared import Declared, declared, installed_declared
+from harness.registry.parts import InstalledParts, gathered_parts, installed_parts
 from harness.results.comparison import moved_to_comparison
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Positions, raise_validation_error, read_yaml, unknown_key
@@ -84,7 +84,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
                         line=lines.get(("scores",)))
     positions = Positions(str(path), lines, frozenset(apply_overrides(data, overrides)))
     model: type[Spec] | type[TableSpec] = TableSpec if "diagnostics" in data else Spec
-    parts = declared(registry) if registry is not None else installed_declared()
+    parts = gathered_parts(registry) if registry is not None else installed_parts()
     hashed = json.dumps(without_secrets(data), sort_keys=True, default=str)  # after overrides
     data = _comparison_moved(data, positions)
     _refuse_unknown_sections(data, model, parts, positions)
@@ -119,7 +119,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
 
 
 def _refuse_unknown_sections(data: dict[str, Any], model: type[Spec] | type[TableSpec],
-                             parts: Declared, positions: Positions) -> None:
+                             parts: InstalledParts, positions: Positions) -> None:
     """Refuse a top-level key neither the core nor an installed analysis reads, naming both
     kinds of section."""
     known = set(model.model_fields) | set(parts.sections)
@@ -129,7 +129,7 @@ def _refuse_unknown_sections(data: dict[str, Any], model: type[Spec] | type[Tabl
             raise positions.error(unknown_key(key, list(model.model_fields), sections), (key,))
 
 
-def _sections(given: dict[str, Any], parts: Declared, positions: Positions) -> dict[str, Any]:
+def _sections(given: dict[str, Any], parts: InstalledParts, positions: Positions) -> dict[str, Any]:
     """Every declared section validated by its analysis's settings class: the file's, or the
     class's defaults where the file gives none."""
     sections = {}
