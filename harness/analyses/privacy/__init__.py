@@ -7,3 +7,33 @@ sections and figure (`report`);
 `analysis.PrivacyAnalysis` is what the runner calls. The defences are plugins
 (`register_defences`), applied by the stage `harness.stages.defend`.
 """
+
+from __future__ import annotations
+
+from harness.protocols import AnalysisParts, BuildContext, Options
+from harness.registry.hookspecs import Register
+
+PARTS = AnalysisParts(
+    section="privacy", settings=f"{__name__}.spec:PrivacySection",
+    results={"privacy": f"{__name__}.results:Privacy"},
+    check=f"{__name__}.checks:check_privacy", components={"attacks": "attack"})
+"""What the analysis brings besides its class, named as "module:attribute" so that registering
+imports none of it (`harness.protocols.AnalysisParts`)."""
+
+
+DESCRIPTION = (
+    "leakage against utility of every encoder's vectors under each defence of "
+    "`defences:` (an attacker trained on the defended vectors), canaries")
+"""What `harness list` says the analysis does."""
+
+
+def register_analysis(register: Register) -> None:
+    """Register the privacy analysis; its module is imported when a run builds it."""
+    register("privacy", _build, description=DESCRIPTION, parts=PARTS)
+
+
+def _build(options: Options, context: BuildContext) -> object:
+    """A new privacy analysis (it reads its spec section, not options)."""
+    from harness.analyses.privacy.analysis import PrivacyAnalysis
+
+    return PrivacyAnalysis()

@@ -18,6 +18,8 @@ loaded on first use, so `harness.results.model` can import `harness.analyses.pro
 from __future__ import annotations
 
 from harness.lazy import lazy_exports
+from harness.protocols import AnalysisParts, BuildContext, Options
+from harness.registry.hookspecs import Register, RegisterCommand
 
 __getattr__, __all__ = lazy_exports(__name__, {
     "Probe": "queries", "ProbeResult": "queries", "AnalogySetRun": "queries",
@@ -27,3 +29,38 @@ __getattr__, __all__ = lazy_exports(__name__, {
     "AnalogyItem": "analogies", "AnalogySet": "analogies", "read_analogy_set": "analogies",
     "ExpressionError": "expression", "PairProbes": "results",
 })
+
+
+PARTS = AnalysisParts(
+    section="probes", settings=f"{__name__}.spec:ProbesSection",
+    results={"probes": f"{__name__}.results:ProbeResults"},
+    resolve=f"{__name__}.checks:resolve_probes",
+    preflight=f"{__name__}.checks:probe_problems")
+"""What the analysis brings besides its class, named as "module:attribute" so that registering
+imports none of it (`harness.protocols.AnalysisParts`)."""
+
+
+DESCRIPTION = (
+    "analogies, interpolation and noise robustness decoded by each pair "
+    "(`probes:`)")
+"""What `harness list` says the analysis does."""
+
+
+def register_analysis(register: Register) -> None:
+    """Register the probes analysis; its module is imported when a run builds it."""
+    register("probes", _build, description=DESCRIPTION, parts=PARTS)
+
+
+def _build(options: Options, context: BuildContext) -> object:
+    """A new probes analysis (it reads its spec section, not options)."""
+    from harness.analyses.probes.analysis import ProbesAnalysis
+
+    return ProbesAnalysis()
+
+
+def register_commands(register: RegisterCommand) -> None:
+    """Register the probes analysis's commands (`commands.COMMANDS`)."""
+    from harness.analyses.probes.commands import COMMANDS
+
+    for command in COMMANDS:
+        register(command)
