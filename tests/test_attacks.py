@@ -299,10 +299,10 @@ vocab: {bpe_size: 200, dim: 64, epochs: 2}
 encoders: [avg, gem, {name: random-gaussian, dim: 64}]
 decoders: [{name: mos-lstm, hidden: 32, epochs: 2, standardise: true}]
 metrics: [id, token-f1, token-f1:content, bleu]
-defences:
-  - rotation
-  - {name: gaussian, levels: [1000]}
 privacy:
+  defences:
+    - rotation
+    - {name: gaussian, levels: [1000]}
   canaries: 0
   attacks: [decoder, {name: rerank, candidates: 3}, nearest, bag-of-words, {name: align, pairs: 20},
             {name: align, pairs: 50},

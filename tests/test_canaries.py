@@ -139,7 +139,7 @@ def test_a_truncated_canary_is_refused() -> None:
         check_canaries(found, lambda s: [1, 5], unk_id=1, max_len=50)
 
 
-def run_spec_text(max_len: int = 20, canaries_line: str = "privacy: {canaries: 10}",
+def run_spec_text(max_len: int = 20, privacy: str = "canaries: 10",
                   encoders: str = "[avg, {name: random-gaussian, dim: 8}]") -> str:
     return f"""\
 name: canaries
@@ -153,9 +153,7 @@ encoders: {encoders}
 decoders: [{{name: mos-lstm, hidden: 8, epochs: 1}}]
 generation: {{max_len: {max_len}}}
 metrics: [id, token-f1, token-f1:content]
-defences:
-  - {{name: gaussian, levels: [0.5]}}
-{canaries_line}
+privacy: {{defences: [{{name: gaussian, levels: [0.5]}}], {privacy}}}
 analyses: [privacy]
 """
 
@@ -191,7 +189,7 @@ def test_the_spec_check_refuses_canaries_without_their_floor_or_room(tmp_path: P
         f"{tmp_path / 'spec.yaml'}:{line_of(text, 'privacy:')}: privacy.canaries: the canaries "
         f"are read against their floor, the attacker of the {FLOOR_ENCODER} control")
     load_spec(write(tmp_path, run_spec_text(encoders="[avg]",
-                                            canaries_line="privacy: {canaries: 0}")),
+                                            privacy="canaries: 0")),
               registry=registry)
 
 
@@ -302,10 +300,10 @@ def test_the_floor_runs_the_canaries_in_its_own_job_when_it_is_not_studied(
     # without canaries the floor's job still runs every attack on its vectors; with neither,
     # there is no floor job
     assert [j.encoder for j in privacy_jobs(load_spec(write(tmp_path, run_spec_text(
-        canaries_line="privacy: {canaries: 0}")), registry=registry), "privacy")] == [
+        privacy="canaries: 0")), registry=registry), "privacy")] == [
         "avg", "random-gaussian"]
     assert [j.encoder for j in privacy_jobs(load_spec(write(tmp_path, run_spec_text(
-        canaries_line="privacy: {canaries: 0, attacks: []}")), registry=registry),
+        privacy="canaries: 0, attacks: []")), registry=registry),
         "privacy")] == ["avg"]
 
     run = watched_run(spec, tmp_path / "run", Cache(tmp_path / "cache"))

@@ -254,8 +254,8 @@ def encoded_vectors(root: Path, encoder: str = "avg", model: object = None):
 def defended(root: Path, entry, *, encoder: str = "avg", cache: str = "cache",
              spec_seed: int = 1, model: object = None):
     """The defended Encoded and its level's summary, through the stage and a cache."""
+    from harness.analyses.privacy.defend import defend_encoded
     from harness.stages.base import RunContext
-    from harness.stages.defend import defend_encoded
     from harness.util.cache import Cache
 
     ctx = RunContext(spec=SimpleNamespace(seed=spec_seed), cache=Cache(root / cache))  # type: ignore[arg-type]
@@ -356,12 +356,14 @@ def test_the_stage_records_the_budget_of_a_defence_that_has_one(tmp_path: Path) 
 
 
 def test_the_defence_seed_stays_out_of_the_spec_record_and_hash(tmp_path: Path) -> None:
+    from harness.analyses.privacy.spec import studied_defences
     from harness.errors import SpecError
     from harness.spec import load_spec
 
     text = ("name: t\nseed: 3\ncorpus: {train: {generate: quickstart, sentences: 50}, "
             "test: {generate: quickstart, sentences: 10}}\nencoders: [avg]\n"
-            "defences: [{name: gaussian-dp, levels: [0.5, 0.9]SEED}]\nanalyses: [downstream]\n")
+            "privacy: {defences: [{name: gaussian-dp, levels: [0.5, 0.9]SEED}]}\n"
+            "analyses: [downstream]\n")
     secret = 2**127 + 12345
     specs = []
     for seed in (f", seed: {secret}", ", seed: 11", ""):
@@ -369,10 +371,11 @@ def test_the_defence_seed_stays_out_of_the_spec_record_and_hash(tmp_path: Path) 
         path.write_text(text.replace("SEED", seed), encoding="utf-8")
         specs.append(load_spec(path, registry=load_registry()))
     hidden, other, default = specs
-    assert [level.noise_seed(3) for level in hidden.defences[0].at_levels()] == [secret] * 2
-    assert default.defences[0].at_levels()[0].noise_seed(3) == 3
+    assert [level.noise_seed(3) for level in studied_defences(hidden)[0].at_levels()] == [
+        secret] * 2
+    assert studied_defences(default)[0].at_levels()[0].noise_seed(3) == 3
     assert hidden.record() == other.record() == default.record()
-    assert "seed" not in hidden.record()["defences"][0]
+    assert "seed" not in hidden.record()["privacy"]["defences"][0]
     assert str(secret) not in str(hidden.record())
     assert hidden.sha256 == other.sha256 == default.sha256
     path = tmp_path / "refused.yaml"
@@ -401,3 +404,36 @@ def test_a_randomised_defence_redraws_the_training_split_with_independent_noise(
     for name, options in (("pca", {"dims": 4}), ("quantise", {"bits": 2}), ("rotation", {})):
         fixed, _ = defended(tmp_path, entry_of(name, **options))
         assert fixed.redraw is None, name
+
+
+def test_an_older_spec_with_top_level_defences_runs_with_a_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`defences:` is the privacy analysis's (`privacy.defences`): an older spec's top-level
+    list is read as that, with a deprecation warning naming its file and line, and resolves to
+    the same defences and the same record; both at once is a one-line error."""
+    from harness.analyses.privacy.spec import studied_defences
+    from harness.errors import SpecError
+    from harness.spec import load_spec
+
+    head = ("name: t\nseed: 3\ncorpus: {train: {generate: quickstart, sentences: 50}, "
+            "test: {generate: quickstart, sentences: 10}}\nencoders: [avg]\n"
+            "analyses: [downstream]\n")
+    old, new, both = (tmp_path / f"{name}.yaml" for name in ("old", "new", "both"))
+    old.write_text(head + "defences:\n  - {name: gaussian, levels: [0.5, 1]}\n  - rotation\n",
+                   encoding="utf-8")
+    new.write_text(head + "privacy:\n  defences:\n    - {name: gaussian, levels: [0.5, 1]}\n"
+                          "    - rotation\n", encoding="utf-8")
+    registry = load_registry()
+    with caplog.at_level("WARNING", logger="harness.spec"):
+        before = load_spec(old, registry=registry)
+    (warning,) = [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()]
+    assert warning.startswith(f"{old}:6: the top-level `defences:` is deprecated")
+    after = load_spec(new, registry=registry)
+    assert [(d.name, len(d.at_levels())) for d in studied_defences(before)] == [
+        ("gaussian", 2), ("rotation", 1)]
+    assert before.record()["privacy"] == after.record()["privacy"]
+    both.write_text(new.read_text(encoding="utf-8") + "defences: [rotation]\n",
+                    encoding="utf-8")
+    with pytest.raises(SpecError, match=r"both\.yaml:10: defences: and privacy.defences are "
+                                        r"both given"):
+        load_spec(both, registry=registry)

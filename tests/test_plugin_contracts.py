@@ -38,9 +38,10 @@ vocab: {bpe_size: 100, dim: 8}
 encoders: [avg, {name: random-gaussian, dim: 8}]  # the canaries' floor
 decoders: [{name: mos-lstm, hidden: 8, epochs: 1}]
 metrics: [id, token-f1, token-f1:content]
-defences:
-  - {name: gaussian, levels: [0.5]}
 analyses: [downstream, privacy]
+privacy:
+  defences:
+    - {name: gaussian, levels: [0.5]}
 """
 
 
@@ -61,24 +62,24 @@ def registry() -> Registry:
 
 
 def test_validate_refuses_an_attacker_that_is_not_a_decoder_of_the_spec(tmp_path: Path) -> None:
-    text = SPEC + "privacy: {attacker: simple-lstm}\n"
+    text = SPEC + "  attacker: simple-lstm\n"
     path = write(tmp_path, text)
     code, stderr = validate(path)
     assert code == 2
     assert stderr == (
-        f"error: {path}:{line_of(text, 'privacy:')}: privacy.attacker: 'simple-lstm' is not "
+        f"error: {path}:{line_of(text, 'attacker:')}: privacy.attacker: 'simple-lstm' is not "
         "among the spec's decoders (mos-lstm): name one of them, or remove `attacker` to "
         "attack with the first\n")
 
 
 def test_validate_refuses_a_leakage_diagnostic_that_is_not_a_metric_of_the_spec(
         tmp_path: Path) -> None:
-    text = SPEC + "privacy: {leakage: bleu}\n"
+    text = SPEC + "  leakage: bleu\n"
     path = write(tmp_path, text)
     code, stderr = validate(path)
     assert code == 2
     assert stderr == (
-        f"error: {path}:{line_of(text, 'privacy:')}: privacy.leakage: 'bleu' is not among the "
+        f"error: {path}:{line_of(text, 'leakage:')}: privacy.leakage: 'bleu' is not among the "
         "spec's metrics (id, token-f1, token-f1:content): add bleu to `metrics:`, or set "
         "`privacy.leakage` to one of them\n")
     # the default, token-f1, unwritten: the error points at the defences that need it
@@ -99,12 +100,12 @@ def test_defences_without_decoders_or_without_the_privacy_analysis(tmp_path: Pat
     with pytest.raises(SpecError) as error:
         load_spec(write(tmp_path, text), registry=registry)
     assert str(error.value) == (
-        f"{tmp_path / 'spec.yaml'}:{line_of(text, 'defences:')}: defences: the privacy "
+        f"{tmp_path / 'spec.yaml'}:{line_of(text, 'defences:')}: privacy.defences: the privacy "
         "analysis attacks the defended vectors with a decoder and the spec has none: add "
-        "`decoders:` (and `metrics:`), or remove `defences:`")
+        "`decoders:` (and `metrics:`), or remove `privacy.defences`")
     # nothing to check when the privacy analysis does not run
     text = SPEC.replace("analyses: [downstream, privacy]", "analyses: [downstream]")
-    load_spec(write(tmp_path, text + "privacy: {attacker: nope, leakage: nope}\n"),
+    load_spec(write(tmp_path, text + "  attacker: nope\n  leakage: nope\n"),
               registry=registry)
 
 
@@ -291,14 +292,15 @@ def test_an_analysis_may_not_replace_results_another_analysis_filled(tmp_path: P
 
 
 def test_a_defence_may_appear_once(tmp_path: Path, registry: Registry) -> None:
-    text = SPEC.replace("  - {name: gaussian, levels: [0.5]}\n",
-                        "  - {name: gaussian, levels: [0.5]}\n  - {name: gaussian, levels: [2]}\n")
+    text = SPEC.replace("    - {name: gaussian, levels: [0.5]}\n",
+                        "    - {name: gaussian, levels: [0.5]}\n"
+                        "    - {name: gaussian, levels: [2]}\n")
     path = write(tmp_path, text)
     with pytest.raises(SpecError) as error:
         load_spec(path, registry=registry)
     assert str(error.value) == (
-        f"{path}:{line_of(text, 'levels: [2]')}: defences.1.name: defence 'gaussian' appears "
-        "twice (also entry 0); the privacy analysis keys its points by defence name, so the "
+        f"{path}:{line_of(text, 'levels: [2]')}: privacy.defences.1.name: defence 'gaussian' "
+        "appears twice (also entry 0); the privacy analysis keys its points by defence name, so the "
         "two would be merged: keep one entry and list every level in its `levels:`")
 
 
@@ -309,7 +311,7 @@ def test_an_analysis_may_appear_once(tmp_path: Path, registry: Registry) -> None
     with pytest.raises(SpecError) as error:
         load_spec(path, registry=registry)
     assert str(error.value) == (
-        f"{path}:{len(text.splitlines()) - 1}: analyses.2.name: analysis 'downstream' appears "
+        f"{path}:{line_of(text, '  - privacy') + 1}: analyses.2.name: analysis 'downstream' appears "
         "twice (also entry 0); an analysis runs once per run and files its results under its "
         "name: keep one entry, with its options")
 
@@ -388,9 +390,9 @@ class NanDefence:
 
 def test_a_defence_returning_nan_names_the_defence_its_level_and_the_encoder(
         tmp_path: Path) -> None:
+    from harness.analyses.privacy.defend import DefendedEncoder, defend_encoded
     from harness.spec import DefenceEntry
     from harness.stages.base import RunContext
-    from harness.stages.defend import DefendedEncoder, defend_encoded
     from harness.stages.encode import Encoded
     from harness.util.cache import Cache
 

@@ -14,6 +14,7 @@ from scipy.stats import binomtest
 
 from harness.analyses.privacy.canaries import ENTITY_TYPES
 from harness.analyses.privacy.exposure import chance_exposure
+from harness.analyses.privacy.spec import studied_defences
 from harness.analyses.privacy.study import matched_leakage
 from harness.executors.jobs import decoders_to_train
 from harness.registry.loader import load_registry
@@ -37,10 +38,12 @@ generation: {beam: 1, max_len: 20}
 metrics: [id, token-f1, token-f1:content, bleu]
 downstream: {tasks: [{name: syn-topic, train: 300, dev: 100, test: 150}]}
 comparison: {controls: include}
-defences:
-  - {name: rotation, key: 3}
-  - {name: gaussian, levels: [0.05, 1000]}
-privacy: {canaries: 40, non_adaptive: true}
+privacy:
+  defences:
+    - {name: rotation, key: 3}
+    - {name: gaussian, levels: [0.05, 1000]}
+  canaries: 40
+  non_adaptive: true
 analyses: [downstream, privacy]
 report: {formats: [md]}
 """
@@ -184,7 +187,7 @@ def test_matched_utility_takes_the_least_leaking_level_that_keeps_the_utility() 
 
 
 def test_defended_vectors_are_reproducible_block_by_block(tmp_path: Path) -> None:
-    from harness.stages.defend import BLOCK, block_rng, text_rng
+    from harness.analyses.privacy.defend import BLOCK, block_rng, text_rng
 
     a = block_rng(1, "k", "train", BLOCK).standard_normal(3)
     assert np.array_equal(a, block_rng(1, "k", "train", BLOCK).standard_normal(3))
@@ -205,7 +208,7 @@ def test_validate_counts_an_attacker_per_encoder_and_level(tmp_path: Path) -> No
     spec = load_spec(path, registry=load_registry())
     # two encoders x one decoder, and 2 studied encoders x 3 levels (rotation, gaussian x 2)
     assert decoders_to_train(spec) == 2 + 6
-    assert [len(d.at_levels()) for d in spec.defences] == [1, 2]
+    assert [len(d.at_levels()) for d in studied_defences(spec)] == [1, 2]
     path.write_text(SPEC.replace("analyses: [downstream, privacy]", "analyses: [downstream]"),
                     encoding="utf-8")
     assert decoders_to_train(load_spec(path, registry=load_registry())) == 2

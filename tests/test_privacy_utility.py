@@ -228,11 +228,11 @@ class BagEncoder:
 
 def test_an_exact_regeneration_scores_100_cosine_under_a_noisy_defence(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.analyses.privacy import attack as attack_module
+    from harness.analyses.privacy import point as attack_module
+    from harness.analyses.privacy.defend import defend_encoded
     from harness.registry.loader import load_registry
     from harness.spec import DefenceEntry
     from harness.stages.base import RunContext
-    from harness.stages.defend import defend_encoded
     from harness.stages.encode import Encoded
     from harness.stages.generate import Samples
     from harness.util.cache import Cache

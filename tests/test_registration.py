@@ -97,3 +97,6 @@ def test_report_output_sections_do_not_count_as_changes():
               "defences": [{"name": "gaussian", "seed": 8}]}
     assert changed_fields(ours, theirs) == []
     assert changed_fields({**ours, "seed": 2}, theirs) == ["seed"]
+    # the defences' secret seeds where they belong now, in the privacy analysis's section
+    assert changed_fields({"privacy": {"defences": [{"name": "gaussian", "seed": 7}]}},
+                          {"privacy": {"defences": [{"name": "gaussian", "seed": 8}]}}) == []

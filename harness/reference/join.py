@@ -65,9 +65,6 @@ def open_join(spec: Spec) -> Join | None:
     the bundle and among the spec's encoders."""
     if spec.reference is None:
         return None
-    if spec.defences:
-        raise HarnessError("reference: a bundle holds no vectors for the privacy analysis to "
-                           "attack; run the defences without `reference:`, or drop `defences:`")
     bundle = Bundle(Path(spec.reference.bundle))
     bundled = list(bundle.manifest.encoders)
     own = [e.name for e in spec.components("encoder")]

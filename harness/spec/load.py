@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from harness.registry.components import Registry
 from harness.registry.parts import InstalledParts, gathered_parts, installed_parts
 from harness.results.comparison import moved_to_comparison
 from harness.spec.overrides import apply_overrides
-from harness.spec.positions import Positions, raise_validation_error, read_yaml, unknown_key
+from harness.spec.positions import Loc, Positions, raise_validation_error, read_yaml, unknown_key
 from harness.spec.resolve import (
     check_sizes,
     resolve_components,
@@ -52,15 +53,54 @@ def _comparison_moved(data: dict[str, Any], positions: Positions) -> dict[str, A
     return moved_data
 
 
+def _defences_moved(data: dict[str, Any], positions: Positions
+                    ) -> tuple[dict[str, Any], Positions]:
+    """`data` with an older spec's top-level `defences:` read as `privacy.defences` (the
+    privacy analysis's section), with a deprecation warning naming its file and line, and
+    `positions` locating the moved entries where the file wrote them; refused when both are
+    given."""
+    if "defences" not in data:
+        return data, positions
+    privacy = data.get("privacy")
+    privacy = dict(privacy) if isinstance(privacy, dict) else {}
+    if "defences" in privacy:
+        raise SpecError("defences: and privacy.defences are both given: keep privacy.defences "
+                        "and remove the top-level defences:", file=positions.file,
+                        line=positions.line(("defences",)))
+    log.warning("%s:%s: the top-level `defences:` is deprecated: write it under `privacy:` as "
+                "`privacy.defences` (read as that)", positions.file,
+                positions.line(("defences",)) or "?")
+    privacy["defences"] = data["defences"]
+    moved = {key: value for key, value in data.items() if key != "defences"}
+    moved["privacy"] = privacy
+
+    def under(loc: Loc) -> Loc:
+        return ("privacy", *loc) if loc[:1] == ("defences",) else loc
+
+    return moved, replace(positions, lines={**positions.lines, **{
+        under(loc): line for loc, line in positions.lines.items() if loc[:1] == ("defences",)}},
+        overridden=frozenset(under(loc) for loc in positions.overridden)
+        | positions.overridden)
+
+
 def without_secrets(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` without the `seed` of each `defences:` entry: the secret of the defence's noise
-    (docs/privacy.md) stays out of the spec's hash, which provenance reports (a hash of a
-    short seed and of a spec otherwise reported would give the seed away by trying them)."""
-    defences = data.get("defences")
-    if not isinstance(defences, list):
-        return data
-    return {**data, "defences": [{k: v for k, v in entry.items() if k != "seed"}
-                                 if isinstance(entry, dict) else entry for entry in defences]}
+    """`data` without the `seed` of each defence (`privacy.defences`, or an older spec's
+    `defences:`): the secret of the defence's noise (docs/privacy.md) stays out of the spec's
+    hash, which provenance reports (a hash of a short seed and of a spec otherwise reported
+    would give the seed away by trying them)."""
+    def unseeded(defences: Any) -> Any:
+        if not isinstance(defences, list):
+            return defences
+        return [{k: v for k, v in entry.items() if k != "seed"} if isinstance(entry, dict)
+                else entry for entry in defences]
+
+    found = dict(data)
+    if "defences" in found:
+        found["defences"] = unseeded(found["defences"])
+    privacy = found.get("privacy")
+    if isinstance(privacy, dict) and "defences" in privacy:
+        found["privacy"] = {**privacy, "defences": unseeded(privacy["defences"])}
+    return found
 
 
 def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registry | None = None
@@ -87,6 +127,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
     parts = gathered_parts(registry) if registry is not None else installed_parts()
     hashed = json.dumps(without_secrets(data), sort_keys=True, default=str)  # after overrides
     data = _comparison_moved(data, positions)
+    data, positions = _defences_moved(data, positions)
     _refuse_unknown_sections(data, model, parts, positions)
     given = {key: data.pop(key) for key in list(data) if key in parts.sections}
     try:

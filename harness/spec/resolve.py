@@ -45,8 +45,12 @@ def located_entries(spec: Spec) -> Iterator[tuple[str, Loc, Entry]]:
     if spec.analyses != "all":
         for index, analysis in enumerate(spec.analyses):
             yield "analysis", ("analyses", index), analysis
-    for index, defence in enumerate(spec.defences):
-        yield "defence", ("defences", index), defence
+        for analysis in spec.analyses:  # the components their sections name (attacks, defences)
+            part = analysis.info.parts if analysis.is_resolved else None
+            for name, kind in (part.components.items() if part and part.section else ()):
+                for index, entry in enumerate(getattr(getattr(spec, part.section), name)):
+                    if isinstance(entry, Entry) and entry.is_resolved:
+                        yield kind, (part.section, name, index), entry
     yield "executor", ("executor",), spec.executor
 
 
@@ -184,9 +188,7 @@ def resolve_components(spec: Spec, registry: Registry, positions: Positions,
     executor = _resolve(spec.executor, "executor", ("executor",), registry, positions,
                         spec_folder)
     spec = spec.model_copy(update={
-        "executor": executor, "analyses": _analyses(spec, registry, positions, spec_folder),
-        "defences": [_defence(entry, ("defences", index), registry, positions, spec_folder)
-                     for index, entry in enumerate(spec.defences)]})
+        "executor": executor, "analyses": _analyses(spec, registry, positions, spec_folder)})
     _check_unique_names(spec, positions)
     _check_curve_encoders(spec, positions)
     return spec
@@ -238,9 +240,14 @@ def resolve_section_components(spec: Spec, sections: Mapping[str, Mapping[str, s
         updates = {}
         for name, kind in fields.items():
             loc: Loc = (key, name)
-            entries = [_resolve(Entry.model_validate(raw), kind, (*loc, index), registry,
-                                positions, spec_folder)
-                       for index, raw in enumerate(getattr(section, name))]
+            entries: list[Entry] = [
+                _defence(DefenceEntry.model_validate(raw), (*loc, index), registry, positions,
+                         spec_folder) if kind == "defence"
+                else _resolve(Entry.model_validate(raw), kind, (*loc, index), registry,
+                              positions, spec_folder)
+                for index, raw in enumerate(getattr(section, name))]
+            if kind == "defence":  # each defence once, at all its levels
+                _check_once(kind, loc, entries, positions)
             seen: dict[str, int] = {}
             for index, entry in enumerate(entries):
                 identity = json.dumps(entry.identity(), sort_keys=True, default=str)
@@ -342,7 +349,6 @@ def _check_unique_names(spec: Spec, positions: Positions) -> None:
     name, so two entries of one name would overwrite each other; so may each defence."""
     for kind, section in SECTION_FOR_KIND.items():
         _check_once(kind, section, spec.components(kind), positions)
-    _check_once("defence", ("defences",), spec.defences, positions)
 
 
 def _check_once(kind: str, section: Loc, entries: list[Any], positions: Positions) -> None:

@@ -167,6 +167,11 @@ class Entry(Strict):
         return copy
 
     @property
+    def is_resolved(self) -> bool:
+        """Whether the entry was resolved against a registry (`resolved`)."""
+        return self._info is not None
+
+    @property
     def info(self) -> ComponentInfo:
         """The registry entry of the component."""
         if self._info is None:
@@ -231,7 +236,8 @@ class AnalysisEntry(Entry):
 
 
 class DefenceEntry(Entry):
-    """An entry of the spec's `defences:`: a registered defence by name, with its options and
+    """An entry of the privacy analysis's `privacy.defences`: a registered defence by name, with
+    its options and
     `levels`, the values of the option its options class names in `LEVEL` (`epsilon` for
     `laplace`): the privacy analysis attacks the encoders' vectors under each level.
 
@@ -304,9 +310,6 @@ class Spec(SpecDocument):
     # The analyses over the jobs' results, in order: `all` (every registered analysis that can
     # run here, ordered so that each comes after those it needs) or a list of names.
     analyses: list[AnalysisEntry] | Literal["all"] = "all"
-    # Transforms of the encoders' vectors against inversion, each at its levels (the privacy
-    # analysis trains an attacker on every encoder x defence x level).
-    defences: list[DefenceEntry] = []
     curve: CurveSection = CurveSection()
     # A reference bundle to join: its encoders' rows instead of training them again.
     reference: ReferenceSection | None = None

@@ -48,7 +48,7 @@ class Encoded:
     # A pretrained encoder reads other text (downstream tasks') as given, not normalised.
     pretrained: bool = False
     redraw: Callable[[int], np.ndarray] | None = field(default=None, compare=False, repr=False)
-    """For vectors under a randomised defence (`harness.stages.defend.redraws`): the training
+    """For vectors under a randomised defence (`harness.analyses.privacy.defend.redraws`): the training
     split drawn afresh, `redraw(draw)`; None where the vectors are the same at every draw."""
 
     def vectors(self, split: str) -> np.ndarray:

@@ -1,5 +1,5 @@
 """The privacy analysis: how much text an attacker reads back from every encoder's vectors,
-clean and under each defence of the spec's `defences:`, against what the vectors are still
+clean and under each defence of `privacy.defences`, against what the vectors are still
 good for (the downstream tasks), with canaries and each defence's leakage at matched utility
 (docs/privacy.md)."""
 

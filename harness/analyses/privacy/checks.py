@@ -6,10 +6,13 @@ read, not after every encoder's decoders have trained."""
 from __future__ import annotations
 
 from harness.analyses.privacy.entities import fewest_words
-from harness.analyses.privacy.spec import privacy_settings
+from harness.analyses.privacy.spec import privacy_settings, studied_defences
 from harness.errors import SpecError
 from harness.spec.positions import Loc, Positions, dotted
 from harness.spec.schema import Spec
+
+DEFENCES: Loc = ("privacy", "defences")
+"""Where the spec lists the defences the analysis studies."""
 
 FLOOR_ENCODER = "random-gaussian"
 """The control whose attacker is the canaries' floor (`harness.analyses.floor.gains`'s)."""
@@ -18,7 +21,7 @@ FLOOR_ENCODER = "random-gaussian"
 def runs_privacy(spec: Spec) -> bool:
     """True when the spec's privacy analysis has something to study: defences, and the
     privacy analysis among the spec's analyses."""
-    return bool(spec.defences) and (spec.analyses == "all" or any(
+    return bool(studied_defences(spec)) and (spec.analyses == "all" or any(
         analysis.name == "privacy" for analysis in spec.analyses))
 
 
@@ -29,11 +32,15 @@ def check_privacy(spec: Spec, positions: Positions) -> None:
     (`privacy.compare_on`, `token-f1:content` unless set) that is not one of its metrics."""
     if not runs_privacy(spec):
         return
+    if spec.reference is not None:
+        raise positions.error("a reference bundle holds no vectors for the privacy analysis to "
+                              "attack: run the defences without `reference:`, or drop "
+                              "`privacy.defences`", DEFENCES)
     decoders = [decoder.name for decoder in spec.decoders]
     if not decoders:
         raise positions.error("the privacy analysis attacks the defended vectors with a decoder "
                               "and the spec has none: add `decoders:` (and `metrics:`), or "
-                              "remove `defences:`", ("defences",))
+                              "remove `privacy.defences`", DEFENCES)
     section = privacy_settings(spec)
     if section.attacker is not None and section.attacker not in decoders:
         raise positions.error(f"{section.attacker!r} is not among the spec's decoders "
@@ -77,8 +84,8 @@ def check_canaries(spec: Spec, positions: Positions) -> None:
 
 def _error(positions: Positions, message: str, loc: Loc) -> SpecError:
     """An error about the field at `loc`; one the spec does not write (its default) is
-    located at the `defences:` that make the privacy analysis read it."""
+    located at the `privacy.defences` that make the privacy analysis read it."""
     if loc in positions.lines or positions.from_set(loc):
         return positions.error(message, loc)
-    return SpecError(message, file=positions.file, line=positions.line(("defences",)),
+    return SpecError(message, file=positions.file, line=positions.line(DEFENCES),
                      field=dotted(loc))

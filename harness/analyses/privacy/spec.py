@@ -1,5 +1,6 @@
-"""The privacy analysis's spec section (`privacy:`); the defences themselves are the spec's
-`defences:` entries (`harness.spec.DefenceEntry`)."""
+"""The privacy analysis's spec section (`privacy:`): the defences it studies
+(`privacy.defences`, each a `harness.spec.DefenceEntry`), the attacker, the attacks, the
+canaries and how leakage is compared."""
 
 from __future__ import annotations
 
@@ -8,10 +9,17 @@ from typing import Any
 from pydantic import Field
 
 from harness.protocols import Settings, SpecView
+from harness.spec import DefenceEntry
 
 
 class PrivacySection(Settings):
-    """How the encoders' vectors are attacked under each defence of the spec's `defences:`."""
+    """The defences the privacy analysis studies, and how the encoders' vectors are attacked
+    under each."""
+
+    # The defences, each a registered defence by name with its options and `levels`
+    # (`harness.spec.DefenceEntry`; the core resolves them, `AnalysisParts.components`): the
+    # encoders' vectors are attacked clean and under each level. None: nothing to study.
+    defences: list[Any] = []
 
     # The decoder family that attacks (default: the spec's first decoder), trained on the
     # defended training vectors: the attacker adapts to the defence.
@@ -42,3 +50,8 @@ class PrivacySection(Settings):
 def privacy_settings(spec: SpecView) -> PrivacySection:
     """The spec's `privacy:` section, typed (defaults where the file gives none)."""
     return spec.section("privacy", PrivacySection)
+
+
+def studied_defences(spec: SpecView) -> list[DefenceEntry]:
+    """The defences of the spec's `privacy.defences`, resolved (each with its levels)."""
+    return list(privacy_settings(spec).defences)

@@ -13,6 +13,7 @@ from harness.analyses.floor.gains import floor_encoder
 from harness.analyses.privacy.attacks import AttackPlan, Surrogate
 from harness.analyses.privacy.canaries import canary_set
 from harness.analyses.privacy.canary_floor import floor_attacks, floor_canaries, floor_jobs
+from harness.analyses.privacy.defend import defend_encoded
 from harness.analyses.privacy.point import attack, leaked
 from harness.analyses.privacy.results import (
     MatchedLeakage,
@@ -21,7 +22,7 @@ from harness.analyses.privacy.results import (
     PrivacyRecord,
     judged_by,
 )
-from harness.analyses.privacy.spec import privacy_settings
+from harness.analyses.privacy.spec import privacy_settings, studied_defences
 from harness.analyses.privacy.utility import Utility, clean_utility, task_score, utility
 from harness.analyses.run import AnalysisRun
 from harness.errors import HarnessError
@@ -29,7 +30,6 @@ from harness.protocols import AnalysisJob
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
-from harness.stages.defend import defend_encoded
 from harness.stages.encode import encode_corpus, remembering
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
@@ -47,10 +47,10 @@ def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
     and on each defence level's, scored, with the downstream tasks and canaries on each
     (`attack_encoder`), and the floor encoder's canaries when it is not studied
     (`floor_jobs`); none when the spec names no defence."""
-    if not spec.defences:
+    if not studied_defences(spec):
         return []
     attacker = _attacker(spec, privacy_settings(spec).attacker)
-    levels = sum(len(entry.at_levels()) for entry in spec.defences)
+    levels = sum(len(entry.at_levels()) for entry in studied_defences(spec))
     encoders = [e.name for e in spec.components("encoder")]
     # The clean attacker is the encoder's own decoder (one artifact, trained by its job).
     return [AnalysisJob(analysis=name, encoder=encoder, trains=(attacker.name,) * levels,
@@ -93,7 +93,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
     """The study, or None when the spec names no defence: built from the records the jobs
     returned (`privacy_job`), computing nothing."""
     spec = run.spec
-    if not spec.defences:
+    if not studied_defences(spec):
         return None
     section = privacy_settings(spec)
     attacker = _attacker(spec, section.attacker)
@@ -121,7 +121,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
 
 def _attacker(spec: Any, name: str | None) -> Component:
     if not spec.decoders:
-        raise HarnessError("defences: the privacy analysis attacks with a decoder; the spec "
+        raise HarnessError("privacy.defences: the privacy analysis attacks with a decoder; the spec "
                            "has none (add `decoders:`)")
     if name is None:
         return spec.decoders[0]
@@ -141,7 +141,7 @@ def _encoder_points(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder: Comp
     clean = attack(ctx, attacker, encoded, corpus, vocab, canaries=canary_set, plan=plan)
     clean_scores = {r.task: task_score(r) for r in clean.results}
     rows = [clean.point.model_copy(update=_utility_fields(clean_utility(clean_scores)))]
-    for entry in ctx.spec.defences:
+    for entry in studied_defences(ctx.spec):
         for at in entry.at_levels():
             option = getattr(at.info.options, "LEVEL", "")
             defended, summary = defend_encoded(ctx, encoded, at)
