@@ -33,59 +33,91 @@ from typing import TYPE_CHECKING, Any
 
 from harness.lazy import lazy_exports
 
-EXPORTS: dict[str, tuple[str, ...]] = {
-    "registry.hookspecs": ("Register", "RegisterCommand", "hookimpl"),
-    "registry.commands": ("command",),
-    "protocols": (
-        # components, metrics, tasks, defences
-        "BuildContext", "ConditionalLanguageModel", "DeclaringEncoder", "DecoderOptions",
-        "Encoder", "Options",
-        "PositionalEncoder", "ResumableFit", "Settings", "StandardisedInputs",
-        "SubwordVocabulary", "TrainableEncoder", "TrainingOptions", "VersionedFit",
-        "declared_model", "fit_version", "fits_resumably", "is_positional",
-        "wants_vector_statistics",
-        "METRIC_NEEDS", "ChanceLevelMetric", "DecoderLikelihood", "EncoderAwareMetric",
-        "InputEncoding", "Metric", "ProportionMetric", "SignedMetric",
-        "UnconditionalLikelihood", "chance_score",
-        "checked_needs", "has_chance_level", "higher_is_better", "metric_signature",
-        "proportion_counts", "required_fields", "unrelated_pairing", "value_range",
-        "CombinedColumns", "DownstreamTask", "Encode", "Examples", "GeneratedTask",
-        "PreparedData",
-        "ScoreSpread", "SeedAware", "SeedBatched", "TaskData", "TaskResult", "chance_level",
-        "is_seeded",
-        "over_seeds",
-        "BudgetedDefence", "Defence", "defence_budget",
-        # analyses, executors, what the runner hands them, the report's data
-        "Attack", "AttackInputs", "Decode", "Inversion", "Query", "ThreatModel", "threat_model",
-        "inversion_problem", "inversion_texts",
-        "Analysis", "AnalysisJob", "AnalysisParts", "JobRecord", "PlannedAnalysis", "resolve_ref",
-        "Executor",
-        "AnalysisInputs", "CacheView", "CorpusView", "EntryView", "ExecutionView", "JobInputs",
-        "OutcomeView", "PositionsView", "RunContextView", "SpecView", "VocabView",
-        "DescriptionView", "PairView", "RecordedSpecView", "ScoreView",
-        "Figures", "ResultsView", "Section", "Table",
-        # registration
-        "KINDS", "Availability", "ComponentInfo", "Factory", "PluginFailure", "plural",
-    ),
-    "errors": ("DataError", "HarnessError", "PluginError", "SpecError",
-               "UnavailableComponentError", "UnknownComponentError"),
-    "report.elements": ("fmt", "fmt_interval", "fmt_p", "fmt_span", "join_names"),
-    "executors": ("Execution", "account"),
-    "executors.jobs": ("finish_job", "run_encoder_job", "start_job"),
-    "executors.toolkit": ("encode", "generate", "score", "train_decoder"),
-    "executors.local": ("LocalExecutor",),
-    "executors.ray": ("RayExecutor",),
-    "data.fetch": ("fetch",),
-    "data.preprocess": ("moses_lowercase", "moses_tokenize", "ptb_file", "ptb_prepared",
-                        "quotes_stripped", "strip_quotes"),
-    "results.declarations": ("directory_model", "pooled_vectors"),
-    "results.model": ("load_results",),
-    "text.skipgram": ("train_skipgram",),
-    "util.cache": ("default_root",),
-    "util.devices": ("resolve_device",),
-    "util.vectors": ("row_cosines",),
+THEMES: dict[str, dict[str, tuple[str, ...]]] = {
+    "registering a plugin": {
+        "registry.hookspecs": ("Register", "RegisterCommand", "hookimpl"),
+        "registry.commands": ("command",),
+        "protocols": ("KINDS", "Availability", "ComponentInfo", "Factory", "PluginFailure",
+                      "plural"),
+    },
+    "encoders and decoders": {
+        "protocols": ("BuildContext", "ConditionalLanguageModel", "DeclaringEncoder",
+                      "DecoderOptions", "Encoder", "Options", "PositionalEncoder",
+                      "ResumableFit", "Settings", "StandardisedInputs", "SubwordVocabulary",
+                      "TrainableEncoder", "TrainingOptions", "VersionedFit", "declared_model",
+                      "fit_version", "fits_resumably", "is_positional",
+                      "wants_vector_statistics"),
+    },
+    "metrics": {
+        "protocols": ("METRIC_NEEDS", "ChanceLevelMetric", "DecoderLikelihood",
+                      "EncoderAwareMetric", "InputEncoding", "Metric", "ProportionMetric",
+                      "SignedMetric", "UnconditionalLikelihood", "chance_score",
+                      "checked_needs", "has_chance_level", "higher_is_better",
+                      "metric_signature", "proportion_counts", "required_fields",
+                      "unrelated_pairing", "value_range"),
+    },
+    "downstream tasks": {
+        "protocols": ("CombinedColumns", "DownstreamTask", "Encode", "Examples",
+                      "GeneratedTask", "PreparedData", "ScoreSpread", "SeedAware",
+                      "SeedBatched", "TaskData", "TaskResult", "chance_level", "is_seeded",
+                      "over_seeds"),
+    },
+    "defences and attacks": {
+        "protocols": ("BudgetedDefence", "Defence", "defence_budget", "Attack", "AttackInputs",
+                      "Decode", "Inversion", "Query", "ThreatModel", "threat_model",
+                      "inversion_problem", "inversion_texts"),
+    },
+    "analyses and their jobs": {
+        "protocols": ("Analysis", "AnalysisJob", "AnalysisParts", "JobRecord",
+                      "PlannedAnalysis", "resolve_ref", "AnalysisInputs", "CacheView",
+                      "CorpusView", "EntryView", "ExecutionView", "JobInputs", "OutcomeView",
+                      "PositionsView", "RunContextView", "SpecView", "VocabView",
+                      "DescriptionView", "PairView", "RecordedSpecView", "ScoreView"),
+        "executors.toolkit": ("encode", "generate", "score", "train_decoder"),
+    },
+    "executors": {
+        "protocols": ("Executor",),
+        "executors": ("Execution", "account"),
+        "executors.jobs": ("finish_job", "run_encoder_job", "start_job"),
+        "executors.local": ("LocalExecutor",),
+        "executors.ray": ("RayExecutor",),
+        "util.devices": ("resolve_device",),
+    },
+    "the report and results": {
+        "protocols": ("Figures", "ResultsView", "Section", "Table"),
+        "report.elements": ("fmt", "fmt_interval", "fmt_p", "fmt_span", "join_names"),
+        "results.model": ("load_results",),
+    },
+    "errors": {
+        "errors": ("DataError", "HarnessError", "PluginError", "SpecError",
+                   "UnavailableComponentError", "UnknownComponentError"),
+    },
+    "helpers of the first-party plugins": {
+        "data.fetch": ("fetch",),
+        "data.preprocess": ("moses_lowercase", "moses_tokenize", "ptb_file", "ptb_prepared",
+                            "quotes_stripped", "strip_quotes"),
+        "results.declarations": ("directory_model", "pooled_vectors"),
+        "text.skipgram": ("train_skipgram",),
+        "util.cache": ("default_root",),
+        "util.vectors": ("row_cosines",),
+    },
 }
-"""Module under `harness` -> the names of it this module re-exports."""
+"""What this module re-exports, by theme: theme -> module under `harness` -> its names.
+`__all__` lists them in this order."""
+
+
+
+def _by_module(themes: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, tuple[str, ...]]:
+    """Module -> its names, over every theme."""
+    merged: dict[str, tuple[str, ...]] = {}
+    for modules in themes.values():
+        for module, names in modules.items():
+            merged[module] = (*merged.get(module, ()), *names)
+    return merged
+
+
+EXPORTS = _by_module(THEMES)
+"""Module under `harness` -> the names of it this module re-exports (`THEMES`, merged)."""
 
 MODULES: dict[str, str] = {"synthetic": "synthetic"}
 """Name -> module under `harness` re-exported whole: the quickstart corpus' generator, whose
@@ -93,7 +125,8 @@ word lists and constructions the synthetic tasks build on."""
 
 _exported, _names = lazy_exports("harness", {name: module for module, names in EXPORTS.items()
                                              for name in names})
-__all__ = sorted([*_names, *MODULES])
+__all__ = [name for modules in THEMES.values() for names in modules.values() for name in names]
+__all__ += list(MODULES)
 
 
 def __getattr__(name: str) -> Any:
