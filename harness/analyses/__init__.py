@@ -13,9 +13,9 @@ runner calls (`analysis.py`, `harness.protocols.Analysis`).
 
 They are registered like every other component, through the entry-point group "harness"
 (`register_analyses` below), so a package adds one with `pip install` and `harness list`
-shows them; the spec's `analyses:` chooses which run (`all` by default). Each folder registers
-itself (`register_analysis` in its `__init__`: its name, factory, description, what it needs
-and its parts), and those with commands add them (`register_commands`: the correlation's
+shows them; the spec's `analyses:` chooses which run (`all` by default). Each folder declares
+how it registers (`ANALYSIS`, a `registration.Registration` in its `__init__`: its name, class,
+description, what it needs, its parts and whether it adds commands: the correlation's
 `harness compare`, the probes' `harness generate` and `harness analogy`, the rankings'
 `harness leaderboard`). Registering imports none of the analyses: each factory imports its
 folder's `analysis` module when a run builds it. `run.AnalysisRun` is what the runner hands
@@ -33,15 +33,13 @@ FOLDERS = (rankings, floor, lengths, downstream, correlation, probes, privacy)
 
 @hookimpl
 def register_analyses(register: Register) -> None:
-    """Register the first-party analyses, each as its folder does."""
+    """Register the first-party analyses, each as its folder declares (`ANALYSIS`)."""
     for folder in FOLDERS:
-        folder.register_analysis(register)
+        folder.ANALYSIS.register(register)
 
 
 @hookimpl
 def register_commands(register: RegisterCommand) -> None:
-    """Register the first-party analyses' commands, each as its folder does."""
+    """Register the first-party analyses' commands."""
     for folder in FOLDERS:
-        found = getattr(folder, "register_commands", None)
-        if found is not None:
-            found(register)
+        folder.ANALYSIS.register_commands(register)

@@ -6,8 +6,8 @@ what the runner calls.
 
 from __future__ import annotations
 
-from harness.protocols import AnalysisParts, BuildContext, Options
-from harness.registry.hookspecs import Register, RegisterCommand
+from harness.analyses.registration import Registration
+from harness.protocols import AnalysisParts
 
 PARTS = AnalysisParts(
     section="correlation", settings=f"{__name__}.spec:CorrelationSection",
@@ -19,27 +19,14 @@ PARTS = AnalysisParts(
 imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
-DESCRIPTION = (
-    "Spearman (or Pearson, Kendall) of each diagnostic with each task across "
-    "encoders, with exact p, Holm and Fisher-z intervals (paper Figure 2)")
-"""What `harness list` says the analysis does."""
-
-
-def register_analysis(register: Register) -> None:
-    """Register the correlation analysis; its module is imported when a run builds it."""
-    register("correlation", _build, description=DESCRIPTION, needs=("downstream",), parts=PARTS)
-
-
-def _build(options: Options, context: BuildContext) -> object:
-    """A new correlation analysis (it reads its spec section, not options)."""
-    from harness.analyses.correlation.analysis import CorrelationAnalysis
-
-    return CorrelationAnalysis()
-
-
-def register_commands(register: RegisterCommand) -> None:
-    """Register the correlation analysis's commands (`commands.COMMANDS`)."""
-    from harness.analyses.correlation.commands import COMMANDS
-
-    for command in COMMANDS:
-        register(command)
+ANALYSIS = Registration(
+    __name__, "correlation", "CorrelationAnalysis",
+    (
+        "Spearman (or Pearson, Kendall) of each diagnostic with each task across "
+        "encoders, with exact p, Holm and Fisher-z intervals (paper Figure 2)"
+    ),
+    needs=("downstream",),
+    parts=PARTS,
+    commands=True,
+)
+"""How the correlation analysis registers (`harness.analyses.registration`)."""

@@ -5,22 +5,13 @@ its report section (`report`); `analysis.DownstreamAnalysis` is what the runner 
 
 from __future__ import annotations
 
-from harness.protocols import BuildContext, Options
-from harness.registry.hookspecs import Register
+from harness.analyses.registration import Registration
 
-DESCRIPTION = (
-    "downstream scores per encoder: a reference table's rows bound to the model "
-    "that earned them, or computed by the spec's tasks")
-"""What `harness list` says the analysis does."""
-
-
-def register_analysis(register: Register) -> None:
-    """Register the downstream analysis; its module is imported when a run builds it."""
-    register("downstream", _build, description=DESCRIPTION)
-
-
-def _build(options: Options, context: BuildContext) -> object:
-    """A new downstream analysis (it reads its spec section, not options)."""
-    from harness.analyses.downstream.analysis import DownstreamAnalysis
-
-    return DownstreamAnalysis()
+ANALYSIS = Registration(
+    __name__, "downstream", "DownstreamAnalysis",
+    (
+        "downstream scores per encoder: a reference table's rows bound to the model "
+        "that earned them, or computed by the spec's tasks"
+    ),
+)
+"""How the downstream analysis registers (`harness.analyses.registration`)."""

@@ -5,26 +5,19 @@ calls.
 
 from __future__ import annotations
 
-from harness.protocols import AnalysisParts, BuildContext, Options
-from harness.registry.hookspecs import Register
+from harness.analyses.registration import Registration
+from harness.protocols import AnalysisParts
 
 PARTS = AnalysisParts(results={"floor": f"{__name__}.results:FloorGains"})
 """What the analysis brings besides its class, named as "module:attribute" so that registering
 imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
-DESCRIPTION = (
-    "each encoder's gain over the random-vector floor or its own chance level")
-"""What `harness list` says the analysis does."""
-
-
-def register_analysis(register: Register) -> None:
-    """Register the floor analysis; its module is imported when a run builds it."""
-    register("floor", _build, description=DESCRIPTION, parts=PARTS)
-
-
-def _build(options: Options, context: BuildContext) -> object:
-    """A new floor analysis (it reads its spec section, not options)."""
-    from harness.analyses.floor.analysis import FloorAnalysis
-
-    return FloorAnalysis()
+ANALYSIS = Registration(
+    __name__, "floor", "FloorAnalysis",
+    (
+        "each encoder's gain over the random-vector floor or its own chance level"
+    ),
+    parts=PARTS,
+)
+"""How the floor analysis registers (`harness.analyses.registration`)."""

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from harness.protocols import AnalysisParts, BuildContext, Options
-from harness.registry.hookspecs import Register
+from harness.analyses.registration import Registration
+from harness.protocols import AnalysisParts
 
 PARTS = AnalysisParts(
     section="breakdown", settings=f"{__name__}.spec:BreakdownSection",
@@ -16,18 +16,11 @@ PARTS = AnalysisParts(
 imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
-DESCRIPTION = (
-    "every diagnostic per bin of reference length (`breakdown:`)")
-"""What `harness list` says the analysis does."""
-
-
-def register_analysis(register: Register) -> None:
-    """Register the lengths analysis; its module is imported when a run builds it."""
-    register("lengths", _build, description=DESCRIPTION, parts=PARTS)
-
-
-def _build(options: Options, context: BuildContext) -> object:
-    """A new lengths analysis (it reads its spec section, not options)."""
-    from harness.analyses.lengths.analysis import LengthsAnalysis
-
-    return LengthsAnalysis()
+ANALYSIS = Registration(
+    __name__, "lengths", "LengthsAnalysis",
+    (
+        "every diagnostic per bin of reference length (`breakdown:`)"
+    ),
+    parts=PARTS,
+)
+"""How the lengths analysis registers (`harness.analyses.registration`)."""

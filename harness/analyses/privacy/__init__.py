@@ -10,8 +10,8 @@ sections and figure (`report`); the defences of `privacy.defences` applied to th
 
 from __future__ import annotations
 
-from harness.protocols import AnalysisParts, BuildContext, Options
-from harness.registry.hookspecs import Register
+from harness.analyses.registration import Registration
+from harness.protocols import AnalysisParts
 
 PARTS = AnalysisParts(
     section="privacy", settings=f"{__name__}.spec:PrivacySection",
@@ -22,19 +22,12 @@ PARTS = AnalysisParts(
 imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
-DESCRIPTION = (
-    "leakage against utility of every encoder's vectors under each defence of "
-    "`privacy.defences` (an attacker trained on the defended vectors), canaries")
-"""What `harness list` says the analysis does."""
-
-
-def register_analysis(register: Register) -> None:
-    """Register the privacy analysis; its module is imported when a run builds it."""
-    register("privacy", _build, description=DESCRIPTION, parts=PARTS)
-
-
-def _build(options: Options, context: BuildContext) -> object:
-    """A new privacy analysis (it reads its spec section, not options)."""
-    from harness.analyses.privacy.analysis import PrivacyAnalysis
-
-    return PrivacyAnalysis()
+ANALYSIS = Registration(
+    __name__, "privacy", "PrivacyAnalysis",
+    (
+        "leakage against utility of every encoder's vectors under each defence of "
+        "`privacy.defences` (an attacker trained on the defended vectors), canaries"
+    ),
+    parts=PARTS,
+)
+"""How the privacy analysis registers (`harness.analyses.registration`)."""

@@ -17,9 +17,9 @@ loaded on first use, so `harness.results.model` can import `harness.analyses.pro
 
 from __future__ import annotations
 
+from harness.analyses.registration import Registration
 from harness.lazy import lazy_exports
-from harness.protocols import AnalysisParts, BuildContext, Options
-from harness.registry.hookspecs import Register, RegisterCommand
+from harness.protocols import AnalysisParts
 
 __getattr__, __all__ = lazy_exports(__name__, {
     "Probe": "queries", "ProbeResult": "queries", "AnalogySetRun": "queries",
@@ -40,27 +40,13 @@ PARTS = AnalysisParts(
 imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
-DESCRIPTION = (
-    "analogies, interpolation and noise robustness decoded by each pair "
-    "(`probes:`)")
-"""What `harness list` says the analysis does."""
-
-
-def register_analysis(register: Register) -> None:
-    """Register the probes analysis; its module is imported when a run builds it."""
-    register("probes", _build, description=DESCRIPTION, parts=PARTS)
-
-
-def _build(options: Options, context: BuildContext) -> object:
-    """A new probes analysis (it reads its spec section, not options)."""
-    from harness.analyses.probes.analysis import ProbesAnalysis
-
-    return ProbesAnalysis()
-
-
-def register_commands(register: RegisterCommand) -> None:
-    """Register the probes analysis's commands (`commands.COMMANDS`)."""
-    from harness.analyses.probes.commands import COMMANDS
-
-    for command in COMMANDS:
-        register(command)
+ANALYSIS = Registration(
+    __name__, "probes", "ProbesAnalysis",
+    (
+        "analogies, interpolation and noise robustness decoded by each pair "
+        "(`probes:`)"
+    ),
+    parts=PARTS,
+    commands=True,
+)
+"""How the probes analysis registers (`harness.analyses.registration`)."""
