@@ -93,3 +93,8 @@ class UnavailableComponentError(HarnessError):
 
 class DataError(HarnessError):
     """Input data (corpus, table, vectors) is missing or malformed."""
+
+
+class CacheMiss(HarnessError):
+    """An artifact asked of a read-only cache that lacks it: an analysis's `run` asked for
+    work its jobs did not do (`harness.util.cache.ReadOnlyCache`)."""

@@ -1,23 +1,24 @@
 """The one address of everything a plugin calls: `from harness.plugin import hookimpl, Register,
-Options, Section, ...`.
+Options, Section, ...`. `THEMES` lists it by theme, in the order of `__all__`:
 
-- the hooks' marker and callbacks (`hookimpl`, `Register`, `RegisterCommand`) and the
-  `command` decorator of the command line;
-- every contract of `harness.protocols`: the components' protocols and options, the read-only
-  views of what the runner hands executors and analyses (`RunContextView`, `AnalysisInputs`,
-  `ResultsView`, ...) and the report's plain data (`Section`, `Table`, `Figures`);
-- the error classes (`HarnessError`, `DataError`, ...);
-- the report's number formatting (`fmt`, `fmt_p`, `fmt_interval`, `fmt_span`, `join_names`);
-- the pipeline's stages for an analysis's job, named by the spec's entries (`encode`,
-  `train_decoder`, `generate`, `score`: `harness.executors.toolkit`);
-- what an executor assembles and accounts jobs with (`run_encoder_job`, or its halves
+- registering a plugin: the hooks' marker and callbacks (`hookimpl`, `Register`,
+  `RegisterCommand`), the `command` decorator of the command line, what a registration holds;
+- the contracts of `harness.protocols` by kind of component: encoders and decoders, metrics,
+  downstream tasks, defences and attacks;
+- analyses and their jobs: the contracts, the read-only views of what the runner hands them
+  (`AnalysisInputs`, `JobInputs`, `SpecView`, ...) and the pipeline's stages for a job, named by
+  the spec's entries (`encode`, `train_decoder`, `generate`, `score`);
+- executors: what one assembles and accounts jobs with (`run_encoder_job`, or its halves
   `start_job` and `finish_job`; `account`, `Execution`, `resolve_device`) and the core's
-  executors (`LocalExecutor`, `RayExecutor`);
-- the library helpers the first-party plugins use: downloads that retry and resume (`fetch`),
-  text preparation as SentEval's scripts do it (Moses and PTB tokenisation, quotes), word
-  vectors (`train_skipgram`), the cache's root, declared-model names, row cosines, and the
-  quickstart corpus' generator (the module `synthetic`); `load_results`, a run's results.json
-  read back, typed.
+  (`LocalExecutor`, `RayExecutor`);
+- the report and results: the report's plain data (`Section`, `Table`, `Figures`), its number
+  formatting (`fmt`, `fmt_p`, `fmt_interval`, `fmt_span`, `join_names`), `load_results` (a
+  run's results.json read back, typed);
+- the error classes (`HarnessError`, `DataError`, `CacheMiss`, ...);
+- the helpers the first-party plugins use: downloads that retry and resume (`fetch`), text
+  preparation as SentEval's scripts do it (Moses and PTB tokenisation, quotes), word vectors
+  (`train_skipgram`), the cache's root, declared-model names, row cosines, and the quickstart
+  corpus' generator (the module `synthetic`).
 
 Each name loads its module on first use (PEP 562, `harness.lazy`): importing this module imports
 nothing of the harness but `harness.lazy`, so a plugin's registration stays cheap, and a name
@@ -89,7 +90,7 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
         "results.model": ("load_results",),
     },
     "errors": {
-        "errors": ("DataError", "HarnessError", "PluginError", "SpecError",
+        "errors": ("CacheMiss", "DataError", "HarnessError", "PluginError", "SpecError",
                    "UnavailableComponentError", "UnknownComponentError"),
     },
     "helpers of the first-party plugins": {
@@ -104,7 +105,6 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """What this module re-exports, by theme: theme -> module under `harness` -> its names.
 `__all__` lists them in this order."""
-
 
 
 def _by_module(themes: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, tuple[str, ...]]:
@@ -147,6 +147,7 @@ if TYPE_CHECKING:
     from harness.data.preprocess import ptb_prepared as ptb_prepared
     from harness.data.preprocess import quotes_stripped as quotes_stripped
     from harness.data.preprocess import strip_quotes as strip_quotes
+    from harness.errors import CacheMiss as CacheMiss
     from harness.errors import DataError as DataError
     from harness.errors import HarnessError as HarnessError
     from harness.errors import PluginError as PluginError

@@ -96,7 +96,7 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
     if join is not None:
         execution = Execution(outcomes=reference_outcomes(join, ctx.cache) + execution.outcomes,
                               failures=execution.failures)
-    # The analyses read what the jobs left; the cache builds nothing for them.
+    # The analyses read their jobs' records; the cache builds nothing for them.
     reading = replace(ctx, cache=ctx.cache.read_only())
     run = AnalysisRun(ctx=reading, corpus=corpus, vocab=vocab, execution=execution, out=out)
     assert spec.analyses != "all"  # resolved when the spec was loaded

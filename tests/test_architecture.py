@@ -367,7 +367,7 @@ def test_every_name_the_facade_exports_resolves() -> None:
     for name in harness.plugin.__all__:
         assert getattr(harness.plugin, name) is not None, name
     missing = set(harness.protocols.__all__) - set(harness.plugin.__all__)
-    assert not missing, f"add to harness.plugin.EXPORTS['protocols']: {sorted(missing)}"
+    assert not missing, f"add to a theme of harness.plugin.THEMES: {sorted(missing)}"
     errors = {name for name, value in vars(harness.errors).items()
               if isinstance(value, type) and issubclass(value, harness.errors.HarnessError)}
     assert errors <= set(harness.plugin.__all__)

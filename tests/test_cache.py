@@ -132,7 +132,7 @@ def test_malformed_encoder_output_names_the_plugin(tmp_path: Path, bad, message:
 def test_a_read_only_cache_finds_what_is_there_and_builds_nothing(tmp_path: Path) -> None:
     """What an analysis's run reads through: a finished artifact is returned (its hit counted
     in the run's cache), a missing one raises naming the stage, and nothing is built."""
-    from harness.util.cache import CacheMiss
+    from harness.errors import CacheMiss
 
     cache = Cache(tmp_path)
     built = cache.produce("train", {"k": 1}, lambda d: (d / "w").write_text("x") and None)

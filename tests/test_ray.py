@@ -249,7 +249,7 @@ def test_a_failing_job_is_named_and_the_others_results_are_kept(cluster: Any,
     assert "avg" in written["downstream"] and "broken" not in written["downstream"]
 
 
-ANALYSED = ("defences=[{name: gaussian, levels: [0.5, 2.0]}]", "privacy.leakage=bleu",
+ANALYSED = ("privacy.defences=[{name: gaussian, levels: [0.5, 2.0]}]", "privacy.leakage=bleu",
             "privacy.canaries=0", "probes.noise={scales: [0.5], sentences: 8}")
 """The privacy analysis (an attacker per encoder and defence level; no canaries, whose floor,
 random-gaussian, the spec lacks) and a probe."""

@@ -23,7 +23,7 @@ Key = Callable[[tuple[Any, ...], dict[str, Any]], object]
 
 WORK: dict[str, list[tuple[str, str, Key]]] = {
     # one encoder's vectors, clean or at a defence level, attacked by the privacy attacker
-    "attack point": [("harness.analyses.privacy.study", "attack",
+    "attack point": [("harness.analyses.privacy.study", "attack_point",
                       lambda a, k: (a[2].encoder, k.get("defence", ""), k.get("level")))],
     # one attack of `privacy.attacks` on one target
     "attack": [("harness.analyses.privacy.attacks", "_inversion",

@@ -87,7 +87,10 @@ class AnalysisRun:
 
     def records(self, kind: type[R]) -> list[R]:
         """What the jobs of the analysis being run returned, each read as `kind`, in the
-        spec's order of the encoders (a joined reference's first)."""
+        spec's order of the encoders (those whose jobs succeeded)."""
+        if not self.analysis:
+            raise RuntimeError("records() asked outside an analysis's run: run_analyses sets "
+                               "which analysis is being run")
         order = {name: index for index, name in enumerate(self.encoders)}
         outcomes = sorted(self.execution.outcomes, key=lambda o: order.get(o.encoder, len(order)))
         return [kind.model_validate(record) for outcome in outcomes

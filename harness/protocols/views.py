@@ -320,7 +320,7 @@ class AnalysisInputs(JobInputs, Protocol):
 
     def records(self, kind: type[R]) -> list[R]:
         """What this analysis's jobs returned (`PlannedAnalysis.run_job`), each read as `kind`,
-        in the spec's order of the encoders whose jobs succeeded."""
+        in the spec's order of the encoders (those whose jobs succeeded)."""
 
     @property
     def statistics(self) -> tuple[Mapping[tuple[str, str], Mapping[str, Sequence[np.ndarray]]],

@@ -3,7 +3,7 @@ spec sections they read and the results.json fields they fill, with their types.
 
 The spec and the results model read them here, so neither names an analysis. The installed
 plugins are read once per process and plugin selection (`HARNESS_PLUGINS`,
-`HARNESS_DISABLE_PLUGINS`); `forget_parts` forgets them (tests that install plugins).
+`HARNESS_DISABLE_PLUGINS`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from harness.registry.loader import ALLOW_ENV, DISABLE_ENV, load_registry
 
 
 @dataclass(frozen=True)
-class InstalledParts:
+class GatheredParts:
     """What the analyses of one registry declare."""
 
     parts: tuple[tuple[ComponentInfo, AnalysisParts], ...]
@@ -54,7 +54,7 @@ class InstalledParts:
                              f"of plugin {info.plugin!r} declares)") from None
 
 
-def gathered_parts(registry: Registry) -> InstalledParts:
+def gathered_parts(registry: Registry) -> GatheredParts:
     """What the analyses of `registry` declare. Raises `PluginError` when two analyses claim
     one spec section or one results field, or a part cannot be imported."""
     parts = tuple((info, info.parts) for info in registry.in_order("analysis"))
@@ -71,7 +71,7 @@ def gathered_parts(registry: Registry) -> InstalledParts:
         except (ImportError, AttributeError, ValueError) as exc:
             raise PluginError(info.plugin, f"analysis {info.name!r}: a part it declares "
                                            f"cannot be loaded: {exc}") from None
-    return InstalledParts(parts, sections, results, defaults)
+    return GatheredParts(parts, sections, results, defaults)
 
 
 def _claim(claimed: dict[str, tuple[ComponentInfo, Any]], key: str, info: ComponentInfo,
@@ -85,19 +85,16 @@ def _claim(claimed: dict[str, tuple[ComponentInfo, Any]], key: str, info: Compon
     claimed[key] = (info, value)
 
 
-def installed_parts() -> InstalledParts:
+def installed_parts() -> GatheredParts:
     """What the installed analyses declare (read once per plugin selection)."""
     return _installed(os.environ.get(ALLOW_ENV), os.environ.get(DISABLE_ENV))
 
 
 @lru_cache(maxsize=8)
-def _installed(allowed: str | None, disabled: str | None) -> InstalledParts:
+def _installed(allowed: str | None, disabled: str | None) -> GatheredParts:
     return gathered_parts(load_registry())
 
 
-def forget_parts() -> None:
-    """Read the installed analyses' parts anew on next use."""
-    _installed.cache_clear()
 
 
 @lru_cache(maxsize=64)

@@ -371,12 +371,12 @@ class RunResults(Record):
         neither the core nor an analysis declares is ignored (a later version's)."""
         if not isinstance(value, dict):
             return value
-        declared = installed_parts()
+        parts = installed_parts()
         core = set(cls.model_fields) | {f.alias for f in cls.model_fields.values() if f.alias}
         typed = {key: item for key, item in value.items() if key in core}
-        for key, item in {**declared.result_defaults(), **value}.items():
-            if key in declared.results and item is not None:
-                typed[key] = declared.validated(key, item)
+        for key, item in {**parts.result_defaults(), **value}.items():
+            if key in parts.results and item is not None:
+                typed[key] = parts.validated(key, item)
         return typed
 
     def __getattr__(self, name: str) -> Any:

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from harness.errors import SpecError
 from harness.registry.components import Registry
-from harness.registry.parts import InstalledParts, gathered_parts, installed_parts
+from harness.registry.parts import GatheredParts, gathered_parts, installed_parts
 from harness.results.comparison import moved_to_comparison
 from harness.spec.overrides import apply_overrides
 from harness.spec.positions import Loc, Positions, raise_validation_error, read_yaml, unknown_key
@@ -160,7 +160,7 @@ def load_spec(path: Path | str, overrides: Sequence[str] = (), registry: Registr
 
 
 def _refuse_unknown_sections(data: dict[str, Any], model: type[Spec] | type[TableSpec],
-                             parts: InstalledParts, positions: Positions) -> None:
+                             parts: GatheredParts, positions: Positions) -> None:
     """Refuse a top-level key neither the core nor an installed analysis reads, naming both
     kinds of section."""
     known = set(model.model_fields) | set(parts.sections)
@@ -170,7 +170,7 @@ def _refuse_unknown_sections(data: dict[str, Any], model: type[Spec] | type[Tabl
             raise positions.error(unknown_key(key, list(model.model_fields), sections), (key,))
 
 
-def _sections(given: dict[str, Any], parts: InstalledParts, positions: Positions) -> dict[str, Any]:
+def _sections(given: dict[str, Any], parts: GatheredParts, positions: Positions) -> dict[str, Any]:
     """Every declared section validated by its analysis's settings class: the file's, or the
     class's defaults where the file gives none."""
     sections = {}

@@ -38,7 +38,8 @@ PATH_FIELDS: tuple[Loc, ...] = (("corpus", "train", "path"), ("corpus", "test", 
 
 def located_entries(spec: Spec) -> Iterator[tuple[str, Loc, Entry]]:
     """Every component entry of `spec` with its kind and where it sits: each kind's section in
-    order, then the analyses (once resolved) and the executor."""
+    order, then the analyses (once resolved) and the components their sections name (the
+    privacy analysis's attacks and defences), and the executor."""
     for kind, section in SECTION_FOR_KIND.items():
         for index, component in enumerate(spec.components(kind)):
             yield kind, (*section, index), component
@@ -91,8 +92,13 @@ def prepare_hint(spec: Spec | TableSpec, loc: Loc) -> str | None:
     if loc[-1] == "data_dir":
         if not isinstance(spec, Spec):
             return None
-        tasks = [entry.build(BuildContext(seed=spec.seed)) for entry in spec.components("task")
-                 if entry.info.status(entry.settings) == "ok"]
+        tasks = []
+        for entry in spec.components("task"):
+            if entry.info.status(entry.settings) == "ok":
+                try:
+                    tasks.append(entry.build(BuildContext(seed=spec.seed)))
+                except HarnessError:  # reported where the task is checked (preflight)
+                    continue
         return data_command(tasks, field_at(spec, loc))
     return getattr(field_at(spec, loc[:-1]), "prepare", None)
 

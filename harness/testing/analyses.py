@@ -4,6 +4,7 @@ tiny real run."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +50,14 @@ def check_analysis(analysis: Any, workdir: Path, *, name: str | None = None,
                    "-> list of Section and figures(results) -> dict of PNG bytes")
     spec = tiny_spec(workdir)
     ctx, corpus, vocab, execution = tiny_execution(spec, LocalExecutor(), workdir / "cache")
+    execution = _with_jobs(analysis, name or shown, ctx, corpus, vocab, execution,
+                           options or Options())
+    reading = replace(ctx, cache=ctx.cache.read_only())  # as the runner hands it: no builds
     found = []
     for attempt in (1, 2):
-        run = AnalysisRun(ctx=ctx, corpus=corpus, vocab=vocab, execution=execution,
+        run = AnalysisRun(ctx=reading, corpus=corpus, vocab=vocab, execution=execution,
                           out=workdir / f"run-{attempt}", options=options or Options(),
-                          fields=dict(fields or {}))
+                          fields=dict(fields or {}), analysis=name or shown)
         run.out.mkdir(parents=True, exist_ok=True)
         try:
             filled = results_fields(name or shown, analysis.run(run), plugin=shown)
@@ -120,3 +124,27 @@ def _check_own_fields(shown: str, name: str, filled: dict[str, Any],
                    "filled (`fields`)",
                    "read them from run.fields and return fields of its own; the runner refuses "
                    "an analysis that replaces another's results")
+
+
+def _with_jobs(analysis: object, name: str, ctx: Any, corpus: Any, vocab: Any,
+               execution: Any, options: Any) -> Any:
+    """`execution` with the records of `analysis`'s jobs on the tiny run, when it plans any
+    (`PlannedAnalysis`): each job run as an encoder's job runs it, its record carried in that
+    encoder's outcome, so that `run` reads them as in a real run."""
+    from harness.errors import PluginError
+    from harness.executors import Execution
+    from harness.executors.jobs import JobWork
+    from harness.protocols import JobRecord, PlannedAnalysis
+
+    if not isinstance(analysis, PlannedAnalysis):
+        return execution
+    records: dict[str, list[dict[str, Any]]] = {}
+    for job in analysis.jobs(ctx.spec):
+        record = analysis.run_job(job, JobWork(ctx, corpus, vocab, options))
+        if not isinstance(record, JobRecord):
+            raise PluginError(name, f"analysis {name!r}'s job returned "
+                                    f"{type(record).__name__}, not a harness.plugin.JobRecord")
+        records.setdefault(job.encoder, []).append(record.model_dump(mode="json"))
+    outcomes = [o.model_copy(update={"analysis_records": {
+        **o.analysis_records, name: records.get(o.encoder, [])}}) for o in execution.outcomes]
+    return Execution(outcomes=outcomes, failures=execution.failures)

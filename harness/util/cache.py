@@ -22,7 +22,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from harness.errors import HarnessError
+from harness.errors import CacheMiss, HarnessError
 
 META_FILE = "meta.json"
 log = logging.getLogger(__name__)
@@ -195,10 +195,6 @@ class Cache:
         return True
 
 
-class CacheMiss(HarnessError):
-    """An artifact asked of a read-only cache that lacks it."""
-
-
 @dataclass
 class ReadOnlyCache(Cache):
     """A cache that builds nothing: `produce` returns a finished artifact (counted in `source`,
@@ -206,7 +202,7 @@ class ReadOnlyCache(Cache):
     reads through it, so work their jobs did not do cannot be done again there, by
     construction (`harness.protocols.PlannedAnalysis`)."""
 
-    source: Cache | None = None
+    source: Cache = field(default_factory=Cache)
 
     def produce(self, stage: str, parts: Mapping[str, Any], build: Callable[[Path], Any],
                 *, label: str = "") -> Path:
@@ -215,7 +211,7 @@ class ReadOnlyCache(Cache):
             raise CacheMiss(f"cache {self.root}: {f'{stage} {label}'.strip()} ({key[:12]}) "
                             "is not there, and an analysis's run computes nothing: do that work "
                             "in the analysis's jobs (`jobs` and `run_job`) and read their records")
-        return (self.source or Cache(self.root)).produce(stage, parts, build, label=label)
+        return self.source.produce(stage, parts, build, label=label)
 
     def install(self, stage: str, key: str, write: Callable[[Path], None]) -> bool:
         raise CacheMiss(f"cache {self.root}: an analysis's run installs nothing ({stage} {key})")

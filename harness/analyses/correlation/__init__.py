@@ -20,8 +20,8 @@ imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
 ANALYSIS = Registration(
-    __name__, "correlation", "CorrelationAnalysis",
-    (
+    package=__name__, name="correlation", cls="CorrelationAnalysis",
+    description=(
         "Spearman (or Pearson, Kendall) of each diagnostic with each task across "
         "encoders, with exact p, Holm and Fisher-z intervals (paper Figure 2)"
     ),

@@ -8,8 +8,8 @@ from __future__ import annotations
 from harness.analyses.registration import Registration
 
 ANALYSIS = Registration(
-    __name__, "downstream", "DownstreamAnalysis",
-    (
+    package=__name__, name="downstream", cls="DownstreamAnalysis",
+    description=(
         "downstream scores per encoder: a reference table's rows bound to the model "
         "that earned them, or computed by the spec's tasks"
     ),

@@ -14,8 +14,8 @@ imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
 ANALYSIS = Registration(
-    __name__, "floor", "FloorAnalysis",
-    (
+    package=__name__, name="floor", cls="FloorAnalysis",
+    description=(
         "each encoder's gain over the random-vector floor or its own chance level"
     ),
     parts=PARTS,

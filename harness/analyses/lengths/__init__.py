@@ -17,8 +17,8 @@ imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
 ANALYSIS = Registration(
-    __name__, "lengths", "LengthsAnalysis",
-    (
+    package=__name__, name="lengths", cls="LengthsAnalysis",
+    description=(
         "every diagnostic per bin of reference length (`breakdown:`)"
     ),
     parts=PARTS,

@@ -23,8 +23,8 @@ imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
 ANALYSIS = Registration(
-    __name__, "privacy", "PrivacyAnalysis",
-    (
+    package=__name__, name="privacy", cls="PrivacyAnalysis",
+    description=(
         "leakage against utility of every encoder's vectors under each defence of "
         "`privacy.defences` (an attacker trained on the defended vectors), canaries"
     ),

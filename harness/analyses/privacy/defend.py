@@ -1,5 +1,6 @@
-"""Stage 4b: an encoder's vectors under a defence (`harness.protocols.Defence`), one artifact
-per split, as a store of embeddings would keep them.
+"""The privacy analysis's defences applied: an encoder's vectors under a defence
+(`harness.protocols.Defence`), one artifact per split, as a store of embeddings would keep
+them.
 
 The defence is fitted on the training split's vectors, then maps each split in blocks of
 `BLOCK` rows; a randomised defence draws a block's noise from a generator seeded by the

@@ -38,10 +38,10 @@ class Attacked:
     results: tuple[TaskResult, ...] = ()
 
 
-def attack(ctx: RunContext, attacker: Component, encoded: Encoded, corpus: Corpus, vocab: Vocab,
-           *, defence: str = "", level: Any = None, describes: str = "",
-           canaries: list[Canary] | None = None, plan: AttackPlan | None = None,
-           clean: Encoded | None = None) -> Attacked:
+def attack_point(ctx: RunContext, attacker: Component, encoded: Encoded, corpus: Corpus,
+                 vocab: Vocab, *, defence: str = "", level: Any = None, describes: str = "",
+                 canaries: list[Canary] | None = None, plan: AttackPlan | None = None,
+                 clean: Encoded | None = None) -> Attacked:
     """The attacker trained on `encoded` and what it, every attack of `plan` and the downstream
     tasks make of it; `clean`, the encoder's own vectors of a defended `encoded`, is what
     encoder-aware metrics compare against (`leaked`)."""

@@ -14,7 +14,7 @@ from harness.analyses.privacy.attacks import AttackPlan, Surrogate
 from harness.analyses.privacy.canaries import canary_set
 from harness.analyses.privacy.canary_floor import floor_attacks, floor_canaries, floor_jobs
 from harness.analyses.privacy.defend import defend_encoded
-from harness.analyses.privacy.point import attack, leaked
+from harness.analyses.privacy.point import attack_point, leaked
 from harness.analyses.privacy.results import (
     MatchedLeakage,
     Privacy,
@@ -138,17 +138,17 @@ def _encoder_points(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder: Comp
     what it encoded: every level asks for the tasks' sentences again)."""
     encoded = remembering(encode_corpus(ctx, encoder, corpus, vocab))
     plan = _plan(ctx, corpus, vocab, attacker, encoder.name)
-    clean = attack(ctx, attacker, encoded, corpus, vocab, canaries=canary_set, plan=plan)
+    clean = attack_point(ctx, attacker, encoded, corpus, vocab, canaries=canary_set, plan=plan)
     clean_scores = {r.task: task_score(r) for r in clean.results}
     rows = [clean.point.model_copy(update=_utility_fields(clean_utility(clean_scores)))]
     for entry in studied_defences(ctx.spec):
         for at in entry.at_levels():
             option = getattr(at.info.options, "LEVEL", "")
             defended, summary = defend_encoded(ctx, encoded, at)
-            got = attack(ctx, attacker, defended, corpus, vocab, defence=entry.name,
-                         level=getattr(at.settings, option) if option else None,
-                         describes=summary.describes, canaries=canary_set, plan=plan,
-                         clean=encoded)
+            got = attack_point(ctx, attacker, defended, corpus, vocab, defence=entry.name,
+                               level=getattr(at.settings, option) if option else None,
+                               describes=summary.describes, canaries=canary_set, plan=plan,
+                               clean=encoded)
             scores = {r.task: task_score(r) for r in got.results}
             update: dict[str, Any] = {"budget": summary.budget,
                                       **_utility_fields(utility(scores, clean_scores))}

@@ -41,8 +41,8 @@ imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
 ANALYSIS = Registration(
-    __name__, "probes", "ProbesAnalysis",
-    (
+    package=__name__, name="probes", cls="ProbesAnalysis",
+    description=(
         "analogies, interpolation and noise robustness decoded by each pair "
         "(`probes:`)"
     ),

@@ -26,7 +26,7 @@ class ProbesAnalysis:
         return probe_jobs(spec, self.NAME)
 
     def run_job(self, job: AnalysisJob, work: JobWork) -> Probed:
-        return run_probes(work.ctx, work.corpus, work.vocab, only=job.encoder)
+        return run_probes(work.ctx, work.corpus, work.vocab, job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         probed = run.records(Probed)

@@ -36,7 +36,7 @@ from harness.analyses.probes.spec import AnalogySource, ProbesSection, probes_se
 from harness.protocols import AnalysisJob, JobRecord
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
-from harness.stages.encode import Encoded, encode_corpus
+from harness.stages.encode import encode_corpus
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
 from harness.text.outputs import sample_file_name
@@ -84,9 +84,9 @@ def interpolation_pairs(section: ProbesSection, corpus: Corpus,
     return [(normalise(x), normalise(y)) for x, y in pairs]
 
 
-def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, only: str) -> Probed:
-    """Encoder `only`'s pairs' probes, from the cache or computed now (an encoder's probes
-    job). Nothing when the spec asks for no probe."""
+def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder_name: str) -> Probed:
+    """The probes of encoder `encoder_name`'s pairs, from the cache or computed now (its
+    probes job). Nothing when the spec asks for no probe."""
     section = probes_settings(ctx.spec)
     pairs: list[PairProbes] = []
     items: list[Path] = []
@@ -104,33 +104,30 @@ def run_probes(ctx: RunContext, corpus: Corpus, vocab: Vocab, only: str) -> Prob
               else section.interpolation.model_dump(mode="json"),
               "noise": None if section.noise is None
               else {**section.noise.model_dump(mode="json"), "seed": seed}}
-    for encoder in ctx.spec.components("encoder"):
-        if encoder.name != only:
+    (encoder,) = [e for e in ctx.spec.components("encoder") if e.name == encoder_name]
+    encoded = encode_corpus(ctx, encoder, corpus, vocab)
+    for decoder in ctx.spec.decoders:
+        if not decoder.trains_for(encoder.name):
             continue
-        encoded = encode_corpus(ctx, encoder, corpus, vocab)
-        for decoder in ctx.spec.decoders:
-            if not decoder.trains_for(encoder.name):
-                continue
-            trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
-            parts = {**common, "trained": trained.key, "encoded": encoded.keys["test"],
-                     "encoder": encoded.identity}
+        trained = train_decoder_for(ctx, decoder, encoded, corpus, vocab)
+        parts = {**common, "trained": trained.key, "encoded": encoded.keys["test"],
+                 "encoder": encoded.identity}
 
-            def build(directory: Path, decoder: Any = decoder, trained: Any = trained,
-                      encoded: Encoded = encoded) -> dict[str, Any]:
-                pair = probed_pair(ctx, decoder, trained, encoded, vocab, section.beam)
-                probes, items = probe_pair(pair, section, sets, corpus, seed, normalise)
-                (directory / RESULT_FILE).write_text(probes.model_dump_json(indent=1),
-                                                     encoding="utf-8")
-                with open(directory / ITEMS_FILE, "w", encoding="utf-8") as handle:
-                    for record in items:
-                        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-                return {"analogy_items": len(items)}
+        def build(directory: Path, decoder: Any = decoder, trained: Any = trained) -> dict[str, Any]:
+            pair = probed_pair(ctx, decoder, trained, encoded, vocab, section.beam)
+            probes, records = probe_pair(pair, section, sets, corpus, seed, normalise)
+            (directory / RESULT_FILE).write_text(probes.model_dump_json(indent=1),
+                                                 encoding="utf-8")
+            with open(directory / ITEMS_FILE, "w", encoding="utf-8") as handle:
+                for record in records:
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            return {"analogy_items": len(records)}
 
-            directory = ctx.cache.produce("probes", parts, build,
-                                          label=f"{encoder.name} -> {decoder.name}")
-            pairs.append(PairProbes.model_validate_json(
-                (directory / RESULT_FILE).read_text(encoding="utf-8")))
-            items.append(directory / ITEMS_FILE)
+        directory = ctx.cache.produce("probes", parts, build,
+                                      label=f"{encoder.name} -> {decoder.name}")
+        pairs.append(PairProbes.model_validate_json(
+            (directory / RESULT_FILE).read_text(encoding="utf-8")))
+        items.append(directory / ITEMS_FILE)
     ctx.add_time("probes", time.perf_counter() - started)
     return Probed(pairs=pairs, items=items)
 

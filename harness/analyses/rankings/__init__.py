@@ -14,8 +14,8 @@ imports none of it (`harness.protocols.AnalysisParts`)."""
 
 
 ANALYSIS = Registration(
-    __name__, "rankings", "RankingsAnalysis",
-    (
+    package=__name__, name="rankings", cls="RankingsAnalysis",
+    description=(
         "rank intervals of the encoders on each diagnostic from paired tests over the "
         "test sentences, Holm-corrected"
     ),
