@@ -126,7 +126,7 @@ def validate(spec: Path, overrides: tuple[str, ...], reference: str | None) -> N
     Warnings (an encoder whose row in the downstream reference table measured another model)
     are printed either way and change neither the exit code nor what `harness run` does.
     """
-    from harness.executors.jobs import decoders_to_train
+    from harness.executors.plan import decoders_to_train
     from harness.registry.loader import load_registry
     from harness.spec import TableSpec, load_spec, preflight
     from harness.spec.preflight import preflight_warnings

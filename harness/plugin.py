@@ -9,7 +9,8 @@ Options, Section, ...`. `THEMES` lists it by theme, in the order of `__all__`:
   (`AnalysisInputs`, `JobInputs`, `SpecView`, ...) and the pipeline's stages for a job, named by
   the spec's entries (`encode`, `train_decoder`, `generate`, `score`);
 - executors: what one assembles and accounts jobs with (`run_encoder_job`, or its halves
-  `start_job` and `finish_job`; `account`, `Execution`, `resolve_device`) and the core's
+  `start_job` and `finish_job`; the analyses' planned jobs, `planned_jobs`, `run_planned_job`
+  and `with_records`; `account`, `Execution`, `resolve_device`) and the core's
   (`LocalExecutor`, `RayExecutor`);
 - the report and results: the report's plain data (`Section`, `Table`, `Figures`), its number
   formatting (`fmt`, `fmt_p`, `fmt_interval`, `fmt_span`, `join_names`), `load_results` (a
@@ -69,7 +70,7 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
                       "inversion_problem", "inversion_texts"),
     },
     "analyses and their jobs": {
-        "protocols": ("Analysis", "AnalysisJob", "AnalysisParts", "JobRecord",
+        "protocols": ("Analysis", "Job", "AnalysisParts", "JobRecord",
                       "PlannedAnalysis", "resolve_ref", "AnalysisInputs", "CacheView",
                       "CorpusView", "EntryView", "ExecutionView", "JobInputs", "OutcomeView",
                       "PositionsView", "RunContextView", "SpecView", "VocabView",
@@ -80,6 +81,7 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
         "protocols": ("Executor",),
         "executors": ("Execution", "account"),
         "executors.jobs": ("finish_job", "run_encoder_job", "start_job"),
+        "executors.plan": ("JobOutcome", "planned_jobs", "run_planned_job", "with_records"),
         "executors.local": ("LocalExecutor",),
         "executors.ray": ("RayExecutor",),
         "util.devices": ("resolve_device",),
@@ -159,6 +161,10 @@ if TYPE_CHECKING:
     from harness.executors.jobs import finish_job as finish_job
     from harness.executors.jobs import run_encoder_job as run_encoder_job
     from harness.executors.jobs import start_job as start_job
+    from harness.executors.plan import JobOutcome as JobOutcome
+    from harness.executors.plan import planned_jobs as planned_jobs
+    from harness.executors.plan import run_planned_job as run_planned_job
+    from harness.executors.plan import with_records as with_records
     from harness.executors.local import LocalExecutor as LocalExecutor
     from harness.executors.ray import RayExecutor as RayExecutor
     from harness.executors.toolkit import encode as encode

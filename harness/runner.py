@@ -19,7 +19,8 @@ from typing import Any
 from harness.analyses.run import AnalysisRun, results_fields, run_analyses
 from harness.errors import HarnessError
 from harness.executors import Execution, Executor
-from harness.executors.jobs import EncoderOutcome, check_curve, planned
+from harness.executors.jobs import EncoderOutcome, check_curve
+from harness.executors.plan import missing_jobs, planned
 from harness.protocols import BuildContext
 from harness.reference.archive import (
     STATISTICS_ARCHIVE,
@@ -88,11 +89,19 @@ def run_spec(spec: Spec, out: Path, *, cache: Cache | None = None) -> RunResults
         log.info("reference: %d encoders from bundle %s; %d to run here (%s)",
                  len(join.labels), join.bundle.id, len(ctx.spec.components("encoder")),
                  ", ".join(e.name for e in ctx.spec.components("encoder")) or "none")
-    for entry, _, jobs in planned(ctx):  # the analyses' work, done in the encoders' jobs
-        if jobs:
-            log.info("plan: %s: %d jobs in the encoders' jobs (%s)", entry.name, len(jobs),
-                     ", ".join(job.encoder for job in jobs))
+    plan = planned(ctx)  # the analyses' work, after the encoders' jobs
+    for found in plan:
+        if found.jobs:
+            log.info("plan: %s: %d jobs (%s)", found.entry.name, len(found.jobs),
+                     ", ".join(job.name for job in found.jobs))
     execution = executor.run(ctx, corpus, vocab)
+    missing = missing_jobs(plan, execution.outcomes)
+    if missing:
+        raise HarnessError(f"executor {spec.executor.name!r} returned no record of the planned "
+                           f"jobs {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}: "
+                           "an executor runs them after the encoders' jobs "
+                           "(harness.plugin.run_planned_job, or run_planned in this process) "
+                           "and attaches their records (with_records)")
     if join is not None:
         execution = Execution(outcomes=reference_outcomes(join, ctx.cache) + execution.outcomes,
                               failures=execution.failures)

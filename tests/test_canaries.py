@@ -280,35 +280,35 @@ def test_the_floor_runs_the_canaries_in_its_own_job_when_it_is_not_studied(
     """random-gaussian is a control, so not studied here: its job still decodes and ranks the
     canaries (with the decoder it trained already), and the study reads them."""
     from harness.analyses.privacy.study import privacy_jobs
-    from harness.executors.jobs import decoders_to_train
+    from harness.executors.plan import decoders_to_train
     from harness.util.cache import Cache
     from tests.watched_runs import watched_run
 
     registry = load_registry()
     spec = load_spec(write(tmp_path, run_spec_text(max_len=60)), registry=registry)
     jobs = privacy_jobs(spec, "privacy")
-    assert [(j.encoder, j.trains, j.what) for j in jobs] == [
-        ("avg", ("mos-lstm",), "mos-lstm attacks avg's vectors clean and at 1 defence levels"),
-        ("random-gaussian", (), "the canaries and every attack on random-gaussian's vectors "
-                                "(the floor)")]
+    assert [(j.name, j.trains) for j in jobs] == [
+        ("privacy:avg:clean", ()), ("privacy:avg:gaussian@0", ("mos-lstm",)),
+        ("privacy:random-gaussian:floor", ())]
+    assert jobs[-1].what == "the canaries and every attack on random-gaussian's vectors (the floor)"
     assert decoders_to_train(spec) == 2 + 1
     only_avg = run_spec_text(max_len=60).replace(
         "{name: mos-lstm, hidden: 8, epochs: 1}", "{name: mos-lstm, hidden: 8, epochs: 1, "
                                                    "encoders: [avg]}")
     other = load_spec(write(tmp_path, only_avg), registry=registry)
-    assert privacy_jobs(other, "privacy")[1].trains == ("mos-lstm",)  # the floor's own attacker
+    assert privacy_jobs(other, "privacy")[2].trains == ("mos-lstm",)  # the floor's own attacker
     # without canaries the floor's job still runs every attack on its vectors; with neither,
     # there is no floor job
-    assert [j.encoder for j in privacy_jobs(load_spec(write(tmp_path, run_spec_text(
+    assert [j.part for j in privacy_jobs(load_spec(write(tmp_path, run_spec_text(
         privacy="canaries: 0")), registry=registry), "privacy")] == [
-        "avg", "random-gaussian"]
-    assert [j.encoder for j in privacy_jobs(load_spec(write(tmp_path, run_spec_text(
+        "clean", "gaussian@0", "floor"]
+    assert [j.part for j in privacy_jobs(load_spec(write(tmp_path, run_spec_text(
         privacy="canaries: 0, attacks: []")), registry=registry),
-        "privacy")] == ["avg"]
+        "privacy")] == ["clean", "gaussian@0"]
 
     run = watched_run(spec, tmp_path / "run", Cache(tmp_path / "cache"))
     assert run.results is not None and run.analysis_builds == 0
-    assert run.jobs["random-gaussian"] == [f"privacy: {jobs[1].what}"]
+    assert run.jobs["random-gaussian"] == ["privacy:random-gaussian:floor"]
     # every attack on each of the three targets once, in the jobs; nothing in the run
     attacked = run.done("attack")
     targets = {target for target, _ in attacked}

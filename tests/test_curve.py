@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.errors import HarnessError
-from harness.executors.jobs import decoders_to_train
+from harness.executors.plan import decoders_to_train
 from harness.registry.loader import load_registry
 from harness.runner import run_spec
 from harness.spec import load_spec

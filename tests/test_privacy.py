@@ -16,7 +16,7 @@ from harness.analyses.privacy.canaries import ENTITY_TYPES
 from harness.analyses.privacy.exposure import chance_exposure
 from harness.analyses.privacy.spec import studied_defences
 from harness.analyses.privacy.study import matched_leakage
-from harness.executors.jobs import decoders_to_train
+from harness.executors.plan import decoders_to_train
 from harness.registry.loader import load_registry
 from harness.spec import load_spec
 from harness.util.cache import Cache
@@ -67,14 +67,15 @@ def study(watched: tuple[Path, Watched]) -> tuple[Path, dict]:
 
 def test_the_attackers_train_in_the_encoders_jobs_and_the_study_reads_their_records(
         watched: tuple[Path, Watched]) -> None:
-    """Each studied encoder's job ran its privacy job (the attacker on clean vectors and at
-    the three defence levels), which attacked each point, drew the canary set and decoded the
-    canaries once; the analysis's run did none of it (it reads the jobs' records)."""
+    """Each studied encoder's privacy jobs (the attacker on clean vectors and at each of the
+    three defence levels, a job each, and the floor's) attacked each point and decoded the
+    canaries once, and the canary set was drawn once in the run; the analysis's run did none
+    of it (it reads the jobs' records)."""
     _, run = watched
-    assert run.jobs == {"avg": ["privacy: mos-lstm attacks avg's vectors clean and at 3 "
-                                "defence levels"],
-                        "random-gaussian": ["privacy: mos-lstm attacks random-gaussian's "
-                                            "vectors clean and at 3 defence levels"]}
+    parts = ["clean", "rotation@0", "gaussian@0", "gaussian@1"]
+    assert run.jobs == {"avg": [f"privacy:avg:{part}" for part in parts],
+                        "random-gaussian": [f"privacy:random-gaussian:{part}"
+                                            for part in [*parts, "floor"]]}
     points = run.done("attack point")
     assert sorted(points) == sorted((encoder, defence, level)
                                     for encoder in ("avg", "random-gaussian")
@@ -82,8 +83,8 @@ def test_the_attackers_train_in_the_encoders_jobs_and_the_study_reads_their_reco
                                                            ("gaussian", 0.05),
                                                            ("gaussian", 1000.0)])
     assert set(points.values()) == {1}
-    # the canaries: one set per studied encoder's job, and the floor's own in its job
-    assert run.done("canary set") == {"study": 2, "floor": 1}
+    # the canaries: one set, drawn in the first job that needs it, read by the others
+    assert run.done("canary set") == {"drawn": 1}
     recovered = run.done("canary recovery")
     assert len(recovered) == 9 and set(recovered.values()) == {1}  # 2 x 4 points, the floor
     assert not [unit for unit in run.work if unit[0] == "run"]

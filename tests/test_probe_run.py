@@ -45,12 +45,12 @@ def probed(watched):
     return root, spec, cache, run.results, samples
 
 
-def test_the_probes_are_decoded_in_the_encoders_job_and_the_analysis_only_reads(
+def test_the_probes_are_decoded_in_their_job_and_the_analysis_only_reads(
         watched) -> None:
     """The encoder's job decoded its one pair's probes, once; the analysis's run read the
     job's record and decoded nothing."""
     run: Watched = watched[3]
-    assert run.jobs == {"avg": ["probes: probes decoded by avg's decoders"]}
+    assert run.jobs == {"avg": ["probes:avg"]}
     assert run.done("probes") == {("avg", "mos-lstm"): 1}
     assert not [unit for unit in run.work if unit[0] == "run"]
     assert run.analysis_builds == 0

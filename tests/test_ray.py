@@ -250,15 +250,19 @@ def test_a_failing_job_is_named_and_the_others_results_are_kept(cluster: Any,
 
 
 ANALYSED = ("privacy.defences=[{name: gaussian, levels: [0.5, 2.0]}]", "privacy.leakage=bleu",
-            "privacy.canaries=0", "probes.noise={scales: [0.5], sentences: 8}")
-"""The privacy analysis (an attacker per encoder and defence level; no canaries, whose floor,
+            "privacy.canaries=0", "privacy.attacks=[decoder, {name: align, pairs: 20}]",
+            "probes.noise={scales: [0.5], sentences: 8}")
+"""The privacy analysis (an attacker per encoder and defence level, and ALGEN's alignment,
+which reads the other encoder's vectors and decoder as its surrogate; no canaries, whose floor,
 random-gaussian, the spec lacks) and a probe."""
 
 
-def test_the_analyses_jobs_run_in_the_ray_tasks_as_they_run_locally(cluster: Any,
-                                                                     tmp_path: Path) -> None:
-    """The privacy analysis's attackers and the probes' decoding run in each encoder's Ray
-    task (counted from the task's log), with the local executor's privacy and probe results."""
+def test_the_analyses_jobs_run_as_ray_tasks_of_their_own_as_they_run_locally(
+        cluster: Any, tmp_path: Path) -> None:
+    """Each planned job (the privacy analysis's attacker clean and at each level, the probes'
+    decoding) runs as a Ray task of its own (counted from its log), after the jobs it needs (the
+    surrogate's decoder is found built, not trained again), with the local executor's privacy
+    and probe results."""
     local = run_spec(load_spec(write_spec(tmp_path / "local"), ANALYSED, load_registry()),
                      tmp_path / "local" / "run",
                      cache=Cache(tmp_path / "local" / "cache")).to_json()
@@ -266,9 +270,18 @@ def test_the_analyses_jobs_run_in_the_ray_tasks_as_they_run_locally(cluster: Any
     results = run_spec(spec, tmp_path / "run", cache=Cache(tmp_path / "cache")).to_json()
     assert results["privacy"] == local["privacy"] and len(results["privacy"]["points"]) == 2
     assert results["probes"] == local["probes"] and len(results["probes"]) == 2
-    for encoder in ("avg", "hier"):
-        job_log = (tmp_path / "cache" / "logs" / "ray-small" / f"{encoder}.log").read_text()
-        # its decoder, then the attacker at each gaussian level (the clean attacker is the
-        # decoder the job trained already)
-        assert job_log.count(f"train {encoder} -> mos-lstm: building") == 3
-        assert job_log.count(f"probes {encoder} -> mos-lstm: building") == 1
+    logs = tmp_path / "cache" / "logs" / "ray-small"
+    for encoder, other in (("avg", "hier"), ("hier", "avg")):
+        # its own decoder, in its job
+        assert (logs / f"{encoder}.log").read_text().count(
+            f"train {encoder} -> mos-lstm: building") == 1
+        # the clean attacker is that decoder; each level's attacker trains in its own task
+        clean = (logs / f"privacy.{encoder}.clean.log").read_text()
+        assert "-> mos-lstm: building" not in clean and "align" in clean
+        for level in (0, 1):
+            found = (logs / f"privacy.{encoder}.gaussian@{level}.log").read_text()
+            assert found.count(f"train {encoder} -> mos-lstm: building") == 1
+            assert f"train {other} -> mos-lstm: building" not in found  # the surrogate's
+        assert (logs / f"probes.{encoder}.log").read_text().count(
+            f"probes {encoder} -> mos-lstm: building") == 1
+

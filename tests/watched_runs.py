@@ -28,9 +28,8 @@ WORK: dict[str, list[tuple[str, str, Key]]] = {
     # one attack of `privacy.attacks` on one target
     "attack": [("harness.analyses.privacy.attacks", "_inversion",
                 lambda a, k: (a[3].label, a[6]))],
-    "canary set": [("harness.analyses.privacy.study", "canary_set", lambda a, k: "study"),
-                   ("harness.analyses.privacy.canary_floor", "canary_set",
-                    lambda a, k: "floor")],
+    # the run's canary set, drawn (once) where it is cached
+    "canary set": [("harness.analyses.privacy.canaries", "canary_set", lambda a, k: "drawn")],
     # the canaries decoded from one set of vectors
     "canary recovery": [("harness.analyses.privacy.point", "canary_recovery",
                          lambda a, k: (a[3].encoder, a[3].keys.get("test"))),

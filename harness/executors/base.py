@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.executors.jobs import EncoderOutcome
+from harness.executors.plan import JobOutcome
 from harness.protocols import OutcomeView, RunContextView
 
 
@@ -18,9 +19,10 @@ class Execution:
     failures: dict[str, str] = field(default_factory=dict)
 
 
-def account(ctx: RunContextView, outcome: OutcomeView) -> None:
+def account(ctx: RunContextView, outcome: OutcomeView | JobOutcome) -> None:
     """Add the time per stage and the cache counts of a job run in another process
-    (`harness.executors.jobs.run_encoder_job`) to the run's."""
+    (`harness.executors.jobs.run_encoder_job`, `harness.executors.plan.run_planned_job`) to
+    the run's."""
     for stage, seconds in outcome.timings.items():
         ctx.add_time(stage, seconds)
     ctx.cache.hits += outcome.hits

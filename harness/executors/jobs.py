@@ -1,7 +1,7 @@
 """One encoder's pipeline, the unit of work an executor runs: fit, encode, then for each decoder
-trained for the encoder train, generate and score, then the downstream tasks, then the work
-the spec's analyses declared for the encoder (`harness.protocols.AnalysisJob`: the privacy
-analysis's attackers, the probes' decoding).
+trained for the encoder train, generate and score, then the downstream tasks. The work the
+spec's analyses declare for the encoder (`harness.protocols.Job`: the privacy analysis's
+attackers, the probes' decoding) runs after it (`harness.executors.plan`).
 
 The one assembly of a job, in two halves every executor calls: `start_job` (fit, encode, and
 what the encoder is) and `finish_job` (the decoders and the downstream tasks). The local
@@ -22,18 +22,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.errors import HarnessError, PluginError
+from harness.errors import HarnessError
 from harness.protocols import (
-    AnalysisJob,
-    BuildContext,
-    JobRecord,
     Options,
-    PlannedAnalysis,
     SpecView,
     TaskResult,
 )
 from harness.results.model import EncoderDescription, PairResult, SeedRun, SizePoint
-from harness.spec import Component, Entry, Spec
+from harness.spec import Component, Spec
 from harness.stages.base import RunContext, ShardRunner, ShardWork
 from harness.stages.corpus import Corpus, prepare_corpus
 from harness.stages.describe import describe_encoder
@@ -68,8 +64,9 @@ class EncoderOutcome(BaseModel):
     hits: int = 0
     builds: int = 0
     description: EncoderDescription | None = None  # what the encoder is (results.json `encoders`)
-    analysis_jobs: list[str] = []  # the analyses' jobs it ran, as "analysis: what"
-    # analysis -> what each of its jobs for this encoder returned (`PlannedAnalysis.run_job`)
+    analysis_jobs: list[str] = []  # the analyses' jobs run for it, as "analysis: what"
+    # analysis -> what each of its jobs for this encoder returned (`PlannedAnalysis.run_job`),
+    # attached by the executor (`harness.executors.plan.with_records`)
     analysis_records: dict[str, list[dict[str, Any]]] = {}
 
 
@@ -172,21 +169,15 @@ def start_job(ctx: RunContext, encoder: Component, corpus: Corpus, vocab: Vocab)
 
 
 def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -> EncoderOutcome:
-    """The job's second half: every decoder trained for the encoder (`decode_and_score`), the
-    downstream tasks, then the analyses' jobs for the encoder (`run_analysis_jobs`); the
-    outcome the runner collects."""
+    """The job's second half: every decoder trained for the encoder (`decode_and_score`) and
+    the downstream tasks; the outcome the runner collects (the analyses' jobs for the encoder
+    run after it: `harness.executors.plan`)."""
     decoded = decode_and_score(ctx, job.encoder, job.encoded, corpus, vocab)
     tasks = (evaluate_tasks(ctx, [job.encoded]).get(job.encoder.name, [])
              if ctx.spec.downstream.tasks else [])
-    ran = run_analysis_jobs(ctx, job.encoder.name, corpus, vocab)
-    records: dict[str, list[dict[str, Any]]] = {}
-    for done, record in ran:
-        records.setdefault(done.analysis, []).append(record.model_dump(mode="json"))
     return EncoderOutcome(encoder=job.encoder.name, dim=job.encoded.dim, runs=decoded.runs,
                           samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
-                          device=ctx.device, description=job.description,
-                          analysis_jobs=[f"{j.analysis}: {j.what}" for j, _ in ran],
-                          analysis_records=records)
+                          device=ctx.device, description=job.description)
 
 
 @dataclass(frozen=True)
@@ -199,61 +190,6 @@ class JobWork:
     corpus: Corpus
     vocab: Vocab
     options: Options
-
-
-def planned(ctx: RunContext) -> list[tuple[Entry, PlannedAnalysis, list[AnalysisJob]]]:
-    """The spec's analyses that declare jobs, each with the jobs it declares, in the spec's
-    order: the run's plan beside the encoders' own work."""
-    return plan(ctx.spec, ctx.build_context())
-
-
-def decoders_to_train(spec: Spec) -> int:
-    """How many decoders a run of `spec` trains: the encoders' own (`Spec.decoders_to_train`)
-    and those its analyses' jobs train (`AnalysisJob.trains`: the privacy analysis's attackers,
-    one per encoder and defence level)."""
-    extra = sum(len(job.trains) for _, _, jobs in plan(spec, BuildContext(seed=spec.seed))
-                for job in jobs)
-    return spec.decoders_to_train() + extra
-
-
-def plan(spec: Spec, context: BuildContext
-         ) -> list[tuple[Entry, PlannedAnalysis, list[AnalysisJob]]]:
-    """`planned` for a resolved spec, its analyses built with `context`."""
-    found = []
-    assert spec.analyses != "all"  # resolved when the spec was loaded
-    for entry in spec.analyses:
-        analysis = entry.build(context)
-        if not isinstance(analysis, PlannedAnalysis):
-            continue
-        jobs = list(analysis.jobs(spec))
-        strays = [job for job in jobs if job.analysis != entry.name]
-        if strays:
-            raise PluginError(entry.plugin, f"analysis {entry.name!r} declared a job for "
-                                            f"analysis {strays[0].analysis!r}: name each job "
-                                            f"after the analysis that runs it ({entry.name!r})")
-        found.append((entry, analysis, jobs))
-    return found
-
-
-def run_analysis_jobs(ctx: RunContext, encoder: str, corpus: Corpus,
-                      vocab: Vocab) -> list[tuple[AnalysisJob, JobRecord]]:
-    """Carry out every analysis job declared for `encoder`, in the spec's order of the
-    analyses; their time goes to each analysis's stage. Return the jobs run, each with the
-    record it returned."""
-    ran = []
-    for entry, analysis, jobs in planned(ctx):
-        for job in jobs:
-            if job.encoder != encoder:
-                continue
-            started = time.perf_counter()
-            record = analysis.run_job(job, JobWork(ctx, corpus, vocab, entry.settings))
-            if not isinstance(record, JobRecord):
-                raise PluginError(entry.plugin, f"analysis {entry.name!r}'s job returned "
-                                                f"{type(record).__name__}, not a record: return "
-                                                "a subclass of harness.plugin.JobRecord")
-            ctx.add_time(entry.name, time.perf_counter() - started)
-            ran.append((job, record))
-    return ran
 
 
 def run_encoder_job(spec: SpecView, encoder_name: str, cache_root: Path, *,

@@ -2,14 +2,16 @@
 
 Every encoder encodes before any decoder trains (`harness.executors.jobs.start_job`), so a broken encoder
 fails the run before hours of training; then each encoder's decoders train, generate and score
-and its downstream tasks run (`harness.executors.jobs.finish_job`). A failure stops the run (the cache
-keeps what was done: a rerun resumes).
+and its downstream tasks run (`harness.executors.jobs.finish_job`); then the analyses' jobs, in the
+plan's order (`harness.executors.plan`). A failure stops the run (the cache keeps what was done:
+a rerun resumes).
 """
 
 from __future__ import annotations
 
 from harness.executors.base import Execution
 from harness.executors.jobs import finish_job, start_job
+from harness.executors.plan import run_planned, with_records
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.vocab import Vocab
@@ -24,7 +26,9 @@ class LocalExecutor:
         return resolve_device(requested)
 
     def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:
-        """Every encoder's job, in this process; timings and counts accrue in `ctx`."""
+        """Every encoder's job, then every planned job, in this process; timings and counts
+        accrue in `ctx`."""
         started = [start_job(ctx, encoder, corpus, vocab)
                    for encoder in ctx.spec.components("encoder")]
-        return Execution([finish_job(ctx, job, corpus, vocab) for job in started])
+        outcomes = [finish_job(ctx, job, corpus, vocab) for job in started]
+        return Execution(with_records(outcomes, run_planned(ctx, corpus, vocab)))

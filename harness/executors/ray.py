@@ -8,8 +8,10 @@ task on every node checks that it sees the run's inputs and can write the cache
 trains: a GPU per training process of its decoders (their `workers`, the analyses' attackers
 included) when the spec's device is `cuda` (an autoscaling cluster adds GPU nodes for it), or
 when it is `auto` and the cluster has GPUs then (option `gpus` overrides both), and `cpus`
-CPUs (on CPUs, at least one per training process). A job also runs the work the analyses
-declared for its encoder (`harness.protocols.AnalysisJob`). With
+CPUs (on CPUs, at least one per training process). The work the analyses declare
+(`harness.protocols.Job`: an attacker at one defence level) runs as tasks of its own, each
+started by Ray once its encoder's job and what it `needs` are done, with the resources of the
+decoders it trains. With
 option `shards` > 1 a job encodes each vector file in that many shards: shards 2, 3, ... as
 Ray tasks with the job's resources while the job encodes the first
 (`harness.stages.encode`). Each job's log goes to `CACHE/logs/SPEC/ENCODER.log`, named when
@@ -39,8 +41,10 @@ from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
 from harness.executors.base import Execution, account
-from harness.executors.jobs import EncoderOutcome, planned, run_encoder_job, run_shard_job
+from harness.executors.jobs import EncoderOutcome, run_encoder_job, run_shard_job
+from harness.executors.plan import JobOutcome, planned, run_planned_job, with_records
 from harness.executors.reach import Input, Token, job_inputs, refusal, unreachable
+from harness.protocols import Job
 from harness.spec import Spec
 from harness.stages.base import RunContext, ShardWork
 from harness.stages.corpus import Corpus
@@ -87,6 +91,30 @@ def encoder_job(spec: Spec, encoder: str, cache_root: str, corpus: Corpus, log_f
             raise
         job_log.info("job %s: done on %s", encoder, outcome.device)
     return {"outcome": outcome.model_copy(update={"node": node}).model_dump(mode="json")}
+
+
+def planned_job(spec: Spec, name: str, cache_root: str, corpus: Corpus, log_file: str,
+                resources: Resources, *needed: dict[str, Any]) -> dict[str, Any]:
+    """The body of a planned job's Ray task (`harness.executors.plan.run_planned_job`), which
+    Ray starts once the tasks in `needed` (its encoder's job and what it needs) are done:
+    `{"outcome": ...}` (a `JobOutcome`), or `{"error": ...}` as `encoder_job` returns; a job
+    whose encoder's job or need failed is not run."""
+    failed = next((found["error"] for found in needed if "error" in found), None)
+    if failed is not None:
+        return {"error": f"job {name}: not run, what it needs failed ({failed})",
+                "skipped": True}
+    use_cpus(resources.cpus)
+    with _logging_to(Path(log_file), _node()) as job_log:
+        try:
+            outcome = run_planned_job(spec, name, Path(cache_root), corpus=corpus)
+        except HarnessError as exc:
+            job_log.error("job %s failed: %s", name, exc)
+            return {"error": f"job {name}: {exc}"}
+        except BaseException:
+            job_log.error("job %s: internal error\n%s", name, traceback.format_exc())
+            raise
+        job_log.info("job %s: done", name)
+    return {"outcome": outcome.model_dump(mode="json")}
 
 
 def shard_job(spec: Spec, work: ShardWork, shard: Shard, cache_root: str, corpus: Corpus,
@@ -159,30 +187,44 @@ class RayExecutor:
         return "cpu"
 
     def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:
-        """Every encoder's job as a Ray task; the tasks' timings and cache counts are added to
-        `ctx`."""
+        """Every encoder's job as a Ray task, then every planned job as a task that Ray starts
+        once its encoder's job and what it needs are done; the tasks' timings and cache counts
+        are added to `ctx`."""
         ray = _import_ray()
         cache_root = str(ctx.cache.root)
         names = [e.name for e in ctx.spec.components("encoder")]
+        jobs = [job for found in planned(ctx) for job in found.jobs]
         logs = ctx.cache.root / "logs" / ctx.spec.name
         logs.mkdir(parents=True, exist_ok=True)
         with _connected(ray, self.address, self.log_to_driver):
             check_nodes(ray, job_inputs(ctx.spec, _forwarded_environment()), cache_root)
-            log.info("ray: %d jobs; their logs: %s%sENCODER.log", len(names), logs, os.sep)
-            refs = {}
-            workers = job_workers(ctx)
+            log.info("ray: %d encoder jobs and %d planned jobs; their logs: %s%sJOB.log",
+                     len(names), len(jobs), logs, os.sep)
+            refs: dict[str, Any] = {}  # an encoder's name, or a planned job's -> its task
+            workers = decoder_workers(ctx.spec)
             for name in names:
-                resources = self.resources(ray, ctx.spec.device, workers[name])
+                resources = self.resources(ray, ctx.spec.device, max(
+                    [workers[d.name] for d in ctx.spec.decoders if d.trains_for(name)],
+                    default=1))
                 task = ray.remote(encoder_job).options(
                     **resources.options("harness-encoder-job"))
                 log.info("job %s: %g CPU, %g GPU", name, resources.cpus, resources.gpus)
-                refs[task.remote(ctx.spec, name, cache_root, corpus, str(logs / f"{name}.log"),
-                                 self.shards, resources)] = name
-            return self._collect(ray, ctx, refs, names)
+                refs[name] = task.remote(ctx.spec, name, cache_root, corpus,
+                                         str(logs / f"{name}.log"), self.shards, resources)
+            for job in jobs:
+                resources = self.resources(ray, ctx.spec.device, max(
+                    [workers.get(d, 1) for d in job.trains], default=1))
+                task = ray.remote(planned_job).options(
+                    **resources.options("harness-planned-job"))
+                needed = [refs[job.encoder], *(refs[need] for need in job.needs)]
+                refs[job.name] = task.remote(ctx.spec, job.name, cache_root, corpus,
+                                             str(logs / f"{_file_name(job.name)}.log"),
+                                             resources, *needed)
+            return self._collect(ray, ctx, refs, names, jobs)
 
     def resources(self, ray: Any, device: str, workers: int = 1) -> Resources:
         """A job's resources, decided when it is submitted, for a job whose decoders train in
-        at most `workers` processes (`job_workers`): option `gpus` when given, else a GPU per
+        at most `workers` processes (`decoder_workers`): option `gpus` when given, else a GPU per
         training process for device `cuda`, none for `cpu`, and for `auto` those when the
         cluster has GPUs now; `cpus` CPUs, or a CPU per training process on CPUs when that
         is more."""
@@ -194,43 +236,52 @@ class RayExecutor:
         cpus = self.cpus if gpus else max(self.cpus, float(workers))
         return Resources(cpus=cpus, gpus=gpus, retries=self.retries)
 
-    def _collect(self, ray: Any, ctx: RunContext, refs: dict[Any, str],
-                 names: list[str]) -> Execution:
-        """The jobs' outcomes and failures, waited for in the order they finish."""
-        outcomes, failures = {}, {}
-        pending = list(refs)
-        with tqdm(total=len(refs), desc="encoder jobs", unit="job", disable=None) as bar:
+    def _collect(self, ray: Any, ctx: RunContext, refs: dict[str, Any], names: list[str],
+                 jobs: list[Job]) -> Execution:
+        """The jobs' outcomes and failures, waited for in the order they finish; a planned
+        job's record attached to its encoder's outcome, and a planned job that failed failing
+        its encoder (whose results would be incomplete)."""
+        results: dict[str, dict[str, Any]] = {}
+        pending = {ref: name for name, ref in refs.items()}
+        with tqdm(total=len(refs), desc="jobs", unit="job", disable=None) as bar:
             while pending:
-                (ref,), pending = ray.wait(pending, num_returns=1)
-                name = refs[ref]
-                result = _result(ray, ref, f"encoder {name!r}", self.retries)
-                if "outcome" in result:
-                    outcomes[name] = EncoderOutcome.model_validate(result["outcome"])
-                    account(ctx, outcomes[name])
-                    log.info("job %s: done on %s (node %s)", name, outcomes[name].device,
-                             outcomes[name].node)
-                else:
-                    failures[name] = result["error"]
-                    log.error("job %s: failed: %s", name, result["error"])
+                (ref,), _ = ray.wait(list(pending), num_returns=1)
+                name = pending.pop(ref)
+                results[name] = _result(ray, ref, f"encoder {name!r}" if name in names
+                                        else f"job {name!r}", self.retries)
+                if "error" in results[name] and not results[name].get("skipped"):
+                    log.error("job %s: failed: %s", name, results[name]["error"])
+                elif name in names:
+                    log.info("job %s: done on %s (node %s)", name,
+                             results[name]["outcome"]["device"],
+                             results[name]["outcome"]["node"])
                 bar.update(1)
-        return Execution([outcomes[n] for n in names if n in outcomes],
+        failures = {n: results[n]["error"] for n in names if "error" in results[n]}
+        for job in jobs:
+            if "error" in results[job.name] and job.encoder not in failures:
+                failures[job.encoder] = results[job.name]["error"]
+        outcomes = [EncoderOutcome.model_validate(results[n]["outcome"]) for n in names
+                    if n not in failures]
+        for outcome in outcomes:
+            account(ctx, outcome)
+        done = [JobOutcome.model_validate(results[job.name]["outcome"]) for job in jobs
+                if job.encoder not in failures]
+        for found in done:
+            account(ctx, found)
+        return Execution(with_records(outcomes, [(found.job, found.record) for found in done]),
                          {n: failures[n] for n in names if n in failures})
 
 
-def job_workers(ctx: RunContext) -> dict[str, int]:
-    """Encoder -> the most processes any decoder its job trains asks for (a decoder's
-    `workers`): the spec's decoders trained for the encoder and those its analysis jobs train
-    (the privacy analysis's attackers). Parallelism is set there, once."""
-    workers = {decoder.name: int(getattr(decoder.settings, "workers", 1))
-               for decoder in ctx.spec.decoders}
-    found = {encoder.name: max([workers[d.name] for d in ctx.spec.decoders
-                                if d.trains_for(encoder.name)], default=1)
-             for encoder in ctx.spec.components("encoder")}
-    for _, _, jobs in planned(ctx):
-        for job in jobs:
-            found[job.encoder] = max([found[job.encoder],
-                                      *(workers.get(name, 1) for name in job.trains)])
-    return found
+def decoder_workers(spec: Spec) -> dict[str, int]:
+    """Decoder -> the processes it trains in (its `workers`): a job asks for the most that any
+    decoder it trains asks for. Parallelism is set there, once."""
+    return {decoder.name: int(getattr(decoder.settings, "workers", 1))
+            for decoder in spec.decoders}
+
+
+def _file_name(name: str) -> str:
+    """A job's name as a log file's name (its `:` and `/` replaced)."""
+    return name.replace(":", ".").replace("/", "_")
 
 
 def check_nodes(ray: Any, inputs: list[Input], cache_root: str) -> None:

@@ -21,7 +21,7 @@ here imports the rest of the harness, or anything heavy: numpy and torch appear 
 only.
 """
 
-from harness.protocols.analysis import Analysis, AnalysisJob, JobRecord, PlannedAnalysis
+from harness.protocols.analysis import Analysis, Job, JobRecord, PlannedAnalysis
 from harness.protocols.attack import (
     Attack,
     AttackInputs,
@@ -118,7 +118,7 @@ from harness.protocols.views import (
 )
 
 __all__ = [
-    "KINDS", "METRIC_NEEDS", "Analysis", "AnalysisInputs", "AnalysisJob", "AnalysisParts",
+    "KINDS", "METRIC_NEEDS", "Analysis", "AnalysisInputs", "Job", "AnalysisParts",
     "Attack", "AttackInputs", "Availability", "BudgetedDefence", "BuildContext", "CacheView",
     "ChanceLevelMetric", "CombinedColumns", "ComponentInfo", "ConditionalLanguageModel",
     "CorpusView", "Decode", "DecoderLikelihood", "DecoderOptions", "Defence",

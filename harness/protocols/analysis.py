@@ -52,37 +52,51 @@ class Analysis(Protocol):
 
 
 @dataclass(frozen=True)
-class AnalysisJob:
-    """Work an analysis needs done for one encoder before it runs: decoders to train, vectors to
-    transform, probes to decode. Declared before anything runs (`PlannedAnalysis.jobs`), it
-    runs inside that encoder's job, wherever the executor runs the job (this process, a Ray
-    worker), after the encoder's decoders and downstream tasks, and returns its record, which
-    travels back with the encoder's outcome for the analysis's `run` to read."""
+class Job:
+    """A unit of work an analysis needs done for one encoder before it runs: decoders to
+    train, vectors to transform, probes to decode. Declared before anything runs
+    (`PlannedAnalysis.jobs`), it runs after its encoder's own job (fit, encode, the decoders,
+    the downstream tasks) and after every job it `needs`, wherever the executor runs it (this
+    process, a Ray task of its own), and returns its record, which travels back with the
+    encoder's outcome for the analysis's `run` to read. Jobs that need nothing of each other
+    may run at once."""
 
     analysis: str
     """The spec's name of the analysis that declared it."""
     encoder: str
-    """The encoder whose job runs it."""
+    """The encoder whose vectors it works on; its job runs first."""
+    part: str = ""
+    """Which of the analysis's jobs for the encoder this is (a defence level: "laplace@2"),
+    "" when there is one; `run_job` reads it."""
     trains: tuple[str, ...] = ()
-    """The decoders it trains (an attacker per defence level counts once per level)."""
+    """The decoders it trains."""
+    needs: tuple[str, ...] = ()
+    """What must be done before it, besides its encoder's job: another encoder (its job: the
+    vectors and decoders it leaves in the cache, such as an attack's surrogate) or another job
+    of the same analysis (by its `name`)."""
     what: str = ""
     """What it does, in a few words, for the log and `harness validate`."""
+
+    @property
+    def name(self) -> str:
+        """The job's name in the run: analysis, encoder and part ("privacy:avg:laplace@2")."""
+        return ":".join(filter(None, (self.analysis, self.encoder, self.part)))
 
 
 @runtime_checkable
 class PlannedAnalysis(Analysis, Protocol):
-    """An analysis with work of its own for the encoders' jobs (the privacy analysis's
-    attackers, the probes' decoding), planned, executed and returned: it declares that work
-    before the run (`jobs`), each job carries it out where the encoder's job runs and returns
-    its record (`run_job`), and `run` builds the analysis's results from those records
-    (`AnalysisInputs.records`). During `run` the cache is read-only: an artifact a job did not
-    leave there is an error, not work done twice."""
+    """An analysis with work of its own per encoder (the privacy analysis's attackers, the
+    probes' decoding), planned, executed and returned: it declares that work before the run
+    (`jobs`), the executor carries out each job after its encoder's job and what it `needs`
+    (`run_job`) and hands back its record, and `run` builds the analysis's results from those
+    records (`AnalysisInputs.records`). During `run` the cache is read-only: an artifact a job
+    did not leave there is an error, not work done twice."""
 
-    def jobs(self, spec: SpecView) -> list[AnalysisJob]:
+    def jobs(self, spec: SpecView) -> list[Job]:
         """The jobs this analysis needs for the resolved `Spec`, each named after this
         analysis's entry in the spec; none when the spec asks nothing of it."""
 
-    def run_job(self, job: AnalysisJob, work: JobInputs) -> JobRecord:
-        """Carry out `job` in the encoder's job: `work` holds the run's context, corpus and
-        vocabulary, and this analysis's options. Return what it found; its artifacts go to
+    def run_job(self, job: Job, work: JobInputs) -> JobRecord:
+        """Carry out `job` (its `part`) where the executor runs it: `work` holds the run's
+        context, corpus and vocabulary, and this analysis's options. Return what it found; its artifacts go to
         the cache (`work.ctx.cache`)."""

@@ -88,6 +88,10 @@ class SpecView(Protocol):
     def positions(self) -> PositionsView:
         """Where each field was read: for errors found after loading."""
 
+    def studied(self, encoders: list[str]) -> list[str]:
+        """The encoders among `encoders` that enter the comparisons: all of them with
+        `comparison.controls: include`, else those not registered as controls."""
+
     def section(self, key: str, kind: type[S]) -> S:
         """An analysis's section by its key (`spec.section("privacy", PrivacySection)`): the
         settings its analysis declares (`AnalysisParts.settings`) as the class `kind`,

@@ -129,22 +129,17 @@ def _check_own_fields(shown: str, name: str, filled: dict[str, Any],
 def _with_jobs(analysis: object, name: str, ctx: Any, corpus: Any, vocab: Any,
                execution: Any, options: Any) -> Any:
     """`execution` with the records of `analysis`'s jobs on the tiny run, when it plans any
-    (`PlannedAnalysis`): each job run as an encoder's job runs it, its record carried in that
-    encoder's outcome, so that `run` reads them as in a real run."""
-    from harness.errors import PluginError
+    (`PlannedAnalysis`): each job carried out as an executor carries it out, its record
+    carried in its encoder's outcome, so that `run` reads them as in a real run."""
     from harness.executors import Execution
     from harness.executors.jobs import JobWork
-    from harness.protocols import JobRecord, PlannedAnalysis
+    from harness.executors.plan import carry_out, with_records
+    from harness.protocols import PlannedAnalysis
 
     if not isinstance(analysis, PlannedAnalysis):
         return execution
-    records: dict[str, list[dict[str, Any]]] = {}
-    for job in analysis.jobs(ctx.spec):
-        record = analysis.run_job(job, JobWork(ctx, corpus, vocab, options))
-        if not isinstance(record, JobRecord):
-            raise PluginError(name, f"analysis {name!r}'s job returned "
-                                    f"{type(record).__name__}, not a harness.plugin.JobRecord")
-        records.setdefault(job.encoder, []).append(record.model_dump(mode="json"))
-    outcomes = [o.model_copy(update={"analysis_records": {
-        **o.analysis_records, name: records.get(o.encoder, [])}}) for o in execution.outcomes]
-    return Execution(outcomes=outcomes, failures=execution.failures)
+    ran = [(job, carry_out(analysis, job, JobWork(ctx, corpus, vocab, options),
+                           name).model_dump(mode="json"))
+           for job in analysis.jobs(ctx.spec)]
+    return Execution(outcomes=with_records(execution.outcomes, ran),
+                     failures=execution.failures)

@@ -22,14 +22,21 @@ metrics: [id, bleu]
 """Two encoders, one tiny decoder each: seconds on a CPU."""
 
 
-def tiny_spec(workdir: Path) -> Any:
-    """`TINY_SPEC` written into `workdir` and loaded with the installed plugins."""
+PLANNED = """\
+probes: {noise: {scales: [0.5], sentences: 4}}
+"""
+"""What `TINY_SPEC` adds for an analysis that plans jobs (the probes' decoding)."""
+
+
+def tiny_spec(workdir: Path, extra: str = "") -> Any:
+    """`TINY_SPEC`, with `extra` (YAML) after it, written into `workdir` and loaded with the
+    installed plugins."""
     from harness.registry.loader import load_registry
     from harness.spec import load_spec
 
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / "spec.yaml"
-    path.write_text(TINY_SPEC, encoding="utf-8")
+    path.write_text(TINY_SPEC + extra, encoding="utf-8")
     return load_spec(path, registry=load_registry())
 
 

@@ -13,23 +13,37 @@ from harness.analyses.privacy.results import PrivacyRecord
 from harness.analyses.privacy.study import privacy_job, privacy_jobs, privacy_study
 from harness.analyses.run import AnalysisRun
 from harness.executors.jobs import JobWork
-from harness.protocols import AnalysisJob
+from harness.protocols import Job
 from harness.report.elements import Section
 from harness.results.model import RunResults
+from harness.stages.encode import Encoded, encode_corpus, remembering
 
 
 class PrivacyAnalysis:
     """Fills `privacy` (`Privacy`), or nothing when the spec names no defence. Its attackers
-    train in the encoders' jobs (`jobs`, `run_job`), so they reach the executor, and `run`
-    builds the study from the records the jobs return."""
+    train in jobs of their own, one per encoder and point (`jobs`, `run_job`), so they reach
+    the executor, and `run` builds the study from the records the jobs return."""
 
     NAME = "privacy"
 
-    def jobs(self, spec: Any) -> list[AnalysisJob]:
+    def __init__(self) -> None:
+        # Encoder -> its clean vectors, whose model remembers what it encoded: the jobs run in
+        # one process (the levels of an encoder) ask it for the tasks' sentences once.
+        self._encoded: dict[str, Encoded] = {}
+
+    def jobs(self, spec: Any) -> list[Job]:
         return privacy_jobs(spec, self.NAME)
 
-    def run_job(self, job: AnalysisJob, work: JobWork) -> PrivacyRecord:
-        return privacy_job(work.ctx, work.corpus, work.vocab, job.encoder)
+    def run_job(self, job: Job, work: JobWork) -> PrivacyRecord:
+        return privacy_job(work.ctx, work.corpus, work.vocab, job, self._clean(job, work))
+
+    def _clean(self, job: Job, work: JobWork) -> Encoded:
+        if job.encoder not in self._encoded:
+            (encoder,) = [e for e in work.ctx.spec.components("encoder")
+                          if e.name == job.encoder]
+            self._encoded[job.encoder] = remembering(
+                encode_corpus(work.ctx, encoder, work.corpus, work.vocab))
+        return self._encoded[job.encoder]
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         return {"privacy": privacy_study(run)}

@@ -16,11 +16,14 @@ from typing import Any
 import numpy as np
 
 from harness.analyses.privacy.results import AttackLeakage
+from harness.analyses.privacy.spec import privacy_settings
 from harness.errors import HarnessError, PluginError, plugin_call
 from harness.protocols import (
     Attack,
     AttackInputs,
+    BuildContext,
     Inversion,
+    SpecView,
     ThreatModel,
     inversion_problem,
     inversion_texts,
@@ -78,6 +81,34 @@ class Target:
     trained: TrainedDecoder
     label: str
     """The point, for errors and the log: "avg under laplace at epsilon 10"."""
+
+
+def surrogate_needs(spec: SpecView, attacked: str) -> tuple[str, ...]:
+    """The encoders whose vectors and decoder the attacks of `privacy.attacks` read as a
+    surrogate when attacking `attacked` (`ThreatModel.surrogate`): a job that runs them needs
+    those encoders' jobs first."""
+    context = BuildContext(seed=spec.seed)
+    found = []
+    for entry in privacy_settings(spec).attacks:
+        attack = entry.build(context)
+        threat = getattr(attack, "threat", None)
+        if isinstance(threat, ThreatModel) and threat.surrogate:
+            chosen = surrogate_name(spec, attacked, getattr(attack, "surrogate", None))
+            if chosen is not None:
+                found.append(chosen)
+    return tuple(dict.fromkeys(found))
+
+
+def surrogate_name(spec: SpecView, attacked: str, asked: str | None) -> str | None:
+    """The surrogate encoder an attack on `attacked` reads: the one it asks for by name, else
+    the first other encoder under study (None when there is none); an error naming the
+    encoders when it asks for one the spec lacks."""
+    encoders = [e.name for e in spec.components("encoder")]
+    chosen = asked or next((e for e in spec.studied(encoders) if e != attacked), None)
+    if chosen is not None and (chosen not in encoders or chosen == attacked):
+        raise HarnessError(f"privacy.attacks: surrogate {chosen!r} is not another encoder "
+                           f"of the spec ({', '.join(e for e in encoders if e != attacked)})")
+    return chosen
 
 
 def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,

@@ -19,8 +19,10 @@ other values of its type, drawn from the seed, each substituted into the canary 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,9 +33,11 @@ from harness.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.spec import Spec
+    from harness.stages.base import RunContext
     from harness.text.subwords import SubwordVocab
 
-__all__ = ["ENTITY_TYPES", "Canary", "canaries", "canary_set", "check_canaries", "lexicon",
+__all__ = ["ENTITY_TYPES", "Canary", "canaries", "canary_set", "check_canaries", "drawn_canaries",
+           "lexicon",
            "recovered", "recovery_counts"]
 
 MIN_VALUES = 2
@@ -139,6 +143,31 @@ def canary_set(spec: Spec, vocab: SubwordVocab) -> list[Canary]:
     check_canaries(found, lambda sentence: vocab.encode([sentence])[0], vocab.unk_id,
                    spec.generation.max_len)
     return found
+
+
+CANARIES_FILE = "canaries.json"
+
+
+def drawn_canaries(ctx: RunContext, vocab: SubwordVocab, vocab_key: str) -> list[Canary]:
+    """The run's canaries (`canary_set`), drawn once per run and kept in the cache, so that
+    every privacy job (each encoder's points, the floor's) reads the same set."""
+    spec = ctx.spec
+    section = privacy_settings(spec)
+    parts = {"version": 1, "canaries": section.canaries, "seed": section.canary_seed,
+             "candidates": section.canary_candidates, "vocab": vocab_key,
+             "normalise": spec.corpus.normalise.model_dump(mode="json"),
+             "generate": spec.corpus.train.generate, "max_len": spec.generation.max_len}
+
+    def build(directory: Path) -> dict[str, int]:
+        found = canary_set(spec, vocab)
+        (directory / CANARIES_FILE).write_text(json.dumps(
+            [asdict(canary) for canary in found], ensure_ascii=False), encoding="utf-8")
+        return {"canaries": len(found)}
+
+    directory = ctx.cache.produce("canaries", parts, build, label="the canaries")
+    return [Canary(sentence=c["sentence"], entities=tuple(tuple(e) for e in c["entities"]),
+                   variants=tuple(tuple(v) for v in c["variants"]))
+            for c in json.loads((directory / CANARIES_FILE).read_text(encoding="utf-8"))]
 
 
 def recovered(entity: str, hypothesis: str) -> tuple[bool, bool]:

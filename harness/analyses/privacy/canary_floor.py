@@ -3,19 +3,19 @@
 .floor_encoder`), trained on its clean vectors, decoding and scoring the same canaries as every
 studied encoder's attackers. What it recovers and how much exposure it gets comes from its
 language model alone. It runs whether or not that encoder is studied (a control is studied only
-with `comparison.controls: include`): in the floor encoder's own job, where the attacker is the
-decoder that job trained already (`floor_jobs`, `floor_canaries`). The spec's check refuses
+with `comparison.controls: include`), in a job of its own after the floor encoder's (`floor_jobs`,
+`floor_canaries`), whose attacker is the decoder that job trained already. The spec's check refuses
 canaries without such an encoder (`harness.analyses.privacy.checks.check_canaries`)."""
 
 from __future__ import annotations
 
 from harness.analyses.floor.gains import floor_encoder
-from harness.analyses.privacy.attacks import AttackPlan, Target, run_attacks
-from harness.analyses.privacy.canaries import canary_set
+from harness.analyses.privacy.attacks import AttackPlan, Target, run_attacks, surrogate_needs
+from harness.analyses.privacy.canaries import drawn_canaries
 from harness.analyses.privacy.canary_recovery import canary_recovery
 from harness.analyses.privacy.results import AttackLeakage, EntityRecovery
 from harness.analyses.privacy.spec import privacy_settings
-from harness.protocols import AnalysisJob
+from harness.protocols import Job
 from harness.spec import Component, Spec
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -23,18 +23,24 @@ from harness.stages.encode import encode_corpus
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
 
+FLOOR = "floor"
+"""The part of the floor encoder's privacy job that decodes the canaries and runs every
+attack on its clean vectors (`Job.part`)."""
 
-def floor_jobs(spec: Spec, name: str, attacker: Component) -> list[AnalysisJob]:
+
+def floor_jobs(spec: Spec, name: str, attacker: Component, clean: Job | None) -> list[Job]:
     """The job, named `name`, of the floor encoder's attacker on the canaries and of every
-    attack on its clean vectors when that encoder is not studied (a studied one has them among
-    its points); none without canaries or attacks."""
+    attack on its clean vectors; none without canaries or attacks. `clean` is the floor
+    encoder's clean job when it is studied: whatever that job trains or runs, this one reads."""
     floor = floor_encoder(spec)
-    if (not privacy_settings(spec).canaries and not privacy_settings(spec).attacks) or floor is None \
-            or spec.studied([floor]):
+    section = privacy_settings(spec)
+    if (not section.canaries and not section.attacks) or floor is None:
         return []
-    trains = () if attacker.trains_for(floor) else (attacker.name,)
-    return [AnalysisJob(analysis=name, encoder=floor, trains=trains,
-                        what=f"the canaries and every attack on {floor}'s vectors (the floor)")]
+    trains = () if attacker.trains_for(floor) or clean is not None else (attacker.name,)
+    after = (clean.name,) if clean is not None else ()
+    return [Job(analysis=name, encoder=floor, part=FLOOR, trains=trains,
+                needs=surrogate_needs(spec, floor) + after,
+                what=f"the canaries and every attack on {floor}'s vectors (the floor)")]
 
 
 def floor_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
@@ -64,4 +70,4 @@ def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Comp
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
     trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
     return canary_recovery(ctx, attacker, trained, encoded, vocab,
-                           canary_set(spec, vocab.vocab))
+                           drawn_canaries(ctx, vocab.vocab, vocab.key))

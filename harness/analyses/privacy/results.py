@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from harness.analyses.privacy.utility import TaskScore
 from harness.protocols import JobRecord
 from harness.results.records import MetricScore, Record, is_none
 
@@ -126,11 +127,14 @@ class Privacy(Record):
 
 
 class PrivacyRecord(JobRecord):
-    """What one encoder's privacy job found (`harness.analyses.privacy.study.privacy_job`): a
-    studied encoder's `points` (clean, then each defence level), and for the floor encoder its
-    attacker's canaries and every attack on its clean vectors."""
+    """What one privacy job found (`harness.analyses.privacy.study.privacy_job`): one point of
+    a studied encoder (`part` "clean" or a defence level), with the downstream scores its
+    utility is computed from; or, for the floor encoder's job (`part` "floor"), its attacker's
+    canaries and every attack on its clean vectors."""
 
     encoder: str
-    points: list[PrivacyPoint] | None = None
+    part: str
+    point: PrivacyPoint | None = None
+    scores: dict[str, TaskScore] = {}
     floor_canaries: dict[str, EntityRecovery] | None = None
     floor_attacks: dict[str, AttackLeakage] | None = None

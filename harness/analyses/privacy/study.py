@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.analyses.floor.gains import floor_encoder
-from harness.analyses.privacy.attacks import AttackPlan, Surrogate
-from harness.analyses.privacy.canaries import canary_set
-from harness.analyses.privacy.canary_floor import floor_attacks, floor_canaries, floor_jobs
+from harness.analyses.privacy.attacks import AttackPlan, Surrogate, surrogate_name, surrogate_needs
+from harness.analyses.privacy.canaries import drawn_canaries
+from harness.analyses.privacy.canary_floor import FLOOR, floor_attacks, floor_canaries, floor_jobs
 from harness.analyses.privacy.defend import defend_encoded
-from harness.analyses.privacy.point import attack_point, leaked
+from harness.analyses.privacy.point import Attacked, attack_point, leaked
 from harness.analyses.privacy.results import (
     MatchedLeakage,
     Privacy,
@@ -26,11 +26,11 @@ from harness.analyses.privacy.spec import privacy_settings, studied_defences
 from harness.analyses.privacy.utility import Utility, clean_utility, task_score, utility
 from harness.analyses.run import AnalysisRun
 from harness.errors import HarnessError
-from harness.protocols import AnalysisJob
+from harness.protocols import Job
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
-from harness.stages.encode import encode_corpus, remembering
+from harness.stages.encode import Encoded, encode_corpus
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
 
@@ -42,51 +42,88 @@ UTILITY = ("chance-corrected: per task, (score - chance) / (clean score - chance
            "both the defended and the clean score (harness.analyses.privacy.utility)")
 
 
-def privacy_jobs(spec: Any, name: str) -> list[AnalysisJob]:
-    """One job per studied encoder, named `name`: its attacker trained on its clean vectors
-    and on each defence level's, scored, with the downstream tasks and canaries on each
-    (`attack_encoder`), and the floor encoder's canaries when it is not studied
-    (`floor_jobs`); none when the spec names no defence."""
+CLEAN = "clean"
+"""The part of a studied encoder's job that attacks its clean vectors (`Job.part`)."""
+
+
+def privacy_jobs(spec: Any, name: str) -> list[Job]:
+    """The jobs, named `name`, of every studied encoder: its attacker on its clean vectors
+    (part `clean`) and on each defence level's (part `DEFENCE@INDEX`), each scored, with the
+    downstream tasks and canaries on the same vectors, and the floor encoder's canaries and
+    attacks (`floor_jobs`); none when the spec names no defence. The levels need nothing of
+    each other, so an executor may run them at once; a job whose attacks read a surrogate
+    encoder's vectors and decoder needs that encoder's job (`surrogate_needs`)."""
     if not studied_defences(spec):
         return []
-    attacker = _attacker(spec, privacy_settings(spec).attacker)
-    levels = sum(len(entry.at_levels()) for entry in studied_defences(spec))
-    encoders = [e.name for e in spec.components("encoder")]
-    # The clean attacker is the encoder's own decoder (one artifact, trained by its job).
-    return [AnalysisJob(analysis=name, encoder=encoder, trains=(attacker.name,) * levels,
-                        what=f"{attacker.name} attacks {encoder}'s vectors clean and at "
-                             f"{levels} defence levels")
-            for encoder in spec.studied(encoders)] + floor_jobs(spec, name, attacker)
+    section = privacy_settings(spec)
+    attacker = _attacker(spec, section.attacker)
+    jobs, cleans = [], {}
+    for encoder in spec.studied([e.name for e in spec.components("encoder")]):
+        needs = surrogate_needs(spec, encoder)
+        # The clean attacker is the encoder's own decoder where its job trains one.
+        clean = Job(analysis=name, encoder=encoder, part=CLEAN,
+                    trains=() if attacker.trains_for(encoder) else (attacker.name,),
+                    needs=needs, what=f"{attacker.name} attacks {encoder}'s clean vectors")
+        # The non-adaptive attacker is the clean one: trained by the encoder's job or this.
+        after = ((clean.name,) if section.non_adaptive and not attacker.trains_for(encoder)
+                 else ())
+        jobs.append(clean)
+        cleans[encoder] = clean
+        jobs += [Job(analysis=name, encoder=encoder, part=part, trains=(attacker.name,),
+                     needs=needs + after,
+                     what=f"{attacker.name} attacks {encoder}'s vectors under {label}")
+                 for part, (_, label) in defence_levels(spec).items()]
+    return jobs + floor_jobs(spec, name, attacker, cleans.get(floor_encoder(spec) or ""))
 
 
-def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder_name: str
-                ) -> PrivacyRecord:
-    """An encoder's privacy job (`privacy_jobs`): a studied encoder's points
-    (`attack_encoder`); the floor encoder's canaries (`floor_canaries`) and attacks
-    (`floor_attacks`), whether or not it is studied."""
-    spec = ctx.spec
-    points = (attack_encoder(ctx, corpus, vocab, encoder_name)
-              if spec.studied([encoder_name]) else None)
-    if encoder_name != floor_encoder(spec):
-        return PrivacyRecord(encoder=encoder_name, points=points)
-    attacker = _attacker(spec, privacy_settings(spec).attacker)
-    return PrivacyRecord(
-        encoder=encoder_name, points=points,
-        floor_canaries=floor_canaries(ctx, corpus, vocab, attacker),
-        floor_attacks=floor_attacks(ctx, corpus, vocab, attacker,
-                                    _plan(ctx, corpus, vocab, attacker, encoder_name)))
+def defence_levels(spec: Any) -> dict[str, tuple[Any, str]]:
+    """Job part (`DEFENCE@INDEX`, the level's place among its defence's) -> the defence's
+    resolved entry at that level, and the level in words ("laplace at epsilon 10")."""
+    found = {}
+    for entry in studied_defences(spec):
+        for index, at in enumerate(entry.at_levels()):
+            option = getattr(at.info.options, "LEVEL", "")
+            label = (f"{entry.name} at {option} {getattr(at.settings, option)}" if option
+                     else entry.name)
+            found[f"{entry.name}@{index}"] = (at, label)
+    return found
 
 
-def attack_encoder(ctx: RunContext, corpus: Corpus, vocab: Vocab,
-                   encoder_name: str) -> list[PrivacyPoint]:
-    """The clean point, then each defence's levels, of one encoder: every attacker trained and
-    scored."""
+def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, job: Job,
+                encoded: Encoded) -> PrivacyRecord:
+    """One privacy job (`privacy_jobs`): the floor encoder's canaries (`floor_canaries`) and
+    attacks (`floor_attacks`); else one point of a studied encoder, `encoded` its clean
+    vectors, with the downstream scores its utility is computed from (in `privacy_study`)."""
     spec = ctx.spec
     section = privacy_settings(spec)
-    (encoder,) = [e for e in spec.components("encoder") if e.name == encoder_name]
-    found = canary_set(spec, vocab.vocab) if section.canaries else None
-    return _encoder_points(ctx, corpus, vocab, encoder, _attacker(spec, section.attacker),
-                           found)
+    attacker = _attacker(spec, section.attacker)
+    plan = _plan(ctx, corpus, vocab, attacker, job.encoder)
+    if job.part == FLOOR:
+        return PrivacyRecord(encoder=job.encoder, part=job.part,
+                             floor_canaries=floor_canaries(ctx, corpus, vocab, attacker),
+                             floor_attacks=floor_attacks(ctx, corpus, vocab, attacker, plan))
+    canaries = drawn_canaries(ctx, vocab.vocab, vocab.key) if section.canaries else None
+    if job.part == CLEAN:
+        got = attack_point(ctx, attacker, encoded, corpus, vocab, canaries=canaries, plan=plan)
+        return _record(job, got.point, got)
+    at, _ = defence_levels(spec)[job.part]
+    option = getattr(at.info.options, "LEVEL", "")
+    defended, summary = defend_encoded(ctx, encoded, at)
+    got = attack_point(ctx, attacker, defended, corpus, vocab, defence=at.name,
+                       level=getattr(at.settings, option) if option else None,
+                       describes=summary.describes, canaries=canaries, plan=plan,
+                       clean=encoded)
+    update: dict[str, Any] = {"budget": summary.budget}
+    if section.non_adaptive and defended.dim == encoded.dim:
+        trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
+        update["non_adaptive"] = leaked(ctx, attacker, trained, defended, corpus, vocab,
+                                        clean=encoded)
+    return _record(job, got.point.model_copy(update=update), got)
+
+
+def _record(job: Job, point: PrivacyPoint, got: Attacked) -> PrivacyRecord:
+    return PrivacyRecord(encoder=job.encoder, part=job.part, point=point,
+                         scores={r.task: task_score(r) for r in got.results})
 
 
 def privacy_study(run: AnalysisRun) -> Privacy | None:
@@ -101,11 +138,11 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
         raise HarnessError(f"privacy.leakage: {section.leakage!r} is not among the spec's "
                            f"metrics ({', '.join(m.name for m in spec.metrics)})")
     records = run.records(PrivacyRecord)
-    points = {r.encoder: r.points for r in records if r.points is not None}
+    points = _points(records)
     floor = floor_encoder(spec)
     floor_scores = next((r.metrics for r in run.runs
                          if r.encoder == floor and r.decoder == attacker.name), {})
-    found = next((r for r in records if r.encoder == floor), None)
+    found = next((r for r in records if r.part == FLOOR), None)
     floor_found = found.floor_canaries if found is not None else None
     return Privacy(attacker=attacker.name, leakage=section.leakage, utility=UTILITY,
                    matched_utility=section.matched_utility, canaries=section.canaries,
@@ -132,31 +169,19 @@ def _attacker(spec: Any, name: str | None) -> Component:
     return found[0]
 
 
-def _encoder_points(ctx: RunContext, corpus: Corpus, vocab: Vocab, encoder: Component,
-                    attacker: Component, canary_set: Any) -> list[PrivacyPoint]:
-    """The clean point, then each defence's levels, of one encoder (whose model remembers
-    what it encoded: every level asks for the tasks' sentences again)."""
-    encoded = remembering(encode_corpus(ctx, encoder, corpus, vocab))
-    plan = _plan(ctx, corpus, vocab, attacker, encoder.name)
-    clean = attack_point(ctx, attacker, encoded, corpus, vocab, canaries=canary_set, plan=plan)
-    clean_scores = {r.task: task_score(r) for r in clean.results}
-    rows = [clean.point.model_copy(update=_utility_fields(clean_utility(clean_scores)))]
-    for entry in studied_defences(ctx.spec):
-        for at in entry.at_levels():
-            option = getattr(at.info.options, "LEVEL", "")
-            defended, summary = defend_encoded(ctx, encoded, at)
-            got = attack_point(ctx, attacker, defended, corpus, vocab, defence=entry.name,
-                               level=getattr(at.settings, option) if option else None,
-                               describes=summary.describes, canaries=canary_set, plan=plan,
-                               clean=encoded)
-            scores = {r.task: task_score(r) for r in got.results}
-            update: dict[str, Any] = {"budget": summary.budget,
-                                      **_utility_fields(utility(scores, clean_scores))}
-            if privacy_settings(ctx.spec).non_adaptive and defended.dim == encoded.dim:
-                update["non_adaptive"] = leaked(ctx, attacker, clean.trained, defended, corpus,
-                                                vocab, clean=encoded)
-            rows.append(got.point.model_copy(update=update))
-    return rows
+def _points(records: list[PrivacyRecord]) -> dict[str, list[PrivacyPoint]]:
+    """Encoder -> its points (clean first, then each defence level), each with its utility
+    against the clean vectors' (`harness.analyses.privacy.utility`), from its jobs' records."""
+    points: dict[str, list[PrivacyPoint]] = {}
+    clean = {r.encoder: r.scores for r in records if r.part == CLEAN}
+    for record in records:
+        if record.point is None:
+            continue
+        found = (clean_utility(record.scores) if record.part == CLEAN
+                 else utility(record.scores, clean[record.encoder]))
+        points.setdefault(record.encoder, []).append(
+            record.point.model_copy(update=_utility_fields(found)))
+    return points
 
 
 def _utility_fields(found: Utility) -> dict[str, Any]:
@@ -175,19 +200,16 @@ def _plan(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
 
 def _surrogates(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
                 attacked: str) -> Callable[[str | None], Surrogate | None]:
-    """The surrogate an attack asks for by name (None: the first other encoder under study):
-    its clean vectors and the attacker's decoder trained on them (the pair's own, cached)."""
+    """The surrogate an attack asks for by name (None: the first other encoder under study,
+    `surrogate_name`): its clean vectors and the attacker's decoder trained on them (the
+    pair's own, left in the cache by that encoder's job, which the job needs)."""
     encoders = {e.name: e for e in ctx.spec.components("encoder")}
     built: dict[str, Surrogate] = {}
 
     def surrogate(name: str | None) -> Surrogate | None:
-        studied = ctx.spec.studied(list(encoders))
-        chosen = name or next((e for e in studied if e != attacked), None)
+        chosen = surrogate_name(ctx.spec, attacked, name)
         if chosen is None:
             return None
-        if chosen not in encoders or chosen == attacked:
-            raise HarnessError(f"privacy.attacks: surrogate {chosen!r} is not another encoder "
-                               f"of the spec ({', '.join(e for e in encoders if e != attacked)})")
         if chosen not in built:
             encoded = encode_corpus(ctx, encoders[chosen], corpus, vocab)
             built[chosen] = Surrogate(encoded, train_decoder_for(ctx, attacker, encoded, corpus,

@@ -11,7 +11,7 @@ from harness.analyses.probes.probing import Probed, probe_jobs, run_probes, writ
 from harness.analyses.probes.report import probe_examples_section, probe_figures, probes_section
 from harness.analyses.run import AnalysisRun
 from harness.executors.jobs import JobWork
-from harness.protocols import AnalysisJob
+from harness.protocols import Job
 from harness.report.elements import Section
 from harness.results.model import RunResults
 
@@ -22,10 +22,10 @@ class ProbesAnalysis:
 
     NAME = "probes"
 
-    def jobs(self, spec: Any) -> list[AnalysisJob]:
+    def jobs(self, spec: Any) -> list[Job]:
         return probe_jobs(spec, self.NAME)
 
-    def run_job(self, job: AnalysisJob, work: JobWork) -> Probed:
+    def run_job(self, job: Job, work: JobWork) -> Probed:
         return run_probes(work.ctx, work.corpus, work.vocab, job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:

@@ -33,7 +33,7 @@ from harness.analyses.probes.noise import noise_robustness
 from harness.analyses.probes.pairs import ProbedPair, normaliser, probed_pair
 from harness.analyses.probes.results import PairProbes
 from harness.analyses.probes.spec import AnalogySource, ProbesSection, probes_settings
-from harness.protocols import AnalysisJob, JobRecord
+from harness.protocols import Job, JobRecord
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import encode_corpus
@@ -177,12 +177,12 @@ def write_probe_items(out: Path, probed: list[Probed]) -> None:
                 stale.unlink()
 
 
-def probe_jobs(spec: Any, name: str) -> list[AnalysisJob]:
+def probe_jobs(spec: Any, name: str) -> list[Job]:
     """One job per encoder with a decoder trained for it, named `name`: the pairs' probes
     decoded in the encoder's job (`run_probes`); none when the spec asks for no probe."""
     if not probes_settings(spec).active:
         return []
-    return [AnalysisJob(analysis=name, encoder=encoder.name,
+    return [Job(analysis=name, encoder=encoder.name,
                         what=f"probes decoded by {encoder.name}'s decoders")
             for encoder in spec.components("encoder")
             if any(decoder.trains_for(encoder.name) for decoder in spec.decoders)]

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from harness.plugin import (
     AnalysisInputs,
-    AnalysisJob,
     Figures,
+    Job,
     JobInputs,
     ResultsView,
     Section,
@@ -85,18 +85,18 @@ class LengthGapAnalysis:
 
     NAME = LENGTH_GAP
 
-    def jobs(self, spec: SpecView) -> list[AnalysisJob]:
+    def jobs(self, spec: SpecView) -> list[Job]:
         """One job per encoder when the spec asks for `length_gap.retrain`, none otherwise."""
         section = spec.section(SECTION, LengthGapSection)
         if section.retrain is None:
             return []
         decoders = measured(spec, section)
-        return [AnalysisJob(analysis=self.NAME, encoder=encoder.name, trains=tuple(decoders),
+        return [Job(analysis=self.NAME, encoder=encoder.name, trains=tuple(decoders),
                             what=f"{', '.join(decoders)} trained again on {section.retrain} "
                                  "sentences")
                 for encoder in spec.components("encoder")]
 
-    def run_job(self, job: AnalysisJob, work: JobInputs) -> RetrainedGaps:
+    def run_job(self, job: Job, work: JobInputs) -> RetrainedGaps:
         """Each measured decoder trained on the first `retrain` sentences of the encoder's
         vectors, its test outputs generated, their gap measured and scored by the spec's first
         metric."""
