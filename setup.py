@@ -146,7 +146,7 @@ setup(
             "harness-multiview = harness_plugins.encoders.multiview",
             "harness-defences = harness_plugins.defences",
             "harness-attacks = harness_plugins.attacks",
-            "harness-executors = harness_plugins.executors",
+            "harness-executors = harness.executors.registration",
         ],
     },
     classifiers=[

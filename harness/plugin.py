@@ -161,11 +161,11 @@ if TYPE_CHECKING:
     from harness.executors.jobs import finish_job as finish_job
     from harness.executors.jobs import run_encoder_job as run_encoder_job
     from harness.executors.jobs import start_job as start_job
+    from harness.executors.local import LocalExecutor as LocalExecutor
     from harness.executors.plan import JobOutcome as JobOutcome
     from harness.executors.plan import planned_jobs as planned_jobs
     from harness.executors.plan import run_planned_job as run_planned_job
     from harness.executors.plan import with_records as with_records
-    from harness.executors.local import LocalExecutor as LocalExecutor
     from harness.executors.ray import RayExecutor as RayExecutor
     from harness.executors.toolkit import encode as encode
     from harness.executors.toolkit import generate as generate

@@ -96,8 +96,8 @@ def test_the_plugin_guides_table_lists_every_first_party_component() -> None:
 
     guide = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
     rows = {m.group(1): m.group(0) for m in re.finditer(
-        rf"^\| `([a-z-]+)` \| `(?:{FIRST_PARTY_PACKAGE}|harness\.analyses)[^\n]*", guide,
-        flags=re.MULTILINE)}
+        rf"^\| `([a-z-]+)` \| `(?:{FIRST_PARTY_PACKAGE}|harness\.analyses|harness\.executors)"
+        r"[^\n]*", guide, flags=re.MULTILINE)}
     registered = [info for info in load_registry() if info.distribution == "v2s-harness"]
     assert {info.plugin for info in registered} == set(rows)
     missing = [f"{info.plugin}: {info.name}" for info in registered

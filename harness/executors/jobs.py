@@ -85,7 +85,9 @@ def decode_and_score(ctx: RunContext, encoder: Component, encoded: Encoded, corp
     """Each decoder trained for the encoder, once per seed of its `seeds:`: trained, its test
     samples generated and scored by every metric. With several seeds a pair's scores are the
     means over the seeds, with intervals over test sentences and seeds (`harness.stats`)."""
-    runs, samples, statistics = [], {}, {}
+    runs: list[PairResult] = []
+    samples: dict[str, list[Path]] = {}
+    statistics: dict[str, dict[str, list[Path]]] = {}
     for decoder in ctx.spec.decoders:
         if not decoder.trains_for(encoder.name):
             continue

@@ -53,7 +53,6 @@ from harness.util.vectors import Shard, shard_claimed, unclaim_shard
 
 log = logging.getLogger("harness.run")
 
-INSTALL = 'pip install "v2s-harness[ray]"'
 LOG_FORMAT = "%(asctime)s %(levelname)s [%(node)s] %(name)s: %(message)s"
 
 
@@ -173,7 +172,7 @@ class RayShards:
 
 class RayExecutor:
     """Runs one Ray task per encoder; the driver (this process) waits for them. Options as
-    registered (`harness_plugins.executors.RayOptions`)."""
+    registered (`harness.executors.registration.RayOptions`)."""
 
     def __init__(self, *, address: str | None = None, gpus: float | None = None,
                  cpus: float = 1.0, retries: int = 3, shards: int = 1,
@@ -329,7 +328,8 @@ def _logging_to(path: Path, node: str) -> Iterator[logging.Logger]:
     """The harness's log records (INFO and above) appended to `path`, and written to stderr
     (which Ray forwards to the driver with `log_to_driver`), while the block runs, each naming
     `node`; yields the run log."""
-    handlers = [logging.FileHandler(path, encoding="utf-8"), logging.StreamHandler(sys.stderr)]
+    handlers: list[logging.Handler] = [logging.FileHandler(path, encoding="utf-8"),
+                                       logging.StreamHandler(sys.stderr)]
     for handler in handlers:
         handler.setFormatter(logging.Formatter(LOG_FORMAT, defaults={"node": node}))
         handler.setLevel(logging.INFO)
@@ -352,7 +352,8 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise HarnessError(f"executor ray: Ray is not installed here; {INSTALL}") from None
+        raise HarnessError("executor ray: Ray is not installed here (`harness list` says how "
+                           "to install it)") from None
     return ray
 
 

@@ -34,7 +34,7 @@ ENTRY_POINT_GROUP = "harness"
 DISABLE_ENV = "HARNESS_DISABLE_PLUGINS"
 ALLOW_ENV = "HARNESS_PLUGINS"
 FIRST_PARTY_PACKAGE = "harness_plugins"
-FIRST_PARTY_ROOTS = (FIRST_PARTY_PACKAGE, "harness")  # the core registers its analyses
+FIRST_PARTY_ROOTS = (FIRST_PARTY_PACKAGE, "harness")  # the core registers analyses, executors
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
-"""First-party executors, registered through the same hook as third-party ones: `local` (the
-jobs in this process, one after another) and `ray` (one Ray core task per job on a cluster
-sharing the artifact cache). The executors themselves are the core's (`harness.executors`);
-registration imports neither them nor Ray.
+"""The first-party executors' registration, through the same hook as third-party ones: `local`
+(the jobs in this process, one after another) and `ray` (one Ray core task per job on a cluster
+sharing the artifact cache), with the Ray executor's options. Registering imports neither
+executor nor Ray: each factory imports its module when a run builds it.
 """
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from harness.plugin import Options, Register, hookimpl
+from harness.protocols import Options
+from harness.registry.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
-    from harness.plugin import BuildContext, LocalExecutor, RayExecutor
+    from harness.executors.local import LocalExecutor
+    from harness.executors.ray import RayExecutor
+    from harness.protocols import BuildContext
 
 RAY_INSTALL = 'pip install "v2s-harness[ray]"'
 
@@ -46,13 +49,13 @@ def ray_availability() -> str | None:
 
 
 def _build_local(options: Options, context: BuildContext) -> LocalExecutor:
-    from harness.plugin import LocalExecutor
+    from harness.executors.local import LocalExecutor
 
     return LocalExecutor()
 
 
 def _build_ray(options: RayOptions, context: BuildContext) -> RayExecutor:
-    from harness.plugin import RayExecutor
+    from harness.executors.ray import RayExecutor
 
     return RayExecutor(**options.model_dump())
 
@@ -63,5 +66,5 @@ def register_executors(register: Register) -> None:
     register("local", _build_local,
              description="every encoder's job in this process, one after another")
     register("ray", _build_ray, options=RayOptions, availability=ray_availability,
-             description="one Ray core task per encoder's job (its encoding in shards), on a "
-                         "cluster whose nodes share the artifact cache")
+             description="one Ray core task per encoder's job (its encoding in shards) and per "
+                         "planned job, on a cluster whose nodes share the artifact cache")
