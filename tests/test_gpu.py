@@ -19,7 +19,7 @@ import torch
 
 from harness.generation.reference import priority_queue_beam_search
 from harness.generation.search import beam_search
-from harness.training import trainer as trainer_module
+from harness.training import faults
 from harness.training.log import TrainingLog
 from harness.training.options import TrainingOptions
 from harness.training.trainer import DivergedError, train_decoder
@@ -199,7 +199,7 @@ def test_a_non_finite_gradient_is_skipped_on_the_device_without_a_sync_per_step(
     steps 20 and 40 do."""
     vocab, (vectors, ids) = make_vocab(), copy_task(n=400)
     model = make_model(vocab, 400, seed=3, **SMALL).to("cuda")
-    every = trainer_module.SYNC_EVERY
+    every = faults.SYNC_EVERY
     syncs_before_step: list[int] = []  # warnings so far when each step's backward ran
 
     with warnings.catch_warnings(record=True) as caught:

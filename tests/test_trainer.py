@@ -14,7 +14,7 @@ from harness.errors import DataError, HarnessError
 from harness.generation.perplexity import reference_nll
 from harness.generation.search import greedy_search
 from harness.results.model import TrainSummary
-from harness.training import trainer as trainer_module
+from harness.training import faults
 from harness.training.batches import bucketed_batches, split_validation
 from harness.training.checkpoint import read_checkpoints
 from harness.training.options import (
@@ -493,10 +493,10 @@ def test_the_device_side_guard_skips_a_non_finite_update_and_names_its_step(
     """CUDA's path, run on the CPU (fused optimisers take the same `found_inf` flag there): the
     update of step 5 is skipped on the device, and the read before step 6's checkpoint raises,
     naming step 5. tests/test_gpu.py checks it on a GPU, with the host reads counted."""
-    monkeypatch.setattr(trainer_module, "skips_on_device", lambda device: True)
+    monkeypatch.setattr(faults, "skips_on_device", lambda device: True)
     optimizers = []
-    make_optimizer = trainer_module._optimizer
-    monkeypatch.setattr(trainer_module, "_optimizer",
+    make_optimizer = faults.make_optimizer
+    monkeypatch.setattr(faults, "make_optimizer",
                         lambda *args, **kwargs: optimizers.append(make_optimizer(*args, **kwargs))
                         or optimizers[-1])
     vocab, vectors, ids = data
@@ -519,7 +519,7 @@ def test_a_checkpoint_from_the_host_checked_path_resumes_on_the_device_side_path
     checked on the device (CUDA's path, forced here): the restored optimiser takes this
     device's fused implementation, which accepts the skip flag."""
     train_until_killed(data, tmp_path, 8)
-    monkeypatch.setattr(trainer_module, "skips_on_device", lambda device: True)
+    monkeypatch.setattr(faults, "skips_on_device", lambda device: True)
     vocab, vectors, ids = data
     resumed = make_model(vocab, 16, seed=3, **SMALL)
     summary = train(resumed, vocab, vectors, ids, tmp_path)

@@ -9,12 +9,8 @@ which the caller sets: `torch.use_deterministic_algorithms(True)`,
 `torch.backends.cudnn.deterministic = True` and `CUBLAS_WORKSPACE_CONFIG=:4096:8` before CUDA
 starts (tests/test_gpu.py).
 
-A non-finite loss or gradient never reaches the weights. On a CPU each step is checked before
-its update. On CUDA a per-step check would stall the GPU on a host read every step, so the check
-stays on the device: a fused optimiser skips the update when the step's loss or gradient norm is
-not finite (the `found_inf` mechanism of AMP's GradScaler), the first such step is noted on the
-device, and the host reads it every `SYNC_EVERY` steps and before every checkpoint. Other
-accelerators (MPS) are checked on the host every step, as CPUs are.
+A non-finite loss or gradient never reaches the weights (`harness.training.faults`: checked
+on the host before each update, or on CUDA skipped on the device and read back every few steps).
 
 With the option `workers` > 1 this loop runs in that many processes, one decoder data-parallel
 (`harness.training.distributed`): each trains on its share of every global batch, the losses
@@ -39,7 +35,7 @@ from tqdm.auto import tqdm
 
 from harness.errors import DataError
 from harness.protocols import TrainingOptions, wants_vector_statistics
-from harness.training import distributed, state
+from harness.training import distributed, faults, state
 from harness.training.batches import (
     IGNORE,
     Batch,
@@ -76,8 +72,6 @@ from harness.util import devices
 from harness.util.devices import resolve_device
 
 log = logging.getLogger(__name__)
-
-SYNC_EVERY = 20  # on CUDA, read the loss and the skip flag back (progress, faults) this often
 
 
 def train_decoder(model: nn.Module, vocab: Any, train_vectors: Any,
@@ -147,19 +141,6 @@ def _rank_run(job: WorkerJob, ranks: Ranks, device: torch.device,
     return trainer.run()
 
 
-def skips_on_device(device: torch.device) -> bool:
-    """Whether training on `device` skips non-finite updates on the device (CUDA) rather than
-    checking every step on the host (elsewhere)."""
-    return device.type == "cuda"
-
-
-def _optimizer(opts: TrainingOptions, params: list[nn.Parameter],
-               fused: bool) -> torch.optim.Optimizer:
-    """Adam or SGD; `fused` ones take a `found_inf` flag and skip their update on the device."""
-    kind = torch.optim.SGD if opts.optimizer == "sgd" else torch.optim.Adam
-    return kind(params, lr=opts.lr, weight_decay=opts.weight_decay, fused=fused or None)
-
-
 class _Trainer:
     """One training run: the loop, validation, schedule, early stopping and checkpoints."""
 
@@ -176,17 +157,13 @@ class _Trainer:
         # What a training step calls: the model, or (several processes) its DDP wrapper.
         self.forward: nn.Module = model
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.device_side_checks = skips_on_device(device)
-        self.optimizer = _optimizer(opts, self.params, fused=self.device_side_checks)
-        self.sync_every = SYNC_EVERY if self.device_side_checks else 1
-        # The first step (1-based) whose update was skipped as non-finite, 0 while none was.
-        self.skipped = torch.zeros((), dtype=torch.long, device=device)
+        self.guard = faults.Guard(device, who)
+        self.optimizer = self.guard.optimizer(opts, self.params)
         self.lengths = sentence_lengths(ids)
         self.train_index, self.val_index = split_validation(len(ids), opts.val_fraction, seed)
         self.config = {**weight_settings(opts), "seed": seed, "sentences": len(ids)}
         self.position = Position()
         self.best: dict[str, torch.Tensor] | None = None
-        self.last_checkpoint: Path | None = None
         self.autocast = devices.mixed_precision(device)
 
     # --- the run --------------------------------------------------------------------------
@@ -252,7 +229,7 @@ class _Trainer:
             p.epoch_seconds += now - since
             p.log_seconds += now - since
             since = now
-            if p.steps % self.sync_every == 0:
+            if p.steps % self.guard.every == 0:
                 self._check_finite(epoch_loss, grad_norms)
                 grad_norms.zero_()
                 if self.progress:
@@ -292,10 +269,8 @@ class _Trainer:
         if not counted:
             loss_sum = loss_sum * 0.0
         total = self.ranks.total(loss_sum.detach())  # the same on every process
-        step = self.position.steps + 1
-        if not self.device_side_checks and not torch.isfinite(total):
-            # Caught before the update, so the weights in memory stay finite too.
-            self._diverged(f"loss {total.item()}", step)
+        step, epoch = self.position.steps + 1, self.position.epoch
+        self.guard.before_update(total, step, epoch)
         self.optimizer.zero_grad(set_to_none=True)
         if self.ranks.world == 1:
             (loss_sum / tokens).backward()
@@ -307,18 +282,7 @@ class _Trainer:
         # one may leave non-finite gradients, which the update below never applies.
         grad_norm = nn.utils.clip_grad_norm_(self.params,
                                              self.opts.clip if self.opts.clip > 0 else math.inf)
-        if not self.device_side_checks:
-            if not torch.isfinite(grad_norm):
-                self._diverged(f"gradient norm {grad_norm.item()}", step)
-            self.optimizer.step()
-        else:
-            bad = ~(torch.isfinite(total) & torch.isfinite(grad_norm))
-            self.optimizer.found_inf = bad.float()  # type: ignore[attr-defined]
-            try:
-                self.optimizer.step()
-            finally:
-                del self.optimizer.found_inf  # type: ignore[attr-defined]
-            self.skipped = torch.where(bad & (self.skipped == 0), step, self.skipped)
+        self.guard.update(self.optimizer, total, grad_norm, step, epoch)
         return total, grad_norm.detach()
 
     def _end_epoch(self) -> None:
@@ -378,8 +342,7 @@ class _Trainer:
             sums = self.ranks.total(torch.stack([total, torch.full_like(total, tokens)]))
             total, tokens = sums[0], int(sums[1])
         value = float(total) / max(tokens, 1)
-        if not math.isfinite(value):
-            self._diverged(f"validation loss {value}", self.position.steps)
+        self.guard.check_value("validation loss", value, self.position.steps, self.position.epoch)
         return value
 
     def _lr(self) -> float:
@@ -392,45 +355,22 @@ class _Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
 
-    # --- faults -----------------------------------------------------------------------------
-
     def _check_finite(self, loss: torch.Tensor, grad_norms: torch.Tensor) -> None:
-        """Raise DivergedError if an update was skipped as non-finite, or the loss or a gradient
-        norm summed in `grad_norms` is not finite (one host read for all three)."""
-        skipped, loss_finite, norms_finite = torch.stack([
-            self.skipped, torch.isfinite(loss).long(), torch.isfinite(grad_norms).long()]).tolist()
-        if skipped:
-            self._diverged("non-finite loss or gradient norm (its update skipped)", skipped,
-                           at="at")
-        if not loss_finite:
-            self._diverged(f"loss {float(loss)}", self.position.steps)
-        if not norms_finite:
-            self._diverged("non-finite gradient norm", self.position.steps)
-
-    def _diverged(self, what: str, step: int, at: str = "at or before") -> None:
-        kept = (f"the last good checkpoint ({self.last_checkpoint}) is kept"
-                if self.last_checkpoint else "no checkpoint was written yet")
-        raise DivergedError(
-            f"{self.who}: training diverged ({what} {at} step {step}, epoch "
-            f"{self.position.epoch}); {kept}; lower lr or clip and rerun",
-            step=step, checkpoint=self.last_checkpoint)
+        self.guard.check(loss, grad_norms, self.position.steps, self.position.epoch)
 
     # --- checkpoints ------------------------------------------------------------------------
 
     def _checkpoint(self) -> None:
-        # The last line of defence: a checkpoint is only "good" with finite weights.
-        weights = [p.detach() for p in self.model.parameters()]
-        if not bool(torch.stack([torch.isfinite(w).all() for w in weights]).all()):
-            self._diverged("non-finite weights", self.position.steps)
+        self.guard.check_weights(self.model, self.position.steps, self.position.epoch)
         if not self.ranks.writes:  # the weights are rank 0's, which writes them
-            self.last_checkpoint = checkpoint_json(self.directory, self.position.steps)
+            self.guard.last_checkpoint = checkpoint_json(self.directory, self.position.steps)
             self._reseed()
             return
         tensors, rest = state.capture(self.model, self.optimizer, self.best, self.device)
         meta = {"config": self.config, "position": asdict(self.position), "who": self.who,
                 **rest}
-        self.last_checkpoint = write_checkpoint(self.directory, self.position.steps, tensors,
-                                                meta)
+        self.guard.last_checkpoint = write_checkpoint(self.directory, self.position.steps,
+                                                      tensors, meta)
         self._reseed()
 
     def _reseed(self) -> None:
@@ -466,7 +406,7 @@ class _Trainer:
             # The saved groups carry the implementation of the device they were written on (a
             # fused one on CUDA); this device's is the one that can take its `found_inf`.
             for group in self.optimizer.param_groups:
-                group.update(fused=self.device_side_checks or None, foreach=None)
+                group.update(fused=self.guard.on_device or None, foreach=None)
             self.position = Position(**checkpoint.meta["position"])
             # `patience` and `min_delta` may have changed since: a larger patience or a smaller
             # minimum improvement lets a stopped run continue.
@@ -474,7 +414,7 @@ class _Trainer:
             p.bad_epochs = epochs_without_improvement(monitored_losses(p.history),
                                                       self.opts.min_delta)
             p.stopped_early = bool(self.opts.patience) and p.bad_epochs >= self.opts.patience
-            self.last_checkpoint = checkpoint.path
+            self.guard.last_checkpoint = checkpoint.path
             discard_newer(self.directory, self.position.steps)
             log.info("%s: resuming from %s (step %d)", self.who, checkpoint.path,
                      self.position.steps)
