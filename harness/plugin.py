@@ -10,7 +10,8 @@ Options, Section, ...`. `THEMES` lists it by theme, in the order of `__all__`:
   the spec's entries (`encode`, `train_decoder`, `generate`, `score`);
 - executors: what one assembles and accounts jobs with (`run_encoder_job`, or its halves
   `start_job` and `finish_job`; the analyses' planned jobs, `planned_jobs`, `run_planned_job`
-  and `with_records`; `account`, `Execution`, `resolve_device`) and the core's
+  and `with_records`; the `Outcome` each job returns, the `Execution` an executor returns,
+  `account`, `resolve_device`) and the core's
   (`LocalExecutor`, `RayExecutor`);
 - the report and results: the report's plain data (`Section`, `Table`, `Figures`), its number
   formatting (`fmt`, `fmt_p`, `fmt_interval`, `fmt_span`, `join_names`), `load_results` (a
@@ -72,7 +73,7 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
     "analyses and their jobs": {
         "protocols": ("Analysis", "Job", "AnalysisParts", "JobRecord",
                       "PlannedAnalysis", "resolve_ref", "AnalysisInputs", "CacheView",
-                      "CorpusView", "EntryView", "ExecutionView", "JobInputs", "OutcomeView",
+                      "CorpusView", "DecoderView", "EntryView", "ExecutionView", "JobInputs", "OutcomeView",
                       "PositionsView", "RunContextView", "SpecView", "VocabView",
                       "DescriptionView", "PairView", "RecordedSpecView", "ScoreView"),
         "executors.toolkit": ("encode", "generate", "score", "train_decoder"),
@@ -80,8 +81,8 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
     "executors": {
         "protocols": ("Executor",),
         "executors": ("Execution", "account"),
-        "executors.jobs": ("finish_job", "run_encoder_job", "start_job"),
-        "executors.plan": ("JobOutcome", "planned_jobs", "run_planned_job", "with_records"),
+        "executors.jobs": ("Outcome", "finish_job", "run_encoder_job", "start_job"),
+        "executors.plan": ("planned_jobs", "run_planned_job", "with_records"),
         "executors.local": ("LocalExecutor",),
         "executors.ray": ("RayExecutor",),
         "util.devices": ("resolve_device",),
@@ -158,11 +159,11 @@ if TYPE_CHECKING:
     from harness.errors import UnknownComponentError as UnknownComponentError
     from harness.executors import Execution as Execution
     from harness.executors import account as account
+    from harness.executors.jobs import Outcome as Outcome
     from harness.executors.jobs import finish_job as finish_job
     from harness.executors.jobs import run_encoder_job as run_encoder_job
     from harness.executors.jobs import start_job as start_job
     from harness.executors.local import LocalExecutor as LocalExecutor
-    from harness.executors.plan import JobOutcome as JobOutcome
     from harness.executors.plan import planned_jobs as planned_jobs
     from harness.executors.plan import run_planned_job as run_planned_job
     from harness.executors.plan import with_records as with_records

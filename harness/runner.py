@@ -19,7 +19,7 @@ from typing import Any
 from harness.analyses.run import AnalysisRun, results_fields, run_analyses
 from harness.errors import HarnessError
 from harness.executors import Execution, Executor
-from harness.executors.jobs import EncoderOutcome, check_curve
+from harness.executors.jobs import Outcome, check_curve
 from harness.executors.plan import missing_jobs, planned
 from harness.protocols import BuildContext
 from harness.reference.archive import (
@@ -190,7 +190,7 @@ def run_tables(spec: TableSpec, out: Path) -> RunResults:
     return results
 
 
-def _sample_files(outcomes: list[EncoderOutcome]) -> dict[tuple[str, str], list[Path]]:
+def _sample_files(outcomes: list[Outcome]) -> dict[tuple[str, str], list[Path]]:
     """(encoder, decoder) -> the samples file of each of the decoder's seeds."""
     return {(o.encoder, decoder): files for o in outcomes for decoder, files in o.samples.items()}
 

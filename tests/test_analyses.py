@@ -138,22 +138,23 @@ def test_the_jobs_toolkit_names_the_spec_entries_it_lacks(tmp_path: Path) -> Non
     """`harness.plugin.encode`/`train_decoder` use the spec's own entries: a name the spec lacks,
     or more training sentences than the split holds, is a one-line error naming what there is,
     before anything is computed."""
-    from types import SimpleNamespace
-
     from harness.errors import HarnessError
-    from harness.executors.jobs import JobWork
-    from harness.plugin import encode, train_decoder
+    from harness.plugin import JobInputs, encode, train_decoder
     from harness.spec import load_spec
     from harness.stages.base import RunContext
+    from harness.stages.corpus import Corpus
+    from harness.stages.vocab import Vocab
     from harness.testing.runs import TINY_SPEC
     from harness.util.cache import Cache
 
     path = tmp_path / "spec.yaml"
     path.write_text(TINY_SPEC, encoding="utf-8")
     spec = load_spec(path, registry=load_registry())
-    corpus = SimpleNamespace(train=["a b"] * 10)
-    work = JobWork(RunContext(spec=spec, cache=Cache(tmp_path / "cache")), corpus,  # type: ignore[arg-type]
-                   None, spec.decoders[0].settings)  # type: ignore[arg-type]
+    corpus = Corpus(key="c", train_key="t", test_key="s", fit_key="t", directory=tmp_path,
+                    train=["a b"] * 10, test=[], test_raw=[])
+    vocab = Vocab(key="v", vocab=None)  # type: ignore[arg-type]  # neither call reads it
+    work = JobInputs(RunContext(spec=spec, cache=Cache(tmp_path / "cache")), corpus, vocab,
+                     spec.decoders[0].settings)
     with pytest.raises(HarnessError, match=r"no encoder 'bert' in the spec \(avg"):
         encode(work, "bert")
     with pytest.raises(HarnessError, match="11 sentences, but the training split holds 10"):

@@ -16,7 +16,7 @@ import pytest
 from harness import protocols
 from harness.analyses.run import AnalysisRun
 from harness.executors import Execution
-from harness.executors.jobs import EncoderOutcome, JobWork
+from harness.executors.jobs import Outcome
 from harness.results.model import RunResults
 from harness.spec import Component, Spec
 from harness.stages.base import RunContext
@@ -29,10 +29,10 @@ TYPED = [(protocols.Analysis, "run"), (protocols.Analysis, "sections"),
          (protocols.PlannedAnalysis, "run_job"), (protocols.Executor, "run")]
 """The protocol methods whose inputs and outputs cross the boundary."""
 
-VIEWS = [(protocols.AnalysisInputs, AnalysisRun), (protocols.JobInputs, JobWork),
+VIEWS = [(protocols.AnalysisInputs, AnalysisRun),
          (protocols.RunContextView, RunContext), (protocols.CacheView, Cache),
          (protocols.CorpusView, Corpus), (protocols.VocabView, Vocab),
-         (protocols.OutcomeView, EncoderOutcome), (protocols.ExecutionView, Execution),
+         (protocols.OutcomeView, Outcome), (protocols.ExecutionView, Execution),
          (protocols.SpecView, Spec), (protocols.EntryView, Component),
          (protocols.ResultsView, RunResults)]
 """Each view and the runner's type that meets it."""

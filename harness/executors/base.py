@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.executors.jobs import EncoderOutcome
-from harness.executors.plan import JobOutcome
+from harness.executors.jobs import Outcome
 from harness.protocols import OutcomeView, RunContextView
 
 
@@ -15,11 +14,11 @@ class Execution:
     """The jobs' outcomes in the spec's encoder order, and the encoders whose job failed for
     good, with why (their results are missing; the others' are kept)."""
 
-    outcomes: list[EncoderOutcome]
+    outcomes: list[Outcome]
     failures: dict[str, str] = field(default_factory=dict)
 
 
-def account(ctx: RunContextView, outcome: OutcomeView | JobOutcome) -> None:
+def account(ctx: RunContextView, outcome: OutcomeView) -> None:
     """Add the time per stage and the cache counts of a job run in another process
     (`harness.executors.jobs.run_encoder_job`, `harness.executors.plan.run_planned_job`) to
     the run's."""

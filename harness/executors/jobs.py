@@ -9,7 +9,7 @@ executor starts every encoder's job before it finishes any, so a broken encoder 
 before hours of training; `run_encoder_job` runs both halves in a process of its own.
 
 A job reads the run's corpus and vocabulary from the artifact cache (the runner prepares them
-first), writes every artifact there, and returns an `EncoderOutcome`: small JSON, so an executor
+first), writes every artifact there, and returns an `Outcome`: small JSON, so an executor
 can run jobs in other processes or on other machines that see the same cache.
 """
 
@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.errors import HarnessError
 from harness.protocols import (
-    Options,
     SpecView,
     TaskResult,
 )
@@ -44,16 +43,17 @@ from harness.util.cache import Cache
 from harness.util.vectors import Shard
 
 
-class EncoderOutcome(BaseModel):
-    """What one encoder's job found: its pairs' results, where their samples and per-sentence
-    metric statistics lie in the cache (one file per decoder seed, in seed order), its
-    downstream task results, and the job's own bookkeeping (device, time per stage, artifacts
-    reused and built)."""
+class Outcome(BaseModel):
+    """What a job returns to its executor, as small JSON. An encoder's job: its pairs'
+    results, where their samples and per-sentence metric statistics lie in the cache (one file
+    per decoder seed, in seed order), its downstream task results and what the encoder is. A
+    planned job (`harness.executors.plan`): its record, under its analysis. Either with the
+    job's own bookkeeping (device, time per stage, artifacts reused and built). The executor
+    attaches the planned jobs' outcomes to their encoder's (`with_records`)."""
 
     model_config = ConfigDict(frozen=True)
 
     encoder: str
-    dim: int
     runs: list[PairResult] = []
     samples: dict[str, list[Path]] = {}  # decoder -> samples file per seed
     statistics: dict[str, dict[str, list[Path]]] = {}  # decoder -> metric -> file per seed
@@ -64,7 +64,7 @@ class EncoderOutcome(BaseModel):
     hits: int = 0
     builds: int = 0
     description: EncoderDescription | None = None  # what the encoder is (results.json `encoders`)
-    analysis_jobs: list[str] = []  # the analyses' jobs run for it, as "analysis: what"
+    analysis_jobs: list[str] = []  # the planned jobs whose records are attached (`Job.name`)
     # analysis -> what each of its jobs for this encoder returned (`PlannedAnalysis.run_job`),
     # attached by the executor (`harness.executors.plan.with_records`)
     analysis_records: dict[str, list[dict[str, Any]]] = {}
@@ -153,50 +153,32 @@ def learning_curve(ctx: RunContext, decoder: Component, encoded: Encoded, corpus
     return points
 
 
-@dataclass(frozen=True)
-class StartedJob:
-    """An encoder's job after its first half: the encoder entry, its encoded corpus and what
-    it is."""
-
-    encoder: Component
-    encoded: Encoded
-    description: EncoderDescription
-
-
-def start_job(ctx: RunContext, encoder: Component, corpus: Corpus, vocab: Vocab) -> StartedJob:
+def start_job(ctx: RunContext, encoder: Component, corpus: Corpus, vocab: Vocab
+              ) -> tuple[Encoded, Outcome]:
     """Fit and encode (`harness.stages.encode`), and identify the encoder: the job's half that
-    fails fast on a broken encoder."""
+    fails fast on a broken encoder. The encoded corpus, and the outcome so far (the encoder
+    and what it is) for `finish_job`."""
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
-    return StartedJob(encoder, encoded, describe_encoder(encoder, encoded, vocab))
+    return encoded, Outcome(encoder=encoder.name, device=ctx.device,
+                            description=describe_encoder(encoder, encoded, vocab))
 
 
-def finish_job(ctx: RunContext, job: StartedJob, corpus: Corpus, vocab: Vocab) -> EncoderOutcome:
-    """The job's second half: every decoder trained for the encoder (`decode_and_score`) and
-    the downstream tasks; the outcome the runner collects (the analyses' jobs for the encoder
-    run after it: `harness.executors.plan`)."""
-    decoded = decode_and_score(ctx, job.encoder, job.encoded, corpus, vocab)
-    tasks = (evaluate_tasks(ctx, [job.encoded]).get(job.encoder.name, [])
+def finish_job(ctx: RunContext, encoder: Component, started: tuple[Encoded, Outcome],
+               corpus: Corpus, vocab: Vocab) -> Outcome:
+    """The job's second half, after `start_job`: every decoder trained for the encoder
+    (`decode_and_score`) and the downstream tasks; the outcome the runner collects (the
+    analyses' jobs for the encoder run after it: `harness.executors.plan`)."""
+    encoded, outcome = started
+    decoded = decode_and_score(ctx, encoder, encoded, corpus, vocab)
+    tasks = (evaluate_tasks(ctx, [encoded]).get(encoder.name, [])
              if ctx.spec.downstream.tasks else [])
-    return EncoderOutcome(encoder=job.encoder.name, dim=job.encoded.dim, runs=decoded.runs,
-                          samples=decoded.samples, statistics=decoded.statistics, tasks=tasks,
-                          device=ctx.device, description=job.description)
-
-
-@dataclass(frozen=True)
-class JobWork:
-    """What an analysis's job is handed (`PlannedAnalysis.run_job`): the run's context (spec,
-    cache, device) as the encoder's job has it, the corpus and vocabulary, and the analysis's
-    own options."""
-
-    ctx: RunContext
-    corpus: Corpus
-    vocab: Vocab
-    options: Options
+    return outcome.model_copy(update={"runs": decoded.runs, "samples": decoded.samples,
+                                      "statistics": decoded.statistics, "tasks": tasks})
 
 
 def run_encoder_job(spec: SpecView, encoder_name: str, cache_root: Path, *,
                     corpus: Corpus | None = None,
-                    shards: ShardRunner | None = None) -> EncoderOutcome:
+                    shards: ShardRunner | None = None) -> Outcome:
     """One encoder's whole job in this process, against the cache at `cache_root`, on the
     device the spec names as this process sees it (an executor's worker may own a GPU the
     driver does not); the outcome carries the job's time per stage and cache counts. `corpus`
@@ -208,7 +190,7 @@ def run_encoder_job(spec: SpecView, encoder_name: str, cache_root: Path, *,
         raise TypeError(f"expected the run's resolved spec, got {type(spec).__name__}")
     ctx, encoder, corpus, vocab = job_setup(spec, encoder_name, cache_root, corpus)
     ctx.shards = shards
-    outcome = finish_job(ctx, start_job(ctx, encoder, corpus, vocab), corpus, vocab)
+    outcome = finish_job(ctx, encoder, start_job(ctx, encoder, corpus, vocab), corpus, vocab)
     ctx.add_time("job", time.perf_counter() - started)
     return outcome.model_copy(update={"timings": dict(ctx.timings), "hits": ctx.cache.hits,
                                       "builds": ctx.cache.builds})

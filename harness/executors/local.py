@@ -28,7 +28,8 @@ class LocalExecutor:
     def run(self, ctx: RunContext, corpus: Corpus, vocab: Vocab) -> Execution:
         """Every encoder's job, then every planned job, in this process; timings and counts
         accrue in `ctx`."""
-        started = [start_job(ctx, encoder, corpus, vocab)
-                   for encoder in ctx.spec.components("encoder")]
-        outcomes = [finish_job(ctx, job, corpus, vocab) for job in started]
+        encoders = ctx.spec.components("encoder")
+        started = [start_job(ctx, encoder, corpus, vocab) for encoder in encoders]
+        outcomes = [finish_job(ctx, encoder, first, corpus, vocab)
+                    for encoder, first in zip(encoders, started)]
         return Execution(with_records(outcomes, run_planned(ctx, corpus, vocab)))

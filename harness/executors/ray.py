@@ -41,8 +41,8 @@ from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
 from harness.executors.base import Execution, account
-from harness.executors.jobs import EncoderOutcome, run_encoder_job, run_shard_job
-from harness.executors.plan import JobOutcome, planned, run_planned_job, with_records
+from harness.executors.jobs import Outcome, run_encoder_job, run_shard_job
+from harness.executors.plan import planned, run_planned_job, with_records
 from harness.executors.reach import Input, Token, job_inputs, refusal, unreachable
 from harness.protocols import Job
 from harness.spec import Spec
@@ -96,8 +96,8 @@ def planned_job(spec: Spec, name: str, cache_root: str, corpus: Corpus, log_file
                 resources: Resources, *needed: dict[str, Any]) -> dict[str, Any]:
     """The body of a planned job's Ray task (`harness.executors.plan.run_planned_job`), which
     Ray starts once the tasks in `needed` (its encoder's job and what it needs) are done:
-    `{"outcome": ...}` (a `JobOutcome`), or `{"error": ...}` as `encoder_job` returns; a job
-    whose encoder's job or need failed is not run."""
+    `{"outcome": ...}` (its `Outcome`, the record attached), or `{"error": ...}` as
+    `encoder_job` returns; a job whose encoder's job or need failed is not run."""
     failed = next((found["error"] for found in needed if "error" in found), None)
     if failed is not None:
         return {"error": f"job {name}: not run, what it needs failed ({failed})",
@@ -259,15 +259,15 @@ class RayExecutor:
         for job in jobs:
             if "error" in results[job.name] and job.encoder not in failures:
                 failures[job.encoder] = results[job.name]["error"]
-        outcomes = [EncoderOutcome.model_validate(results[n]["outcome"]) for n in names
+        outcomes = [Outcome.model_validate(results[n]["outcome"]) for n in names
                     if n not in failures]
         for outcome in outcomes:
             account(ctx, outcome)
-        done = [JobOutcome.model_validate(results[job.name]["outcome"]) for job in jobs
+        done = [Outcome.model_validate(results[job.name]["outcome"]) for job in jobs
                 if job.encoder not in failures]
         for found in done:
             account(ctx, found)
-        return Execution(with_records(outcomes, [(found.job, found.record) for found in done]),
+        return Execution(with_records(outcomes, done),
                          {n: failures[n] for n in names if n in failures})
 
 

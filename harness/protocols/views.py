@@ -1,11 +1,11 @@
 """Read-only views of what the runner hands its plugins: the run's context, corpus and
 vocabulary an executor works on, the `Execution` it returns, what an analysis's job
-(`JobInputs`) and an analysis (`AnalysisInputs`) are handed.
+(`JobInputs`, a record of views) and an analysis (`AnalysisInputs`) are handed.
 
 Each view is a `typing.Protocol` naming the members plugins read of one of the runner's own
 types, which live on higher floors: `harness.stages.base.RunContext`, `harness.util.cache.Cache`,
-`harness.stages.corpus.Corpus`, `harness.stages.vocab.Vocab`, `harness.executors.jobs.EncoderOutcome`,
-`harness.executors.Execution`, `harness.executors.jobs.JobWork`, `harness.analyses.run.AnalysisRun`
+`harness.stages.corpus.Corpus`, `harness.stages.vocab.Vocab`, `harness.executors.jobs.Outcome`,
+`harness.executors.Execution`, `harness.analyses.run.AnalysisRun`
 and the spec (`harness.spec.Spec`). Those types meet the views structurally (the tests check
 every member). The views are for annotations, not `isinstance`: a run's members may be
 computed on first use (the analyses' statistics are read from files). Records whose models live
@@ -16,6 +16,7 @@ on higher floors (a pair's result, an encoder's description) are read through th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -60,6 +61,15 @@ class PositionsView(Protocol):
         or return it from a preflight part."""
 
 
+class DecoderView(EntryView, Protocol):
+    """A decoder of the resolved spec (`harness.spec.DecoderEntry`): an entry that knows the
+    encoders it is trained for."""
+
+    def trains_for(self, encoder: str) -> bool:
+        """True when this decoder is trained for `encoder` (every encoder unless its
+        `encoders:` names some)."""
+
+
 class SpecView(Protocol):
     """The run's resolved spec (`harness.spec.Spec`) as plugins read it; first-party analyses
     read their own sections of it too."""
@@ -77,7 +87,7 @@ class SpecView(Protocol):
         """The device the spec asks for (auto, cpu, cuda, cuda:N, mps)."""
 
     @property
-    def decoders(self) -> Sequence[EntryView]:
+    def decoders(self) -> Sequence[DecoderView]:
         """The decoders, in the spec's order: the first is the primary one."""
 
     def components(self, kind: str) -> Sequence[EntryView]:
@@ -87,6 +97,10 @@ class SpecView(Protocol):
     @property
     def positions(self) -> PositionsView:
         """Where each field was read: for errors found after loading."""
+
+    def encoder_names(self) -> list[tuple[str, str]]:
+        """Each encoder of the run as (its name in the run, its registered name): a joined
+        reference's first, then the spec's."""
 
     def studied(self, encoders: list[str]) -> list[str]:
         """The encoders among `encoders` that enter the comparisons: all of them with
@@ -201,8 +215,9 @@ class VocabView(Protocol):
 
 
 class OutcomeView(Protocol):
-    """What one encoder's job found (`harness.executors.jobs.EncoderOutcome`): its pairs'
-    results, where their samples and statistics lie, its task results and its bookkeeping."""
+    """What an encoder's job found, its planned jobs' records attached
+    (`harness.executors.jobs.Outcome`): its pairs' results, where their samples and statistics
+    lie, its task results, its jobs' records and its bookkeeping."""
 
     @property
     def encoder(self) -> str:
@@ -234,6 +249,10 @@ class OutcomeView(Protocol):
         (`PlannedAnalysis.run_job`)."""
 
     @property
+    def analysis_jobs(self) -> Sequence[str]:
+        """The planned jobs whose records are attached (`Job.name`)."""
+
+    @property
     def timings(self) -> Mapping[str, float]:
         """The job's wall time per stage."""
 
@@ -259,13 +278,27 @@ class ExecutionView(Protocol):
         """Encoder -> why its job failed (its results are missing)."""
 
 
-class JobInputs(Protocol):
-    """What an analysis's job is handed in an encoder's job (`harness.executors.jobs.JobWork`,
-    `PlannedAnalysis.run_job`)."""
+@dataclass(frozen=True)
+class JobInputs:
+    """What an analysis's job is handed (`PlannedAnalysis.run_job`): the run's context (spec,
+    cache, device) as the job's process has it, the run's corpus and vocabulary, and the
+    analysis's own options, validated. The executor builds it (`harness.executors.plan`); the
+    pipeline's stages take it (`harness.executors.toolkit`)."""
+
+    ctx: RunContextView
+    corpus: CorpusView
+    vocab: VocabView
+    options: Options
+
+
+class AnalysisInputs(Protocol):
+    """A run after its jobs, as an analysis's `run` is handed it
+    (`harness.analyses.run.AnalysisRun`): what a job of the analysis is handed (the context,
+    corpus, vocabulary and the analysis's options, as in `JobInputs`) and the jobs' results."""
 
     @property
     def ctx(self) -> RunContextView:
-        """The run's context as the encoder's job has it."""
+        """The run's context."""
 
     @property
     def corpus(self) -> CorpusView:
@@ -278,12 +311,6 @@ class JobInputs(Protocol):
     @property
     def options(self) -> Options:
         """The analysis's own options, validated."""
-
-
-class AnalysisInputs(JobInputs, Protocol):
-    """A run after its jobs, as an analysis's `run` is handed it
-    (`harness.analyses.run.AnalysisRun`): what a job of the analysis is handed (the context,
-    corpus, vocabulary and the analysis's options) and the jobs' results."""
 
     @property
     def spec(self) -> SpecView:

@@ -16,7 +16,7 @@ In the run's order:
    line per differing field of the signatures (`harness.reference.signature`).
 4. `joined_spec` keeps the spec's own encoders for the jobs and tells the spec the joined
    encoders' labels, registered names and controls (`Spec.joined`).
-5. `reference_outcomes` turns each bundled encoder into the `EncoderOutcome` its job would
+5. `reference_outcomes` turns each bundled encoder into the `Outcome` its job would
    have returned (rows marked with the bundle's id; statistics extracted into the cache once
    per bundle), which the runner puts before the run's own.
 """
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import HarnessError
-from harness.executors.jobs import EncoderOutcome
+from harness.executors.jobs import Outcome
 from harness.reference.bundle import Bundle
 from harness.results.model import JoinedReference
 from harness.results.signature import Signature, describe_difference, differences
@@ -130,7 +130,7 @@ def joined_spec(join: Join, spec: Spec) -> Spec:
     return spec.joined(encoders, own)
 
 
-def reference_outcomes(join: Join, cache: Cache) -> list[EncoderOutcome]:
+def reference_outcomes(join: Join, cache: Cache) -> list[Outcome]:
     """Each bundled encoder as the outcome of a job that ran elsewhere: its rows (relabelled,
     marked with the bundle's id), its downstream results and description, and the files of its
     statistics, extracted from the bundle into the cache once."""
@@ -163,10 +163,8 @@ def reference_outcomes(join: Join, cache: Cache) -> list[EncoderOutcome]:
             for decoder, by_metric in archive.index.statistics.items()}
         runs = [run.model_copy(update={"encoder": label, "bundle": bundle.id})
                 for run in encoder.runs]
-        dim = (encoder.description.dim if encoder.description is not None else None) or next(
-            (run.dim for run in runs if run.dim), 0)
-        outcomes.append(EncoderOutcome(
-            encoder=label, dim=dim or 0, runs=runs,
+        outcomes.append(Outcome(
+            encoder=label, runs=runs,
             statistics={d: m for d, m in statistics.items() if m},
             tasks=list(encoder.downstream.values()), device="",
             description=encoder.description))

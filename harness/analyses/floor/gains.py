@@ -29,8 +29,8 @@ import numpy as np
 from harness.analyses.floor.results import FloorGain, FloorGains
 from harness.analyses.rankings.results import PairedDifference
 from harness.analyses.run import Chance, Statistics
+from harness.protocols import SpecView
 from harness.results.model import defined
-from harness.spec import Spec
 from harness.stages.base import RunContext
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ CHANCE = "chance"
 """`FloorGain.basis` of a gain over the encoder's own chance level."""
 
 
-def floor_encoder(spec: Spec) -> str | None:
+def floor_encoder(spec: SpecView) -> str | None:
     """The name in the run of the first encoder registered as `FLOOR_ENCODER` (a joined
     reference's first, `Spec.encoder_names`), or None."""
     return next((name for name, registered in spec.encoder_names()

@@ -12,11 +12,11 @@ from harness.analyses.privacy.report import privacy_figures, privacy_sections
 from harness.analyses.privacy.results import PrivacyRecord
 from harness.analyses.privacy.study import privacy_job, privacy_jobs, privacy_study
 from harness.analyses.run import AnalysisRun
-from harness.executors.jobs import JobWork
-from harness.protocols import Job
+from harness.executors.toolkit import encode, resolved
+from harness.protocols import Job, JobInputs, SpecView
 from harness.report.elements import Section
 from harness.results.model import RunResults
-from harness.stages.encode import Encoded, encode_corpus, remembering
+from harness.stages.encode import Encoded, remembering
 
 
 class PrivacyAnalysis:
@@ -31,19 +31,14 @@ class PrivacyAnalysis:
         # one process (the levels of an encoder) ask it for the tasks' sentences once.
         self._encoded: dict[str, Encoded] = {}
 
-    def jobs(self, spec: Any) -> list[Job]:
+    def jobs(self, spec: SpecView) -> list[Job]:
         return privacy_jobs(spec, self.NAME)
 
-    def run_job(self, job: Job, work: JobWork) -> PrivacyRecord:
-        return privacy_job(work.ctx, work.corpus, work.vocab, job, self._clean(job, work))
-
-    def _clean(self, job: Job, work: JobWork) -> Encoded:
+    def run_job(self, job: Job, work: JobInputs) -> PrivacyRecord:
+        ctx, corpus, vocab = resolved(work)
         if job.encoder not in self._encoded:
-            (encoder,) = [e for e in work.ctx.spec.components("encoder")
-                          if e.name == job.encoder]
-            self._encoded[job.encoder] = remembering(
-                encode_corpus(work.ctx, encoder, work.corpus, work.vocab))
-        return self._encoded[job.encoder]
+            self._encoded[job.encoder] = remembering(encode(work, job.encoder))
+        return privacy_job(ctx, corpus, vocab, job, self._encoded[job.encoder])
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         return {"privacy": privacy_study(run)}

@@ -15,8 +15,8 @@ from harness.analyses.privacy.canaries import drawn_canaries
 from harness.analyses.privacy.canary_recovery import canary_recovery
 from harness.analyses.privacy.results import AttackLeakage, EntityRecovery
 from harness.analyses.privacy.spec import privacy_settings
-from harness.protocols import Job
-from harness.spec import Component, Spec
+from harness.protocols import DecoderView, Job, SpecView
+from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import encode_corpus
@@ -28,7 +28,8 @@ FLOOR = "floor"
 attack on its clean vectors (`Job.part`)."""
 
 
-def floor_jobs(spec: Spec, name: str, attacker: Component, clean: Job | None) -> list[Job]:
+def floor_jobs(spec: SpecView, name: str, attacker: DecoderView, clean: Job | None
+               ) -> list[Job]:
     """The job, named `name`, of the floor encoder's attacker on the canaries and of every
     attack on its clean vectors; none without canaries or attacks. `clean` is the floor
     encoder's clean job when it is studied: whatever that job trains or runs, this one reads."""

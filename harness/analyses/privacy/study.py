@@ -6,8 +6,8 @@ information (`random-gaussian`), undefended, and its attacker's canaries (`canar
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from harness.analyses.floor.gains import floor_encoder
 from harness.analyses.privacy.attacks import AttackPlan, Surrogate, surrogate_name, surrogate_needs
@@ -26,13 +26,15 @@ from harness.analyses.privacy.spec import privacy_settings, studied_defences
 from harness.analyses.privacy.utility import Utility, clean_utility, task_score, utility
 from harness.analyses.run import AnalysisRun
 from harness.errors import HarnessError
-from harness.protocols import Job
+from harness.protocols import DecoderView, Job, SpecView
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import Encoded, encode_corpus
 from harness.stages.train import train_decoder_for
 from harness.stages.vocab import Vocab
+
+D = TypeVar("D", bound=DecoderView)
 
 UTILITY = ("chance-corrected: per task, (score - chance) / (clean score - chance), the share of "
            "the clean vectors' margin over chance kept (1 = all of it, 0 = chance; chance the "
@@ -46,7 +48,7 @@ CLEAN = "clean"
 """The part of a studied encoder's job that attacks its clean vectors (`Job.part`)."""
 
 
-def privacy_jobs(spec: Any, name: str) -> list[Job]:
+def privacy_jobs(spec: SpecView, name: str) -> list[Job]:
     """The jobs, named `name`, of every studied encoder: its attacker on its clean vectors
     (part `clean`) and on each defence level's (part `DEFENCE@INDEX`), each scored, with the
     downstream tasks and canaries on the same vectors, and the floor encoder's canaries and
@@ -56,7 +58,7 @@ def privacy_jobs(spec: Any, name: str) -> list[Job]:
     if not studied_defences(spec):
         return []
     section = privacy_settings(spec)
-    attacker = _attacker(spec, section.attacker)
+    attacker = _attacker(spec.decoders, section.attacker)
     jobs, cleans = [], {}
     for encoder in spec.studied([e.name for e in spec.components("encoder")]):
         needs = surrogate_needs(spec, encoder)
@@ -76,7 +78,7 @@ def privacy_jobs(spec: Any, name: str) -> list[Job]:
     return jobs + floor_jobs(spec, name, attacker, cleans.get(floor_encoder(spec) or ""))
 
 
-def defence_levels(spec: Any) -> dict[str, tuple[Any, str]]:
+def defence_levels(spec: SpecView) -> dict[str, tuple[Any, str]]:
     """Job part (`DEFENCE@INDEX`, the level's place among its defence's) -> the defence's
     resolved entry at that level, and the level in words ("laplace at epsilon 10")."""
     found = {}
@@ -96,7 +98,7 @@ def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, job: Job,
     vectors, with the downstream scores its utility is computed from (in `privacy_study`)."""
     spec = ctx.spec
     section = privacy_settings(spec)
-    attacker = _attacker(spec, section.attacker)
+    attacker = _attacker(spec.decoders, section.attacker)
     plan = _plan(ctx, corpus, vocab, attacker, job.encoder)
     if job.part == FLOOR:
         return PrivacyRecord(encoder=job.encoder, part=job.part,
@@ -133,7 +135,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
     if not studied_defences(spec):
         return None
     section = privacy_settings(spec)
-    attacker = _attacker(spec, section.attacker)
+    attacker = _attacker(spec.decoders, section.attacker)
     if section.leakage not in [m.name for m in spec.metrics]:
         raise HarnessError(f"privacy.leakage: {section.leakage!r} is not among the spec's "
                            f"metrics ({', '.join(m.name for m in spec.metrics)})")
@@ -156,16 +158,17 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
                    compare_on=section.compare_on)
 
 
-def _attacker(spec: Any, name: str | None) -> Component:
-    if not spec.decoders:
+def _attacker(decoders: Sequence[D], name: str | None) -> D:
+    """The decoder `privacy.attacker` names among the spec's `decoders` (the first if none)."""
+    if not decoders:
         raise HarnessError("privacy.defences: the privacy analysis attacks with a decoder; the spec "
                            "has none (add `decoders:`)")
     if name is None:
-        return spec.decoders[0]
-    found = [d for d in spec.decoders if d.name == name]
+        return decoders[0]
+    found = [d for d in decoders if d.name == name]
     if not found:
         raise HarnessError(f"privacy.attacker: {name!r} is not among the spec's decoders "
-                           f"({', '.join(d.name for d in spec.decoders)})")
+                           f"({', '.join(d.name for d in decoders)})")
     return found[0]
 
 

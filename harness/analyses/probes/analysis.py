@@ -10,8 +10,8 @@ from typing import Any
 from harness.analyses.probes.probing import Probed, probe_jobs, run_probes, write_probe_items
 from harness.analyses.probes.report import probe_examples_section, probe_figures, probes_section
 from harness.analyses.run import AnalysisRun
-from harness.executors.jobs import JobWork
-from harness.protocols import Job
+from harness.executors.toolkit import resolved
+from harness.protocols import Job, JobInputs, SpecView
 from harness.report.elements import Section
 from harness.results.model import RunResults
 
@@ -22,11 +22,11 @@ class ProbesAnalysis:
 
     NAME = "probes"
 
-    def jobs(self, spec: Any) -> list[Job]:
+    def jobs(self, spec: SpecView) -> list[Job]:
         return probe_jobs(spec, self.NAME)
 
-    def run_job(self, job: Job, work: JobWork) -> Probed:
-        return run_probes(work.ctx, work.corpus, work.vocab, job.encoder)
+    def run_job(self, job: Job, work: JobInputs) -> Probed:
+        return run_probes(*resolved(work), job.encoder)
 
     def run(self, run: AnalysisRun) -> Mapping[str, Any]:
         probed = run.records(Probed)

@@ -33,7 +33,7 @@ from harness.analyses.probes.noise import noise_robustness
 from harness.analyses.probes.pairs import ProbedPair, normaliser, probed_pair
 from harness.analyses.probes.results import PairProbes
 from harness.analyses.probes.spec import AnalogySource, ProbesSection, probes_settings
-from harness.protocols import Job, JobRecord
+from harness.protocols import Job, JobRecord, SpecView
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
 from harness.stages.encode import encode_corpus
@@ -177,7 +177,7 @@ def write_probe_items(out: Path, probed: list[Probed]) -> None:
                 stale.unlink()
 
 
-def probe_jobs(spec: Any, name: str) -> list[Job]:
+def probe_jobs(spec: SpecView, name: str) -> list[Job]:
     """One job per encoder with a decoder trained for it, named `name`: the pairs' probes
     decoded in the encoder's job (`run_probes`); none when the spec asks for no probe."""
     if not probes_settings(spec).active:

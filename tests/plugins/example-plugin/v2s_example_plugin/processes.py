@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from harness.plugin import (
     CorpusView,
     Execution,
-    JobOutcome,
+    Outcome,
     RunContextView,
     VocabView,
     account,
@@ -51,12 +51,12 @@ class ProcessesExecutor:
             account(ctx, outcome)
         for found in planned:
             account(ctx, found)
-        return Execution(with_records(outcomes, [(p.job, p.record) for p in planned]))
+        return Execution(with_records(outcomes, planned))
 
-    def _planned(self, pool: ProcessPoolExecutor, ctx: RunContextView) -> list[JobOutcome]:
+    def _planned(self, pool: ProcessPoolExecutor, ctx: RunContextView) -> list[Outcome]:
         """Every planned job in the pool, in rounds (those whose needs are done, at once);
         their outcomes in the plan's order."""
-        done: dict[str, JobOutcome] = {}
+        done: dict[str, Outcome] = {}
         jobs = remaining = planned_jobs(ctx.spec)
         while remaining:
             ready = [job for job in remaining if all(need in done or need not in
