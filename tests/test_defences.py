@@ -130,6 +130,25 @@ def test_the_kit_refuses_a_defence_that_ignores_its_generator() -> None:
         check_defence(Unseeded())
 
 
+def test_the_kit_refuses_a_defence_that_noises_every_row_alike() -> None:
+    """One noise vector broadcast over the block: rows are not noised independently."""
+    class Shared:
+        def fit(self, vectors):
+            pass
+
+        def transform(self, vectors, rng):
+            return (vectors + rng.standard_normal(vectors.shape[1])).astype(np.float32)
+
+        def output_dim(self, dim):
+            return dim
+
+        def describe(self):
+            return "one noise vector for the whole block"
+
+    with pytest.raises(AssertionError, match="one row repeated in a block the same noise"):
+        check_defence(Shared())
+
+
 def test_the_kit_refuses_a_wrong_width() -> None:
     class Narrow:
         def fit(self, vectors):
@@ -325,7 +344,8 @@ def test_reruns_give_the_same_vectors_and_the_secret_seed_other_noise(tmp_path: 
 
 
 def test_text_encoded_through_two_levels_gets_independent_noise(tmp_path: Path) -> None:
-    """Sentences outside the corpus (downstream tasks, canaries) go through `text_rng`."""
+    """Sentences outside the corpus (downstream tasks, canaries) are records keyed by their
+    text (`record_rng`, stream "record")."""
     sentences = [f"sentence {i}" for i in range(N)]
     inner = SimpleNamespace(dim=D, fingerprint=lambda: "fixed",
                             encode=lambda batch, batch_size: CLEAN[:len(batch)])
@@ -339,6 +359,64 @@ def test_text_encoded_through_two_levels_gets_independent_noise(tmp_path: Path) 
     np.testing.assert_array_equal(one, text_noise(1.0))
     assert abs(correlation(one, text_noise(2.0))) < BOUND
     assert abs(correlation(one, text_noise(1.0, seed=12345))) < BOUND
+
+
+def by_text(batch, batch_size) -> np.ndarray:
+    """An encoder whose vector of "sentence i" is row i of CLEAN, whatever shares the call."""
+    return CLEAN[[int(sentence.split()[-1]) for sentence in batch]]
+
+
+TEXT_ENCODER = SimpleNamespace(dim=D, fingerprint=lambda: "by-text", encode=by_text)
+
+
+def test_a_stored_sentence_gets_one_vector_alone_or_among_63_others(tmp_path: Path) -> None:
+    """A record's noise is keyed by the record, not by the call that stores it: sentence 7
+    encoded alone, last of 64 and first of 64 gets the same defended vector (and the same
+    in a rerun)."""
+    out, _ = defended(tmp_path, entry_of("gaussian", scale=1.0), model=TEXT_ENCODER)
+    alone = out.encode(["sentence 7"])[0]
+    others = [f"sentence {i}" for i in range(100, 163)]
+    np.testing.assert_array_equal(out.encode([*others, "sentence 7"])[-1], alone)
+    np.testing.assert_array_equal(out.encode(["sentence 7", *others])[0], alone)
+    assert not np.array_equal(alone, CLEAN[7])  # noised
+    again, _ = defended(tmp_path, entry_of("gaussian", scale=1.0), model=TEXT_ENCODER,
+                        cache="other")
+    np.testing.assert_array_equal(again.encode(["sentence 7"])[0], alone)
+
+
+def test_a_corpus_rows_noise_is_keyed_by_its_split_and_position(tmp_path: Path) -> None:
+    """Row i of the test split is the defence's transform of clean row i under row i's own
+    generator (`record_rng(seed, key, "test", i)`), in either block of the split."""
+    from harness.analyses.privacy.defend import encoder_key, noise_key, record_rng
+    from harness_plugins.defences.transforms import GaussianNoise
+
+    entry = entry_of("gaussian", scale=1.0)
+    out, _ = defended(tmp_path, entry)
+    stored = np.asarray(out.vectors("test"))
+    reference = GaussianNoise(1.0)
+    reference.fit(CLEAN)
+    key = noise_key(entry, encoder_key(encoded_vectors(tmp_path)))
+    for row in (0, 1, 4095, 4096, N - 1):
+        expected = reference.transform(CLEAN[row:row + 1], record_rng(1, key, "test", row))
+        np.testing.assert_array_equal(stored[row], expected[0])
+
+
+def test_a_query_draws_fresh_noise_never_a_stored_records(tmp_path: Path) -> None:
+    """An attacker's query of a stored sentence gets the clean vector plus noise of the
+    level's scale that is independent of the stored record's noise, and of every other
+    call's (even one asking for the same sentences)."""
+    out, _ = defended(tmp_path, entry_of("gaussian", scale=1.0), model=TEXT_ENCODER)
+    sentences = [f"sentence {i}" for i in range(N)]
+    spread = CLEAN.std(axis=0)
+    stored = (out.encode(sentences).astype(np.float64) - CLEAN) / spread
+    first, second = ((out.model.query(sentences, call).astype(np.float64) - CLEAN) / spread
+                     for call in ("attack#0", "attack#1"))
+    for drawn in (first, second):
+        assert drawn.std() == pytest.approx(1.0, rel=0.03)
+        assert abs(correlation(drawn, stored)) < BOUND
+    assert abs(correlation(first, second)) < BOUND
+    np.testing.assert_array_equal(out.model.query(sentences[:3], "attack#0"),
+                                  out.model.query(sentences[:3], "attack#0"))
 
 
 def test_the_stage_records_the_budget_of_a_defence_that_has_one(tmp_path: Path) -> None:

@@ -415,7 +415,7 @@ def test_a_defence_returning_nan_names_the_defence_its_level_and_the_encoder(
     # downstream tasks encode through the encoder and the defence: the same message
     inner = SimpleNamespace(dim=3, encode=lambda s, batch_size: np.ones((len(s), 3)))
     defended = DefendedEncoder(inner, NanDefence(), entry, 1, encoder="avg",
-                               encoder_plugin="harness-encoders")
+                               encoder_plugin="harness-encoders", noisy=False)
     with pytest.raises(PluginError) as error:
         defended.encode(["a", "b"])
     assert "defence 'nan-defence' at scale 2 on the vectors of encoder 'avg'" in str(error.value)

@@ -17,11 +17,14 @@ class Defence(Protocol):
     level: its options class names the option the levels vary in `LEVEL`).
 
     The core calls `fit` once, on the training split's vectors (a defence that needs nothing
-    from them ignores them), then `transform` on blocks of rows of any split, in row order,
-    handing it a `numpy.random.Generator` seeded per block from the defence's secret seed, the
-    defence at this level, the encoder, the split and the block's first row: a randomised
-    defence draws its noise only from it, so the defended vectors are the same in every run and
-    whatever the process, and two levels draw independent noise. `output_dim(dim)` is the width
+    from them ignores them), then `transform` on rows, handing it a `numpy.random.Generator`.
+    A randomised defence draws its noise only from it, and is handed one row at a time with
+    that record's generator, seeded from the defence's secret seed, the defence at this level,
+    the encoder and the record (a corpus row's split and position, another stored sentence's
+    text; an attacker's query fresh noise): a record's defended vector is the same in every
+    run, whatever the process and whatever shares its call, and two levels draw independent
+    noise. A deterministic defence (its output does not follow the generator) is handed
+    blocks of rows. `output_dim(dim)` is the width
     of what `transform` returns for `dim`-wide input. `describe()` says in a few words what this
     level does (for the report: "Laplace noise, epsilon 1 per vector"). Optional:
     `budget(dim)` (`BudgetedDefence`)."""

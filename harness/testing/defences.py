@@ -27,8 +27,9 @@ def check_defence(defence: Any, vectors: np.ndarray | None = None) -> bool:
       again;
     - a defence whose output does not follow the generator (deterministic) maps each row on
       its own: two blocks give the rows of one call; a randomised one gives other vectors for
-      another seed (the core seeds each block from the defence's seed, the defence at its
-      level, the encoder, the split and the row);
+      another seed, and noises each row on its own (one row repeated in a block comes out as
+      different rows; the core hands it one row at a time, each with its record's generator:
+      `harness.analyses.privacy.defend.record_rng`);
     - a `budget(dim)` (`harness.protocols.BudgetedDefence`), where it has one, gives finite
       numbers by name after `fit`.
     """
@@ -60,7 +61,9 @@ def check_defence(defence: Any, vectors: np.ndarray | None = None) -> bool:
     _check_budget(defence, dim)
     other = _transformed(defence, x, 8, width)
     randomised = not np.array_equal(first, other)
-    if not randomised:
+    if randomised:
+        _check_rows_noised_apart(defence, x, width)
+    else:
         half = n // 2
         blocks = np.concatenate([_transformed(defence, x[:half], 9, width),
                                  _transformed(defence, x[half:], 10, width)])
@@ -69,6 +72,17 @@ def check_defence(defence: Any, vectors: np.ndarray | None = None) -> bool:
                        "let row i of the output depend on row i of the input only (and on "
                        "what fit learned)")
     return randomised
+
+
+def _check_rows_noised_apart(defence: Any, x: np.ndarray, width: int) -> None:
+    """A randomised defence draws each row's noise on its own: one row repeated in a block
+    comes out as different rows, and each row alone takes the shape of one row."""
+    name = name_of(defence)
+    repeated = _transformed(defence, np.repeat(x[:1], 8, axis=0), 11, width)
+    if len(np.unique(repeated, axis=0)) < len(repeated):
+        raise fail(f"{name} gives one row repeated in a block the same noise",
+                   "draw noise for every row (rng.standard_normal((n, dim)), not (dim,))")
+    _transformed(defence, x[:1], 12, width)
 
 
 def _check_budget(defence: Any, dim: int) -> None:

@@ -7,6 +7,7 @@ strongest attack is the one with the highest score on that measure."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.analyses.privacy.defend import DefendedEncoder
 from harness.analyses.privacy.results import AttackLeakage
 from harness.analyses.privacy.spec import privacy_settings
 from harness.errors import HarnessError, PluginError, plugin_call
@@ -176,7 +178,7 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
 
     def build(directory: Path) -> dict[str, Any]:
         inputs = _inputs(ctx, corpus, vocab, target, threat, leaked, surrogate,
-                         directory / "work")
+                         directory / "work", label)
         what = f"attack {label!r} on {target.label}"
         with plugin_call(entry.plugin, f"{what}: fit"):
             attack.fit(inputs)
@@ -215,12 +217,14 @@ def _leaked(threat: ThreatModel, corpus: Corpus) -> int:
 
 
 def _inputs(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, threat: Any,
-            leaked: int, surrogate: Surrogate | None, workdir: Path) -> AttackInputs:
+            leaked: int, surrogate: Surrogate | None, workdir: Path, label: str
+            ) -> AttackInputs:
     """What the threat model grants, and nothing else."""
     encoded = target.encoded
     workdir.mkdir(parents=True, exist_ok=True)
     batch = encode_batch_size(ctx.spec)
-    query = _query(encoded, batch, target.label) if threat.queries else None
+    query = (_query(encoded, batch, f"attack {label!r} on {target.label}") if threat.queries
+             else None)
     decoder = (_decoder(ctx, vocab, target.attacker, target.trained, encoded)
                if threat.decoder else None)
     return AttackInputs(
@@ -234,15 +238,20 @@ def _inputs(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, threa
                                    surrogate.encoded) if surrogate else None))
 
 
-def _query(encoded: Encoded, batch_size: int, label: str
+def _query(encoded: Encoded, batch_size: int, caller: str
            ) -> Callable[[Sequence[str]], np.ndarray]:
     """Black-box access to the attacked store: texts through the encoder and the defence at
-    the attacked level (each call's noise drawn anew, as a store would)."""
-    if encoded.model is None:
-        raise HarnessError(f"{label}: an attack with query access needs the encoder's model, "
+    the attacked level, each call's noise drawn afresh (`DefendedEncoder.query`, keyed by
+    `caller` and the call's number), never a stored record's."""
+    model = encoded.model
+    if model is None:
+        raise HarnessError(f"{caller}: an attack with query access needs the encoder's model, "
                            "which this run did not build")
+    calls = itertools.count()
 
     def query(texts: Sequence[str]) -> np.ndarray:
+        if isinstance(model, DefendedEncoder):
+            return model.query(list(texts), f"{caller}#{next(calls)}", batch_size=batch_size)
         return np.asarray(encoded.encode(list(texts), batch_size=batch_size), dtype=np.float32)
 
     return query

@@ -3,13 +3,18 @@
 them.
 
 The defence is fitted on the training split's vectors, then maps each split in blocks of
-`BLOCK` rows; a randomised defence draws a block's noise from a generator seeded by the
-defence's secret seed (`DefenceEntry.seed`, default the spec's), the defence at its level, the
-encoder, the split and the block's first row (`block_rng`): the defended vectors are the same
-in every run and after a resume, and the noise of two levels, two defences or two encoders is
-independent. The result is an `Encoded` like the encoder's own: decoders train on it (the
-adaptive attacker), generation and scoring read it, and downstream tasks encode their text
-through the encoder and then the defence (`DefendedEncoder`).
+`BLOCK` rows. A randomised defence draws each stored record's noise from a generator of its
+own (`record_rng`), seeded by the defence's secret seed (`DefenceEntry.seed`, default the
+spec's), the defence at its level, the encoder and the record: a corpus row by its split and
+position, any other stored sentence (the downstream tasks', the canaries') by its text. So a
+record's defended vector is the same in every run, after a resume and whatever else shares its
+encode call, and the noise of two records, two levels, two defences or two encoders is
+independent. An attacker's query (its own text through the defended encoder, `query`) draws
+fresh noise, keyed by the caller and the call, never a stored record's.
+
+The result is an `Encoded` like the encoder's own: decoders train on it (the adaptive
+attacker), generation and scoring read it, and downstream tasks encode their text through the
+encoder and then the defence (`DefendedEncoder`).
 """
 
 from __future__ import annotations
@@ -32,13 +37,15 @@ from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
 from harness.util.vectors import check_vectors, write_vectors
 
-VERSION = 2
+VERSION = 3  # 3: noise keyed per record (2: per block of rows, or per encode call)
 BLOCK = 4096
-"""Rows per call of `transform`: the unit its noise is seeded by, so it never changes."""
+"""Rows per block a split is defended and written in (a deterministic defence's `transform`
+call)."""
 
-STREAMS = ("train", "test", "other", "redraw")
-"""The generator streams: the corpus' splits, every other sentence a run encodes, and the fresh
-draws of the training split an adaptive attacker trains on (`redraws`)."""
+STREAMS = ("train", "test", "record", "query", "redraw")
+"""The generator streams: the corpus' splits (a row by its position), every other stored
+record (by its text), an attacker's queries (by the caller, the call and the row in it), and
+the fresh draws of the training split an adaptive attacker trains on (`redraws`)."""
 
 
 def secret_digest(seed: int) -> str:
@@ -74,10 +81,16 @@ def _generator(seed: int, key: str, stream: str, position: int | str) -> np.rand
     return np.random.default_rng(int.from_bytes(digest, "little"))
 
 
-def block_rng(seed: int, key: str, stream: str, start: int) -> np.random.Generator:
-    """The generator of the block of `stream` whose first row is `start`, for the defence
-    seeded by `seed` at the level and on the encoder `key` names (`noise_key`)."""
-    return _generator(seed, key, stream, start)
+def record_rng(seed: int, key: str, stream: str, record: int | str) -> np.random.Generator:
+    """The generator of one record of `stream` (a row's position, a text's digest, a query's
+    call and row), for the defence seeded by `seed` at the level and on the encoder `key`
+    names (`noise_key`)."""
+    return _generator(seed, key, stream, record)
+
+
+def text_digest(text: str) -> str:
+    """BLAKE2b-128 of a stored sentence: its record in the "record" stream."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def defence_at(entry: Entry, encoder: str = "", encoder_plugin: str = "") -> str:
@@ -95,8 +108,9 @@ def defence_at(entry: Entry, encoder: str = "", encoder_plugin: str = "") -> str
 
 def defended_block(defence: Defence, vectors: np.ndarray, rng: np.random.Generator,
                    entry: Entry, *, encoder: str = "", encoder_plugin: str = "") -> np.ndarray:
-    """`defence.transform` of one block, checked (shape, dtype, finite); an error names the
-    defence's plugin, the defence at its level and the encoder whose vectors it defends."""
+    """`defence.transform` of one block under one generator, checked (shape, dtype, finite);
+    an error names the defence's plugin, the defence at its level and the encoder whose vectors
+    it defends."""
     width = defence.output_dim(vectors.shape[1])
     what = defence_at(entry, encoder, encoder_plugin)
     with plugin_call(entry.plugin, f"{what}: transform"):
@@ -105,11 +119,33 @@ def defended_block(defence: Defence, vectors: np.ndarray, rng: np.random.Generat
                          unit="block")
 
 
-def randomised(defence: Defence, vectors: np.ndarray, entry: Entry) -> bool:
+DETERMINISTIC = _generator(0, "deterministic", "record", 0)
+"""What a deterministic defence's `transform` is handed: its output does not follow it."""
+
+
+def defended_records(defence: Defence, vectors: np.ndarray,
+                     rngs: Sequence[np.random.Generator] | None, entry: Entry, *,
+                     encoder: str = "", encoder_plugin: str = "") -> np.ndarray:
+    """The defended `vectors`, row i under `rngs[i]`, its record's generator: a randomised
+    defence is handed one row at a time, so a row's noise is its record's alone; a
+    deterministic one (`rngs` None) the rows at once."""
+    if rngs is None:
+        return defended_block(defence, vectors, DETERMINISTIC, entry, encoder=encoder,
+                              encoder_plugin=encoder_plugin)
+    out = np.empty((len(vectors), defence.output_dim(vectors.shape[1])), dtype=np.float32)
+    for row, rng in enumerate(rngs):
+        out[row] = defended_block(defence, vectors[row:row + 1], rng, entry, encoder=encoder,
+                                  encoder_plugin=encoder_plugin)[0]
+    return out
+
+
+def randomised(defence: Defence, vectors: np.ndarray, entry: Entry, *, encoder: str = "",
+               encoder_plugin: str = "") -> bool:
     """Whether `defence` (fitted) draws noise: its transforms of the first rows of `vectors`
     under two unrelated generators differ."""
     rows = np.asarray(vectors[:64], dtype=np.float32)
-    first, second = (defended_block(defence, rows, _generator(0, "probe", "other", n), entry)
+    first, second = (defended_block(defence, rows, _generator(0, "probe", "record", n), entry,
+                                    encoder=encoder, encoder_plugin=encoder_plugin)
                      for n in (0, 1))
     return not np.array_equal(first, second)
 
@@ -117,38 +153,30 @@ def randomised(defence: Defence, vectors: np.ndarray, entry: Entry) -> bool:
 def redraws(defence: Defence, source: np.ndarray, seed: int, key: str, entry: Entry, *,
             encoder: str = "", encoder_plugin: str = "") -> Callable[[int], np.ndarray]:
     """`redraw(draw)`: every row of `source` (the clean training vectors) under the fitted
-    randomised `defence` with noise of its own (stream "redraw", seeded by the draw and the
-    block like `block_rng`): what an adaptive attacker who may query the store trains on
+    randomised `defence` with noise of its own (stream "redraw", each row's generator seeded
+    by the draw and the row): what an adaptive attacker who may query the store trains on
     afresh each epoch, so that it learns the noise's distribution rather than one draw."""
     width = defence.output_dim(source.shape[1])
 
     def redraw(draw: int) -> np.ndarray:
         out = np.empty((len(source), width), dtype=np.float32)
         for start in range(0, len(source), BLOCK):
-            block = source[start:start + BLOCK]
-            out[start:start + len(block)] = defended_block(
-                defence, block, _generator(seed, key, "redraw", f"{draw}:{start}"), entry,
-                encoder=encoder, encoder_plugin=encoder_plugin)
+            block = np.asarray(source[start:start + BLOCK], dtype=np.float32)
+            rngs = [record_rng(seed, key, "redraw", f"{draw}:{start + row}")
+                    for row in range(len(block))]
+            out[start:start + len(block)] = defended_records(
+                defence, block, rngs, entry, encoder=encoder, encoder_plugin=encoder_plugin)
         return out
 
     return redraw
 
 
-def text_rng(seed: int, key: str, sentences: Sequence[str]) -> np.random.Generator:
-    """The generator of a call that encodes `sentences` outside the corpus (downstream tasks,
-    canaries): seeded like `block_rng` with the sentences themselves (BLAKE2b) for the rows, so
-    the same call gets the same noise in every run, whatever was cached and in whatever order
-    the calls come."""
-    text = json.dumps(list(sentences), ensure_ascii=False)
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return _generator(seed, key, "other", digest)
-
-
 @dataclass
 class DefendedEncoder:
-    """An encoder followed by a fitted defence: what downstream tasks and encoder-aware
-    metrics call to encode other sentences, each call's noise from `text_rng` with the
-    defence's `seed` and `key` (`noise_key`; default: the defence and the encoder's name)."""
+    """An encoder followed by a fitted defence, with the defence's `seed` and `key`
+    (`noise_key`; default: the defence and the encoder's name). `encode` stores sentences
+    (what downstream tasks, encoder-aware metrics and the canaries call): each sentence's
+    noise is its record's, keyed by its text. `query` is an attacker's access: fresh noise."""
 
     inner: Any
     defence: Defence
@@ -157,6 +185,7 @@ class DefendedEncoder:
     encoder: str = ""  # the encoder's name and plugin, for errors
     encoder_plugin: str = ""
     key: str = ""
+    noisy: bool = True  # whether the defence is randomised (else no generator is drawn)
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -167,16 +196,31 @@ class DefendedEncoder:
         return self.defence.output_dim(self.inner.dim)
 
     def fingerprint(self) -> str:
-        """The encoder's fingerprint, the defence's name and options (its level) and the
-        digest of its seed."""
+        """The encoder's fingerprint, the defence's name and options (its level), the digest
+        of its seed and how its noise is keyed (`VERSION`)."""
         return (f"{self.inner.fingerprint()}+{json.dumps(self.entry.identity(), sort_keys=True)}"
-                f"+{secret_digest(self.seed)}")
+                f"+{secret_digest(self.seed)}+noise{VERSION}")
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        vectors = self.inner.encode(list(sentences), batch_size=batch_size)
-        return defended_block(self.defence, vectors, text_rng(self.seed, self.key, sentences),
-                              self.entry, encoder=self.encoder,
-                              encoder_plugin=self.encoder_plugin)
+        """The stored vectors of `sentences`: each one's noise keyed by its text alone."""
+        return self._defended(sentences, batch_size, [
+            record_rng(self.seed, self.key, "record", text_digest(s)) for s in sentences])
+
+    def query(self, sentences: Sequence[str], call: str, batch_size: int = 256) -> np.ndarray:
+        """`sentences` through the encoder and the defence as an attacker's query `call` (a
+        name unique to the caller's call) gets them: noise drawn afresh for each row of each
+        call, never a stored record's."""
+        return self._defended(sentences, batch_size, [
+            record_rng(self.seed, self.key, "query", f"{call}:{row}")
+            for row in range(len(sentences))])
+
+    def _defended(self, sentences: Sequence[str], batch_size: int,
+                  rngs: list[np.random.Generator]) -> np.ndarray:
+        vectors = np.asarray(self.inner.encode(list(sentences), batch_size=batch_size),
+                             dtype=np.float32)
+        return defended_records(self.defence, vectors, rngs if self.noisy else None,
+                                self.entry, encoder=self.encoder,
+                                encoder_plugin=self.encoder_plugin)
 
 
 @dataclass(frozen=True)
@@ -214,6 +258,9 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: DefenceEntry
     width = defence.output_dim(encoded.dim)
     seed = entry.noise_seed(ctx.spec.seed)
     key = noise_key(entry, encoder_key(encoded))
+    clean = encoded.vectors("train")
+    noisy = randomised(defence, clean, entry, encoder=encoded.encoder,
+                       encoder_plugin=encoded.plugin)
     identity = {**encoded.identity, "defence": entry.identity(),
                 "defence_seed": secret_digest(seed)}
     keys, directories = {}, {}
@@ -226,10 +273,11 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: DefenceEntry
         def build(directory: Path, split: str = split, source: np.ndarray = source
                   ) -> dict[str, Any]:
             def transform(rows: Sequence[int], start: int) -> np.ndarray:
-                block = source[start:start + len(rows)]
-                return defended_block(defence, block, block_rng(seed, key, split, start),
-                                      entry, encoder=encoded.encoder,
-                                      encoder_plugin=encoded.plugin)
+                block = np.asarray(source[start:start + len(rows)], dtype=np.float32)
+                rngs = ([record_rng(seed, key, split, start + row) for row in range(len(rows))]
+                        if noisy else None)
+                return defended_records(defence, block, rngs, entry,
+                                        encoder=encoded.encoder, encoder_plugin=encoded.plugin)
 
             write_vectors(directory / f"{split}.npy", range(len(source)), transform,
                           with_start=True, dim=width, plugin=entry.plugin, batch_size=BLOCK,
@@ -241,13 +289,11 @@ def defend_encoded(ctx: RunContext, encoded: Encoded, entry: DefenceEntry
         keys[split] = directories[split].name
     ctx.add_time("defend", time.perf_counter() - started)
     model = (DefendedEncoder(encoded.model, defence, entry, seed, encoder=encoded.encoder,
-                             encoder_plugin=encoded.plugin, key=key)
+                             encoder_plugin=encoded.plugin, key=key, noisy=noisy)
              if encoded.model is not None else None)
     summary = LevelSummary(defence.describe(), budget_of(
         defence, encoded.dim, entry, defence_at(entry, encoded.encoder, encoded.plugin)))
-    clean = encoded.vectors("train")
     redraw = (redraws(defence, clean, seed, key, entry, encoder=encoded.encoder,
-                      encoder_plugin=encoded.plugin)
-              if randomised(defence, clean, entry) else None)
+                      encoder_plugin=encoded.plugin) if noisy else None)
     return replace(encoded, keys=keys, dim=width, directories=directories, identity=identity,
                    model=model, redraw=redraw), summary
