@@ -19,7 +19,8 @@ Options, Section, ...`. `THEMES` lists it by theme, in the order of `__all__`:
 - the error classes (`HarnessError`, `DataError`, `CacheMiss`, ...);
 - the helpers the first-party plugins use: downloads that retry and resume (`fetch`), text
   preparation as SentEval's scripts do it (Moses and PTB tokenisation, quotes), word vectors
-  (`train_skipgram`), the cache's root, declared-model names, row cosines, and the quickstart
+  (`train_skipgram`), the words token F1 counts (`words`), the cache's root, declared-model
+  names, row cosines, and the quickstart
   corpus' generator (the module `synthetic`).
 
 Each name loads its module on first use (PEP 562, `harness.lazy`): importing this module imports
@@ -102,6 +103,7 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
                             "quotes_stripped", "strip_quotes"),
         "results.declarations": ("directory_model", "pooled_vectors"),
         "text.skipgram": ("train_skipgram",),
+        "text.words": ("Tokenize", "words"),
         "util.cache": ("default_root",),
         "util.vectors": ("row_cosines",),
     },
@@ -186,6 +188,8 @@ if TYPE_CHECKING:
     from harness.results.declarations import pooled_vectors as pooled_vectors
     from harness.results.model import load_results as load_results
     from harness.text.skipgram import train_skipgram as train_skipgram
+    from harness.text.words import Tokenize as Tokenize
+    from harness.text.words import words as words
     from harness.util.cache import default_root as default_root
     from harness.util.devices import resolve_device as resolve_device
     from harness.util.vectors import row_cosines as row_cosines

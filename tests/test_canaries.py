@@ -24,7 +24,7 @@ from harness.analyses.privacy.canaries import (
     recovery_counts,
 )
 from harness.analyses.privacy.checks import FLOOR_ENCODER
-from harness.analyses.privacy.entities import FRAMES, entity_values, fewest_words
+from harness.analyses.privacy.entities import FRAMES, entity_values, fewest_words, final_stop
 from harness.analyses.privacy.exposure import (
     chance_exposure,
     exposure,
@@ -58,9 +58,21 @@ def test_the_entities_and_frames_are_the_quickstart_corpus_own_words() -> None:
     for kind, values in QUICKSTART.items():
         assert len(values) >= 7, kind
         assert {w.lower() for value in values for w in value.split()} <= words, kind
-    found = canaries(40, seed=3, values=QUICKSTART)
+    found = canaries(40, seed=3, values=QUICKSTART, stop=" .")  # as the generator ends them
     assert {w.lower() for c in found for w in c.sentence.split()} <= words
-    assert max(len(c.sentence.split()) for c in found) == fewest_words(40) == 7
+    assert max(len(c.sentence.split()) for c in found) == fewest_words(40) + 1 == 7
+
+
+def test_canaries_end_their_sentences_as_the_corpus_does() -> None:
+    """Tokenised text (the quickstart's "... Marco .") gets " ."; running text "Marco."."""
+    assert final_stop(["anna gave the bread to marco .", "who is it ?", "tom ran ."]) == " ."
+    assert final_stop(["Tom ran.", "He stopped .", "Mary laughed.", "Why?"]) == "."
+    assert final_stop(["no stop at all"]) == final_stop([]) == "."
+    running = canaries(5, seed=3, values=QUICKSTART)
+    assert all(c.sentence.endswith(".") and not c.sentence.endswith(" .") for c in running)
+    # the entity is matched in 13a tokens: "rome." holds "rome"
+    (kind, entity), *_ = running[0].entities
+    assert recovered(entity, running[0].sentence) == (True, True)
 
 
 def test_values_are_normalised_deduplicated_and_kept_only_where_the_vocabulary_writes_them(

@@ -17,7 +17,7 @@ from harness.stages.generate import Samples
 from harness.stages.score import scored
 from harness.testing import check_metric
 from harness.util.cache import Cache
-from harness_plugins.metrics import TextOptions, register_metrics
+from harness_plugins.metrics import ContentOptions, TextOptions, TokenOptions, register_metrics
 from harness_plugins.metrics.tokens import TokenF1Metric, token_prf
 
 
@@ -99,12 +99,14 @@ def test_raw_text_compares_with_the_raw_input():
 
 def test_registered_as_token_f1_and_its_raw_view():
     calls = registered()
-    assert calls["token-f1"]["options"] is TextOptions
+    assert calls["token-f1"]["options"] is TokenOptions
+    assert calls["token-f1:content"]["options"] is ContentOptions
+    assert (TokenOptions().tokenize, ContentOptions().tokenize) == ("whitespace", "13a")
     assert calls["token-f1:raw"]["options"] is Options
     assert "needs" not in calls["token-f1"] and "needs" not in calls["token-f1:raw"]
-    normalised = calls["token-f1"]["factory"](TextOptions(), BuildContext())
+    normalised = calls["token-f1"]["factory"](TokenOptions(), BuildContext())
     raw = calls["token-f1:raw"]["factory"](Options(), BuildContext())
-    explicit = calls["token-f1"]["factory"](TextOptions(text="raw"), BuildContext())
+    explicit = calls["token-f1"]["factory"](TokenOptions(text="raw"), BuildContext())
     assert isinstance(normalised, TokenF1Metric) and isinstance(raw, TokenF1Metric)
     assert (normalised.requires, raw.requires, explicit.requires) == (
         (), ("reference_raw",), ("reference_raw",))
@@ -157,3 +159,26 @@ def test_content_word_f1_by_hand() -> None:
     metric = TokenF1Metric(content=True)
     check_metric(metric)
     assert "words:content" in metric.signature()
+
+
+def test_13a_tokens_split_punctuation_off_words() -> None:
+    """"plane." is "plane" and "." in 13a tokens (sacrebleu's tokeniser, the reference), so the
+    last word of a sentence counts as within one; a whitespace token keeps the stop."""
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    from harness.text.words import words
+    from harness_plugins.metrics.tokens import content_tokens
+
+    sentence = "Tom bought a plane. He didn't fly it, ever!"
+    assert words(sentence) == Tokenizer13a()(sentence).split()
+    assert words(sentence) == ["Tom", "bought", "a", "plane", ".", "He", "didn't", "fly",
+                               "it", ",", "ever", "!"]
+    assert content_tokens("tom bought a plane.", "13a") == ["tom", "bought", "plane"]
+    assert content_tokens("tom bought a plane.") == ["tom", "bought", "plane."]
+    # "plane." against "plane": 2 of 3 content tokens shared in whitespace tokens, all in 13a
+    assert token_prf("tom saw a plane.", "tom saw a plane", content=True)[2] == pytest.approx(2 / 3)
+    assert token_prf("tom saw a plane.", "tom saw a plane", content=True,
+                     tokenize="13a") == (1.0, 1.0, 1.0)
+    metric = TokenF1Metric(content=True, tokenize="13a")
+    check_metric(metric)
+    assert metric.signature().startswith("tokens:13a|")

@@ -1,6 +1,7 @@
 """Bag-of-words inference (Song & Raghunathan 2020, "Information Leakage in Embedding Models",
 Sec. 5: which words a sentence contains, from its embedding): a multi-label logistic classifier
-over the content words of the leaked sentences, its decision threshold chosen on held-out
+over the content words of the leaked sentences (sacrebleu's 13a tokens, as `token-f1:content`
+counts them), its decision threshold chosen on held-out
 leaked pairs for the best mean content-word F1 (the measure every attack is compared on)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ THRESHOLDS = np.round(np.arange(0.05, 0.96, 0.05), 2)
 def vocabulary(texts: list[str], size: int) -> list[str]:
     """The `size` most frequent content words of `texts`, the more frequent first (equal counts
     in alphabetical order)."""
-    counts = Counter(word for text in texts for word in content_tokens(text))
+    counts = Counter(word for text in texts for word in content_tokens(text, "13a"))
     return [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
             ][:size]
 
@@ -30,7 +31,7 @@ def targets(texts: list[str], words: list[str]) -> np.ndarray:
     index = {word: i for i, word in enumerate(words)}
     found = np.zeros((len(texts), len(words)), dtype=np.float32)
     for row, text in enumerate(texts):
-        for word in content_tokens(text):
+        for word in content_tokens(text, "13a"):
             if word in index:
                 found[row, index[word]] = 1.0
     return found
@@ -38,7 +39,7 @@ def targets(texts: list[str], words: list[str]) -> np.ndarray:
 
 def mean_f1(texts: list[str], predicted: list[list[str]]) -> float:
     """The mean over sentences of the content-word F1 of the predicted words (`token_prf`)."""
-    return float(np.mean([token_prf(text, " ".join(words), content=True)[2]
+    return float(np.mean([token_prf(text, " ".join(words), content=True, tokenize="13a")[2]
                           for text, words in zip(texts, predicted, strict=True)]))
 
 

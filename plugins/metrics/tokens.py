@@ -12,10 +12,16 @@ Edge cases, as the SQuAD 2.0 evaluation script (`compute_f1`): when either side 
 1 if both are and 0 otherwise; an empty output has precision and recall 0 against a non-empty
 input. Where overlap is 0, precision, recall and F1 are 0.
 
-Departures from what inversion papers compute, so that the numbers line up with Id and PERM:
-- tokens are the whitespace tokens of the text as compared (normalised by default; `text: raw`
-  and `token-f1:raw` compare with the corpus text before normalisation), with no punctuation
-  or article stripping (SQuAD strips them) and no nltk tokenisation (vec2text, GEIA use it);
+Tokens are the whitespace tokens of the text as compared (`tokenize: whitespace`, the default of
+`token-f1`, so that its numbers line up with Id and PERM), or sacrebleu's `13a` tokens, which
+split punctuation off words (`tokenize: 13a`, the default of `token-f1:content`, the privacy
+analysis's measure: "plane." then counts as "plane"; `harness.text.words`). The text is the
+normalised one by default; `text: raw` and `token-f1:raw` compare with the corpus text before
+normalisation.
+
+Departures from what inversion papers compute:
+- no punctuation or article stripping (SQuAD strips them; `token-f1:content` leaves out
+  function words and punctuation tokens) and no nltk tokenisation (vec2text, GEIA use it);
 - vec2text counts token *sets* (`token_set_f1`: a repeated token counts once) and adds 1e-20
   to every denominator, so two empty sentences score 0; GEIA (Li et al. 2023) pools word
   precision and recall over the whole corpus (micro) before taking F1, counting a hypothesis
@@ -29,7 +35,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .overlap import ReferenceText, whitespace_tokens
+from harness.plugin import Tokenize, words
+
+from .overlap import ReferenceText
 
 FUNCTION_WORDS: frozenset[str] = frozenset("""
 a an the this that these those some any no every each all both either neither
@@ -51,19 +59,21 @@ COLUMNS = ("precision", "recall", "f1")
 """The per-pair statistics, in column order; the corpus score is the mean of the last."""
 
 
-def content_tokens(text: str) -> list[str]:
-    """The whitespace tokens of `text` that are not in `FUNCTION_WORDS`."""
-    return [token for token in whitespace_tokens(text) if token not in FUNCTION_WORDS]
+def content_tokens(text: str, tokenize: Tokenize = "whitespace") -> list[str]:
+    """The tokens of `text` (`harness.text.words`) that are not in `FUNCTION_WORDS`."""
+    return [token for token in words(text, tokenize) if token not in FUNCTION_WORDS]
 
 
-def token_prf(reference: str, hypothesis: str, *, content: bool = False
-              ) -> tuple[float, float, float]:
-    """Return (precision, recall, F1) of the hypothesis' whitespace-token multiset against the
-    reference's (module docstring: 1, 1, 1 when both are empty); with `content`, of their
-    content words only (`content_tokens`: what an inversion reveals beyond the function words
-    every sentence has)."""
-    tokens = content_tokens if content else whitespace_tokens
-    ref, hyp = tokens(reference), tokens(hypothesis)
+def token_prf(reference: str, hypothesis: str, *, content: bool = False,
+              tokenize: Tokenize = "whitespace") -> tuple[float, float, float]:
+    """Return (precision, recall, F1) of the hypothesis' token multiset against the
+    reference's (module docstring: 1, 1, 1 when both are empty), tokens as `tokenize` splits
+    them; with `content`, of their content words only (`content_tokens`: what an inversion
+    reveals beyond the function words every sentence has)."""
+    if content:
+        ref, hyp = content_tokens(reference, tokenize), content_tokens(hypothesis, tokenize)
+    else:
+        ref, hyp = words(reference, tokenize), words(hypothesis, tokenize)
     if not ref or not hyp:
         same = float(not ref and not hyp)
         return same, same, same
@@ -84,9 +94,10 @@ class TokenF1Metric(ReferenceText):
 
     value_range = (0.0, 100.0)  # an interval widened by the seeds' spread stays inside
 
-    def __init__(self, text: str = "normalised", content: bool = False) -> None:
+    def __init__(self, text: str = "normalised", content: bool = False,
+                 tokenize: Tokenize = "whitespace") -> None:
         super().__init__(text)
-        self.content = content
+        self.content, self.tokenize = content, tokenize
 
     def sentence_statistics(self, references: Sequence[str], hypotheses: Sequence[str],
                             reference_raw: Sequence[str] | None = None) -> np.ndarray:
@@ -97,7 +108,8 @@ class TokenF1Metric(ReferenceText):
         references = self._references(references, reference_raw)
         rows = np.zeros((len(references), len(COLUMNS)), dtype=np.float64)
         for i, (reference, hypothesis) in enumerate(zip(references, hypotheses)):
-            rows[i] = token_prf(reference, hypothesis, content=self.content)
+            rows[i] = token_prf(reference, hypothesis, content=self.content,
+                                tokenize=self.tokenize)
         return rows
 
     def corpus_score(self, totals: np.ndarray, count: int) -> np.ndarray:
@@ -109,5 +121,5 @@ class TokenF1Metric(ReferenceText):
     def signature(self) -> str:
         """The configuration scored with, recorded beside the score."""
         words = "|words:content" if self.content else ""
-        return (f"tokens:whitespace|bag:multiset|text:{self.text}{words}|empty-pair:1|"
+        return (f"tokens:{self.tokenize}|bag:multiset|text:{self.text}{words}|empty-pair:1|"
                 "mean:sentence")

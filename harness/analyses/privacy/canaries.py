@@ -27,13 +27,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness.analyses.privacy.entities import ENTITY_TYPES, FRAMES, entity_values
+from harness.analyses.privacy.entities import ENTITY_TYPES, FRAMES, entity_values, final_stop
 from harness.analyses.privacy.spec import privacy_settings
 from harness.errors import HarnessError
+from harness.text.words import words
 
 if TYPE_CHECKING:
     from harness.spec import Spec
     from harness.stages.base import RunContext
+    from harness.stages.corpus import Corpus
     from harness.text.subwords import SubwordVocab
 
 __all__ = ["ENTITY_TYPES", "Canary", "canaries", "canary_set", "check_canaries", "drawn_canaries",
@@ -75,14 +77,16 @@ def lexicon(values: Mapping[str, Sequence[str]], normalise: Callable[[str], str]
 
 
 def canaries(count: int, seed: int, values: Mapping[str, Sequence[str]],
-             normalise: Callable[[str], str] = str, candidates: int = 32) -> list[Canary]:
+             normalise: Callable[[str], str] = str, candidates: int = 32, stop: str = "."
+             ) -> list[Canary]:
     """`count` canary sentences from `seed`: canary i fills frame i modulo the frames' number
-    with values drawn from `values` (`lexicon`'s) and is normalised by `normalise`; each entity
-    gets min(`candidates`, its type's values) candidate sentences, the true one first."""
+    with values drawn from `values` (`lexicon`'s), ends in `stop` (`final_stop`) and is
+    normalised by `normalise`; each entity gets min(`candidates`, its type's values) candidate
+    sentences, the true one first."""
     rng = np.random.default_rng(seed)
     found = []
     for index in range(count):
-        frame = FRAMES[index % len(FRAMES)]
+        frame = FRAMES[index % len(FRAMES)] + stop
         kinds = [kind for _, kind in sorted((frame.index("{" + kind + "}"), kind)
                                             for kind in ENTITY_TYPES if "{" + kind + "}" in frame)]
         chosen = {kind: values[kind][int(rng.integers(len(values[kind])))] for kind in kinds}
@@ -121,11 +125,12 @@ def check_canaries(found: Sequence[Canary], encode: Callable[[str], list[int]], 
                            f"{longest + 1}, or set `privacy.canaries: 0`")
 
 
-def canary_set(spec: Spec, vocab: SubwordVocab) -> list[Canary]:
+def canary_set(spec: Spec, vocab: SubwordVocab, sentences: Sequence[str] = ()) -> list[Canary]:
     """The run's canaries (`privacy.canaries`, `privacy.canary_seed`,
     `privacy.canary_candidates`): their entities from the corpus generator's lists or the
     first-party ones, kept where the run's `vocab` writes them without
-    <unk>, normalised like the corpus; refused when `generation.max_len` would cut one."""
+    <unk>, punctuated as `sentences` (the corpus' training sentences) end theirs, normalised
+    like the corpus; refused when `generation.max_len` would cut one."""
     from harness.text.reading import normalise as normalised
 
     section = privacy_settings(spec)
@@ -139,7 +144,7 @@ def canary_set(spec: Spec, vocab: SubwordVocab) -> list[Canary]:
 
     values = lexicon(entity_values(spec.corpus.train.generate), normalise, represents)
     found = canaries(section.canaries, section.canary_seed, values, normalise,
-                     section.canary_candidates)
+                     section.canary_candidates, final_stop(sentences))
     check_canaries(found, lambda sentence: vocab.encode([sentence])[0], vocab.unk_id,
                    spec.generation.max_len)
     return found
@@ -148,18 +153,24 @@ def canary_set(spec: Spec, vocab: SubwordVocab) -> list[Canary]:
 CANARIES_FILE = "canaries.json"
 
 
-def drawn_canaries(ctx: RunContext, vocab: SubwordVocab, vocab_key: str) -> list[Canary]:
+STOP_SAMPLE = 1000
+"""The training sentences `final_stop` reads."""
+
+
+def drawn_canaries(ctx: RunContext, corpus: Corpus, vocab: SubwordVocab, vocab_key: str
+                   ) -> list[Canary]:
     """The run's canaries (`canary_set`), drawn once per run and kept in the cache, so that
     every privacy job (each encoder's points, the floor's) reads the same set."""
     spec = ctx.spec
     section = privacy_settings(spec)
-    parts = {"version": 1, "canaries": section.canaries, "seed": section.canary_seed,
+    parts = {"version": 2, "canaries": section.canaries, "seed": section.canary_seed,
              "candidates": section.canary_candidates, "vocab": vocab_key,
              "normalise": spec.corpus.normalise.model_dump(mode="json"),
-             "generate": spec.corpus.train.generate, "max_len": spec.generation.max_len}
+             "generate": spec.corpus.train.generate, "max_len": spec.generation.max_len,
+             "corpus": corpus.train_key}
 
     def build(directory: Path) -> dict[str, int]:
-        found = canary_set(spec, vocab)
+        found = canary_set(spec, vocab, corpus.train[:STOP_SAMPLE])
         (directory / CANARIES_FILE).write_text(json.dumps(
             [asdict(canary) for canary in found], ensure_ascii=False), encoding="utf-8")
         return {"canaries": len(found)}
@@ -172,8 +183,9 @@ def drawn_canaries(ctx: RunContext, vocab: SubwordVocab, vocab_key: str) -> list
 
 def recovered(entity: str, hypothesis: str) -> tuple[bool, bool]:
     """(exact, partial): the entity's tokens contiguous in the hypothesis; at least half of its
-    tokens anywhere in it (each token counted as often as it occurs)."""
-    tokens, output = entity.split(), hypothesis.split()
+    tokens anywhere in it (each token counted as often as it occurs). Tokens are sacrebleu's
+    13a tokens (`harness.text.words`), so "london." holds "london"."""
+    tokens, output = words(entity), words(hypothesis)
     width = len(tokens)
     exact = any(output[i:i + width] == tokens for i in range(len(output) - width + 1))
     remaining = list(output)

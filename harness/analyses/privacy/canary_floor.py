@@ -71,4 +71,4 @@ def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Comp
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
     trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
     return canary_recovery(ctx, attacker, trained, encoded, vocab,
-                           drawn_canaries(ctx, vocab.vocab, vocab.key))
+                           drawn_canaries(ctx, corpus, vocab.vocab, vocab.key))

@@ -25,18 +25,29 @@ least one subword piece per word, which `generation.max_len` must leave room for
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 ENTITY_TYPES: tuple[str, ...] = ("name", "place", "number", "date")
 
 FRAMES: tuple[str, ...] = (
-    "{name} lives in {place} .",
-    "{name} visited {place} on {date} .",
-    "{name} bought {number} cakes in {place} .",
-    "{name} found {number} keys on {date} .",
-    "{name} ordered {number} cakes on {date} .",
+    "{name} lives in {place}",
+    "{name} visited {place} on {date}",
+    "{name} bought {number} cakes in {place}",
+    "{name} found {number} keys on {date}",
+    "{name} ordered {number} cakes on {date}",
 )
-"""The canary sentences' frames; canary i is frame i modulo their number."""
+"""The canary sentences' frames, without their full stop, which the canaries punctuate as the
+corpus' sentences are (`final_stop`); canary i is frame i modulo their number."""
+
+
+def final_stop(sentences: Sequence[str]) -> str:
+    """How `sentences` (the corpus' training sentences) end a sentence: " ." where most of those
+    that end in a full stop have it apart from the last word (tokenised text, as the quickstart
+    corpus), else "." (running text, as news and Tatoeba)."""
+    stops = [sentence.rstrip() for sentence in sentences if sentence.rstrip().endswith(".")]
+    apart = sum(sentence.endswith(" .") for sentence in stops)
+    return " ." if stops and 2 * apart > len(stops) else "."
+
 
 _FIRST_NAMES = (
     "James Mary John Patricia Robert Jennifer Michael Linda William Elizabeth David Barbara "

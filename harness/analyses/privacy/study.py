@@ -104,7 +104,7 @@ def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, job: Job,
         return PrivacyRecord(encoder=job.encoder, part=job.part,
                              floor_canaries=floor_canaries(ctx, corpus, vocab, attacker),
                              floor_attacks=floor_attacks(ctx, corpus, vocab, attacker, plan))
-    canaries = drawn_canaries(ctx, vocab.vocab, vocab.key) if section.canaries else None
+    canaries = drawn_canaries(ctx, corpus, vocab.vocab, vocab.key) if section.canaries else None
     if job.part == CLEAN:
         got = attack_point(ctx, attacker, encoded, corpus, vocab, canaries=canaries, plan=plan)
         return _record(job, got.point, got)
