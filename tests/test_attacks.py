@@ -18,7 +18,7 @@ from harness_plugins.attacks.decoding import AdaptiveDecoder, Rerank
 from harness_plugins.attacks.nearest import Nearest
 from harness_plugins.attacks.words import BagOfWords, mean_f1, targets, vocabulary
 
-FIRST_PARTY = ("align", "bag-of-words", "corrector", "decoder", "nearest", "rerank")
+FIRST_PARTY = ("align", "bag-of-words", "corrector", "decoder", "nearest", "prior", "rerank")
 
 
 def inputs(texts: list[str], tmp_path: Path, **granted) -> AttackInputs:
@@ -236,6 +236,28 @@ def test_bag_of_words_reads_the_words_of_a_vector_that_holds_them(tmp_path: Path
 # ---------------------------------------------------------------------------------- align
 
 
+def test_the_prior_is_the_constant_with_the_best_mean_content_f1_on_the_leaked_text(
+        tmp_path: Path) -> None:
+    """By hand, 13a content tokens: "tom ran." x3, "mary ran." x2, "tom sat." x1. Repeated
+    sentences "tom ran." (mean F1 (3 x 1 + 2 x 0.5 + 0.5) / 6 = 0.75) and "mary ran."
+    ((3 x 0.5 + 2 x 1) / 6); frequent words ran (5), tom (4), mary (2), sat (1): "ran" (F1 2/3
+    against each of the 5 sentences holding it: 5 x 2/3 / 6) and "ran tom" (0.75, as "tom
+    ran."). The first of the best, "tom ran.", is output for every vector."""
+    from harness_plugins.attacks.prior import Prior, candidates, mean_f1
+
+    texts = ["tom ran."] * 3 + ["mary ran."] * 2 + ["tom sat."]
+    assert candidates(texts, sentences=5, words=2) == ["tom ran.", "mary ran.", "ran",
+                                                        "ran tom"]
+    assert mean_f1(texts, "tom ran.") == pytest.approx(0.75)
+    assert mean_f1(texts, "mary ran.") == pytest.approx((2 + 3 * 0.5) / 6)
+    assert mean_f1(texts, "ran") == pytest.approx(5 * (2 / 3) / 6)
+    assert mean_f1(texts, "ran tom") == pytest.approx(0.75)
+    attack = Prior(sentences=5, words=2)
+    attack.fit(inputs(texts, tmp_path))
+    found = attack.invert(np.zeros((4, 3), dtype=np.float32))
+    assert found.sentences == ["tom ran."] * 4 and found.words is None
+
+
 def test_ridge_leave_one_out_equals_refitting_without_each_pair() -> None:
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal((12, 5)), rng.standard_normal((12, 3))
@@ -306,10 +328,11 @@ privacy:
   canaries: 0
   attacks: [decoder, {name: rerank, candidates: 3}, nearest, bag-of-words, {name: align, pairs: 20},
             {name: align, pairs: 50},
-            {name: corrector, steps: 2, candidates: 2, pairs: 200, epochs: 2, hidden: 32}]
+            {name: corrector, steps: 2, candidates: 2, pairs: 200, epochs: 2, hidden: 32}, prior]
 analyses: [privacy]
 """
-LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-20", "align-50", "corrector"}
+LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-20", "align-50", "corrector",
+          "prior"}
 
 
 @pytest.fixture(scope="module")
@@ -345,6 +368,9 @@ def test_every_point_carries_every_attack_and_the_strongest(attacked) -> None:
                 "token-f1:content"]
             assert all(a.steps is None for label, a in point.attacks.items()
                        if label != "corrector")
+            # the prior reads no vector: one constant output, the same score everywhere
+            prior = point.attacks["prior"].leakage["token-f1:content"].value
+            assert prior == attacked.floor_attacks["prior"].leakage["token-f1:content"].value
 
 
 def test_a_rotation_leaks_within_the_clean_interval_under_the_strongest_attack(attacked) -> None:

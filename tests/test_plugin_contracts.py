@@ -93,6 +93,22 @@ def test_validate_refuses_a_leakage_diagnostic_that_is_not_a_metric_of_the_spec(
         "`privacy.leakage` to one of them\n")
 
 
+def test_validate_refuses_two_attacks_with_one_label(tmp_path: Path) -> None:
+    """Two `align` entries with the same `pairs` and other surrogates are both `align-10`:
+    refused when the spec is read, at the second entry's line, before anything is built."""
+    text = SPEC + ("  attacks:\n    - {name: align, pairs: 10}\n    - decoder\n"
+                   "    - {name: align, pairs: 10, surrogate: random-gaussian}\n")
+    path = write(tmp_path, text)
+    code, stderr = validate(path)
+    assert code == 2
+    assert stderr == (
+        f"error: {path}:{len(text.splitlines())}: privacy.attacks.2: the attacks 0 and 2 are "
+        "both labelled 'align-10' (results.json keeps each point's attacks by label): give "
+        "them different options, or drop one\n")
+    fixed = text.replace(", surrogate: random-gaussian}", "}").replace("pairs: 10}\n", "pairs: 20}\n", 1)
+    assert validate(write(tmp_path, fixed)) == (0, "")
+
+
 def test_defences_without_decoders_or_without_the_privacy_analysis(tmp_path: Path,
                                                                    registry: Registry) -> None:
     text = SPEC.replace("decoders: [{name: mos-lstm, hidden: 8, epochs: 1}]\n", "").replace(

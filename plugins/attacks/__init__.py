@@ -35,6 +35,13 @@ class BagOfWordsOptions(Options):
                             "chooses the decision threshold")
 
 
+class PriorOptions(Options):
+    sentences: int = Field(50, ge=0, description="the most frequent leaked sentences tried as "
+                           "the constant output")
+    words: int = Field(20, ge=0, description="the most frequent content words tried, the "
+                       "first 1, 2, ..., N of them joined")
+
+
 class AlignOptions(Options):
     pairs: int = Field(1000, ge=3, description="leaked (text, vector) pairs the map is fitted "
                        "on (k)")
@@ -92,6 +99,12 @@ def build_bag_of_words(options: BagOfWordsOptions, context: BuildContext) -> Att
                       device=context.device)
 
 
+def build_prior(options: PriorOptions, context: BuildContext) -> Attack:
+    from .prior import Prior
+
+    return Prior(options.sentences, options.words)
+
+
 def build_align(options: AlignOptions, context: BuildContext) -> Attack:
     from .align import Align
 
@@ -101,7 +114,8 @@ def build_align(options: AlignOptions, context: BuildContext) -> Attack:
 @hookimpl
 def register_attacks(register: Register) -> None:
     """Register the adaptive decoder, its re-ranking, iterative correction, the nearest public
-    sentence, bag-of-words inference and few-shot alignment into a surrogate's space."""
+    sentence, bag-of-words inference, few-shot alignment into a surrogate's space and the
+    prior (one constant output)."""
     register("decoder", build_decoder,
              description="the run's decoder trained on the leaked (defended) pairs: its best "
                          "output (Kerscher & Eger 2020, as an adaptive attacker)")
@@ -118,6 +132,10 @@ def register_attacks(register: Register) -> None:
     register("bag-of-words", build_bag_of_words, options=BagOfWordsOptions,
              description="which content words the sentence holds, from its vector (a "
                          "multi-label classifier; Song & Raghunathan 2020)")
+    register("prior", build_prior, options=PriorOptions,
+             description="one constant output for every vector, the best the leaked sentences "
+                         "suggest (a frequent sentence, or the most frequent content words): "
+                         "what knowing the kind of text alone scores")
     register("align", build_align, options=AlignOptions,
              description="a ridge map from k leaked pairs into a surrogate encoder's space, "
                          "read by the surrogate's decoder (ALGEN, Chen et al. 2025)")

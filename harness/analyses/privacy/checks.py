@@ -8,6 +8,7 @@ from __future__ import annotations
 from harness.analyses.privacy.entities import fewest_words
 from harness.analyses.privacy.spec import privacy_settings, studied_defences
 from harness.errors import SpecError
+from harness.protocols import BuildContext
 from harness.spec.positions import Loc, Positions, dotted
 from harness.spec.schema import Spec
 
@@ -27,9 +28,10 @@ def runs_privacy(spec: Spec) -> bool:
 
 def check_privacy(spec: Spec, positions: Positions) -> None:
     """Raise, when the privacy analysis will run, for a spec without decoders, an attacker
-    (`privacy.attacker`) that is not one of the spec's decoders, or a leakage diagnostic
+    (`privacy.attacker`) that is not one of the spec's decoders, a leakage diagnostic
     (`privacy.leakage`, `token-f1` unless set) or the measure attacks are compared on
-    (`privacy.compare_on`, `token-f1:content` unless set) that is not one of its metrics."""
+    (`privacy.compare_on`, `token-f1:content` unless set) that is not one of its metrics, or
+    two attacks with one label (`check_attack_labels`)."""
     if not runs_privacy(spec):
         return
     if spec.reference is not None:
@@ -54,7 +56,24 @@ def check_privacy(spec: Spec, positions: Positions) -> None:
             raise _error(positions, f"{name!r}{default} is not among the spec's metrics "
                                     f"({', '.join(metrics)}): add {name} to `metrics:`, or set "
                                     f"`privacy.{key}` to one of them", ("privacy", key))
+    check_attack_labels(spec, positions)
     check_canaries(spec, positions)
+
+
+def check_attack_labels(spec: Spec, positions: Positions) -> None:
+    """Raise for two entries of `privacy.attacks` with one label (an attack's registered name,
+    or the label it gives itself, as `align-10`): results.json keeps each point's attacks by
+    label. Each attack is built to read its label (cheap: an attack works in `fit`)."""
+    context = BuildContext(seed=spec.seed)
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(privacy_settings(spec).attacks):
+        label = str(getattr(entry.build(context), "label", entry.name))
+        if label in seen:
+            raise _error(positions, f"the attacks {seen[label]} and {index} are both labelled "
+                                    f"{label!r} (results.json keeps each point's attacks by "
+                                    "label): give them different options, or drop one",
+                         ("privacy", "attacks", index))
+        seen[label] = index
 
 
 def check_canaries(spec: Spec, positions: Positions) -> None:

@@ -26,8 +26,9 @@ class PrivacySection(Settings):
     attacker: str | None = None
     # The attacks run on every encoder x defence x level, each a registered attack by name
     # with its options (`harness list` shows them; the core resolves them, `AnalysisParts
-    # .components`): a defence is judged by the strongest.
-    attacks: list[Any] = ["decoder"]
+    # .components`): a defence is judged by the strongest. `prior` (one constant output) puts
+    # the floor at least where knowing the kind of text alone puts it.
+    attacks: list[Any] = ["decoder", "prior"]
     # The measure every attack yields, which names the strongest: a metric of the spec.
     compare_on: str = "token-f1:content"
     # The diagnostic on the figure's leakage axis and in the matched-utility table.
