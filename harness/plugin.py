@@ -69,7 +69,7 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
     "defences and attacks": {
         "protocols": ("BudgetedDefence", "Defence", "defence_budget", "Attack", "AttackInputs",
                       "Decode", "Inversion", "Query", "ThreatModel", "threat_model",
-                      "inversion_problem", "inversion_texts"),
+                      "inversion_problem", "inversion_texts", "ungranted_use"),
     },
     "analyses and their jobs": {
         "protocols": ("Analysis", "Job", "AnalysisParts", "JobRecord",

@@ -71,6 +71,65 @@ def test_the_kit_refuses_an_attack_that_returns_too_few_texts() -> None:
         check_attack(Short())
 
 
+def test_the_kit_names_the_grant_an_attack_uses_without_declaring_it() -> None:
+    """Queries without `queries=True`: the core hands None, and the kit says which grant to
+    declare instead of "'NoneType' object is not callable"."""
+    class Undeclared:
+        threat = ThreatModel(leaked=0)
+
+        def fit(self, inputs: AttackInputs) -> None:
+            self.vectors = inputs.query(["a"])  # type: ignore[misc]
+
+        def invert(self, vectors: np.ndarray) -> Inversion:
+            return Inversion(sentences=["x"] * len(vectors))
+
+    with pytest.raises(AssertionError) as refused:
+        check_attack(Undeclared())
+    message = str(refused.value)
+    assert "'NoneType' object is not callable" in message
+    assert "not granted: queries, public, decoder, surrogate" in message
+    assert "ThreatModel(queries=True)" in message
+
+
+def test_the_core_names_the_grant_an_attack_uses_without_declaring_it() -> None:
+    from harness.analyses.privacy.attacks import _granted
+    from harness.errors import PluginError
+
+    public = AttackInputs(texts=[], vectors=np.zeros((0, 2)), seed=1, workdir=Path()).public
+    with pytest.raises(PluginError) as refused, _granted("my-plugin", "attack 'mine' on avg: fit",
+                                                         ThreatModel(queries=True)):
+        public(["a"])  # type: ignore[misc]  # not granted: None
+    assert str(refused.value) == (
+        "plugin 'my-plugin': attack 'mine' on avg: fit: an input its ThreatModel does not grant "
+        "is None (not granted: public, decoder, surrogate): declare what the attack uses, e.g. "
+        "ThreatModel(public=True)")
+    with pytest.raises(PluginError, match=r"fit: ValueError: bad$"), _granted(
+            "my-plugin", "fit", ThreatModel()):
+        raise ValueError("bad")
+
+
+def test_the_kit_refuses_an_attack_that_writes_into_its_vectors_or_gives_nan_scores() -> None:
+    class Writes:
+        threat = ThreatModel(leaked=0)
+
+        def fit(self, inputs: AttackInputs) -> None:
+            pass
+
+        def invert(self, vectors: np.ndarray) -> Inversion:
+            vectors /= 2  # in place: the store's vectors are read-only
+            return Inversion(sentences=["x"] * len(vectors))
+
+    with pytest.raises(AssertionError, match="writes into the vectors it is handed"):
+        check_attack(Writes())
+
+    class NotANumber(Writes):
+        def invert(self, vectors: np.ndarray) -> Inversion:
+            return Inversion(sentences=["x"] * len(vectors), scores=[float("nan")] * len(vectors))
+
+    with pytest.raises(AssertionError, match="scores that are not finite numbers"):
+        check_attack(NotANumber())
+
+
 # -------------------------------------------------------------------------------- nearest
 
 

@@ -484,7 +484,8 @@ def test_registration_kit_spots_missing_hookimpl_marker() -> None:
         register("unmarked", lambda options, context: None, description="x")
 
     module.register_encoders = register_encoders  # type: ignore[attr-defined]
-    with pytest.raises(AssertionError, match="decorate register_encoders with @harness"):
+    with pytest.raises(AssertionError, match=r"decorate register_encoders with @hookimpl "
+                                             r"\(from harness\.plugin import hookimpl\)"):
         check_registration(module)
 
 

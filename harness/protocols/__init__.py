@@ -32,6 +32,7 @@ from harness.protocols.attack import (
     inversion_problem,
     inversion_texts,
     threat_model,
+    ungranted_use,
 )
 from harness.protocols.components import (
     BuildContext,
@@ -138,6 +139,6 @@ __all__ = [
     "declared_model", "defence_budget", "fit_version", "fits_resumably", "has_chance_level",
     "higher_is_better", "inversion_problem", "inversion_texts", "is_positional", "is_seeded",
     "metric_signature", "over_seeds", "plural", "value_range",
-    "proportion_counts", "required_fields", "resolve_ref", "threat_model",
+    "proportion_counts", "required_fields", "resolve_ref", "threat_model", "ungranted_use",
     "unrelated_pairing", "wants_vector_statistics",
 ]

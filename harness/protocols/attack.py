@@ -11,6 +11,7 @@ appears in annotations only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,7 +144,27 @@ def inversion_problem(inversion: object, count: int) -> str | None:
     for step, sentences in enumerate(inversion.steps or []):
         if len(sentences) != count or not all(isinstance(s, str) for s in sentences):
             return f"invert returned {len(sentences)} sentences at step {step} for {count} vectors"
+    if inversion.scores is not None and not all(
+            isinstance(score, (int, float)) and math.isfinite(score)
+            for score in inversion.scores):
+        return "invert returned scores that are not finite numbers"
     return None
+
+
+def ungranted_use(error: BaseException, threat: ThreatModel) -> str | None:
+    """When `error` is what using an input the threat model does not grant raises (an
+    ungranted input is None: "'NoneType' object is not callable"), what to declare, in a
+    sentence naming `ThreatModel`; else None."""
+    if "NoneType" not in str(error):
+        return None
+    ungranted = [flag for flag, granted in (("queries", threat.queries), ("public", threat.public),
+                                            ("decoder", threat.decoder),
+                                            ("surrogate", threat.surrogate)) if not granted]
+    if not ungranted:
+        return None
+    return ("an input its ThreatModel does not grant is None (not granted: "
+            f"{', '.join(ungranted)}): declare what the attack uses, e.g. "
+            f"ThreatModel({ungranted[0]}=True)")
 
 
 def inversion_texts(inversion: Inversion) -> list[str]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,10 @@ def check_attack(attack: Any, sentences: Sequence[str] | None = None) -> list[st
       kit's sentences; the first half leaked, the second half attacked) and a hashed
       bag-of-words embedding (`bag_embedding`) standing in for the encoder, queries, decoder
       and surrogate included where it asks for them;
+    - it uses only what its threat model grants (an ungranted input is None) and leaves the
+      vectors it is handed unchanged (they are read-only, as the store's memory maps are);
     - `invert` returns a `harness.protocols.Inversion` with one string (or one list of
-      strings) per attacked vector, and as many scores when it gives scores;
+      strings) per attacked vector, and as many finite scores when it gives scores;
     - it is reproducible: fitting again with the same seed reads the same texts back.
     """
     from harness.protocols import Attack, threat_model
@@ -54,8 +57,10 @@ def check_attack(attack: Any, sentences: Sequence[str] | None = None) -> list[st
     found = []
     for _ in range(2):
         with tempfile.TemporaryDirectory() as workdir:
-            attack.fit(_inputs(threat, leaked, Path(workdir)))
-            inversion = attack.invert(bag_embedding(attacked))
+            with _as_the_core_runs(name, "fit", threat):
+                attack.fit(_inputs(threat, leaked, Path(workdir)))
+            with _as_the_core_runs(name, "invert", threat):
+                inversion = attack.invert(_read_only(bag_embedding(attacked)))
         found.append(_texts(name, inversion, len(attacked)))
     if found[0] != found[1]:
         raise fail(f"{name} is not reproducible: fitted twice with the same seed, it read "
@@ -75,7 +80,8 @@ def _inputs(threat: Any, leaked: list[str], workdir: Path) -> Any:
         cosines = np.asarray(vectors) @ bag_embedding(leaked).T
         return [[leaked[j] for j in np.argsort(-row, kind="stable")[:k]] for row in cosines]
 
-    return AttackInputs(texts=texts, vectors=bag_embedding(texts), seed=1, workdir=workdir,
+    return AttackInputs(texts=texts, vectors=_read_only(bag_embedding(texts)), seed=1,
+                        workdir=workdir,
                         query=(lambda batch: bag_embedding(list(batch))) if threat.queries
                         else None,
                         public=list(leaked) if threat.public else None,
@@ -83,6 +89,32 @@ def _inputs(threat: Any, leaked: list[str], workdir: Path) -> Any:
                         surrogate_vectors=bag_embedding(texts, 48) if threat.surrogate else None,
                         surrogate_decode=(lambda vectors, k: [[leaked[0]]] * len(vectors))
                         if threat.surrogate else None)
+
+
+def _read_only(vectors: np.ndarray) -> np.ndarray:
+    vectors.setflags(write=False)
+    return vectors
+
+
+@contextmanager
+def _as_the_core_runs(name: str, method: str, threat: Any) -> Iterator[None]:
+    """Fail, with what to do, where the core would refuse: an ungranted input used, the
+    read-only vectors written."""
+    from harness.protocols import ungranted_use
+
+    try:
+        yield
+    except (TypeError, AttributeError) as exc:
+        hint = ungranted_use(exc, threat)
+        if hint is None:
+            raise
+        raise fail(f"{name}.{method}: {type(exc).__name__}: {exc}", hint) from exc
+    except ValueError as exc:
+        if "read-only" not in str(exc):
+            raise
+        raise fail(f"{name}.{method} writes into the vectors it is handed ({exc})",
+                   "copy them first (np.array(vectors)): the store's vectors are read-only "
+                   "memory maps") from exc
 
 
 def _texts(name: str, inversion: Any, count: int) -> list[str]:

@@ -11,6 +11,9 @@ from harness.protocols import ComponentInfo, Options
 from harness.registry.checks import component_problems
 from harness.testing.failures import fail
 
+HOOKIMPL = "from harness.plugin import hookimpl"
+"""Where a plugin imports the marker of its hooks."""
+
 
 def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> list[ComponentInfo]:
     """Return what `plugin_module` registers, after checking it registers valid components.
@@ -45,14 +48,14 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
               for impl in getattr(manager.hook, hook).get_hookimpls() if impl.plugin_name == name}
     unmarked = [h for h in hooks if callable(getattr(plugin_module, h, None)) and h not in marked]
     if not infos and not registry.commands:  # a plugin may add only commands
-        advice = (f"decorate {', '.join(unmarked)} with @harness.registry.hookspecs.hookimpl"
-                  if unmarked else f"implement one of {', '.join(hooks)} with "
-                  "@harness.registry.hookspecs.hookimpl and call register(name, factory, ...)")
+        advice = (f"decorate {', '.join(unmarked)} with @hookimpl ({HOOKIMPL})" if unmarked
+                  else f"implement one of {', '.join(hooks)} with @hookimpl ({HOOKIMPL}) and "
+                  "call register(name, factory, ...)")
         raise fail(f"plugin {name!r} registers no component", advice)
     if unmarked:
         warnings.warn(f"plugin {name!r}: {', '.join(unmarked)} "
                       f"{'is' if len(unmarked) == 1 else 'are'} not marked @hookimpl, so the "
-                      "loader never calls it; decorate it with @harness.registry.hookspecs.hookimpl",
+                      f"loader never calls it; decorate it with @hookimpl ({HOOKIMPL})",
                       UserWarning, stacklevel=2)
     for info in infos:
         _check_info(info)

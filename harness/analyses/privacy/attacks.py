@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from harness.protocols import (
     inversion_problem,
     inversion_texts,
     threat_model,
+    ungranted_use,
 )
 from harness.spec import Component, Entry, encode_batch_size
 from harness.stages.base import RunContext
@@ -180,9 +182,9 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
         inputs = _inputs(ctx, corpus, vocab, target, threat, leaked, surrogate,
                          directory / "work", label)
         what = f"attack {label!r} on {target.label}"
-        with plugin_call(entry.plugin, f"{what}: fit"):
+        with _granted(entry.plugin, f"{what}: fit", threat):
             attack.fit(inputs)
-        with plugin_call(entry.plugin, f"{what}: invert"):
+        with _granted(entry.plugin, f"{what}: invert", threat):
             inversion = attack.invert(np.asarray(encoded.vectors("test"), dtype=np.float32))
         inversion = _checked(inversion, len(corpus.test), entry.plugin, what)
         hypotheses, steps = inversion_texts(inversion), inversion.steps or []
@@ -208,6 +210,20 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
     return (samples(SAMPLES_FILE, directory.name), bool(summary["words_only"]),
             [samples(STEP_FILE.format(step=step), f"{directory.name}-step{step}")
              for step in range(summary.get("steps", 0))])
+
+
+@contextmanager
+def _granted(plugin: str, what: str, threat: ThreatModel) -> Iterator[None]:
+    """`plugin_call`, and an attack that uses an input its threat model does not grant (None)
+    told which grant to declare (`ungranted_use`)."""
+    try:
+        with plugin_call(plugin, what):
+            yield
+    except PluginError as error:
+        hint = ungranted_use(error.__cause__ or error, threat)
+        if hint is None:
+            raise
+        raise PluginError(plugin, f"{what}: {hint}") from error.__cause__
 
 
 def _leaked(threat: ThreatModel, corpus: Corpus) -> int:
