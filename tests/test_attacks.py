@@ -3,6 +3,7 @@ against a case whose answer is known or an independent computation."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -395,7 +396,8 @@ LABELS = {"decoder", "rerank", "nearest", "bag-of-words", "align-20", "align-50"
 
 
 @pytest.fixture(scope="module")
-def attacked(tmp_path_factory: pytest.TempPathFactory):
+def attacked_run(tmp_path_factory: pytest.TempPathFactory):
+    """The run's directory and its privacy results."""
     from harness.runner import run_spec
     from harness.spec import load_spec
     from harness.util.cache import Cache
@@ -403,7 +405,28 @@ def attacked(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("attacked")
     (folder / "spec.yaml").write_text(RUN_SPEC, encoding="utf-8")
     spec = load_spec(folder / "spec.yaml", registry=load_registry())
-    return run_spec(spec, folder / "run", cache=Cache(folder / "cache")).privacy
+    return folder / "run", run_spec(spec, folder / "run", cache=Cache(folder / "cache")).privacy
+
+
+@pytest.fixture(scope="module")
+def attacked(attacked_run):
+    return attacked_run[1]
+
+
+def test_every_attacks_output_is_in_the_run_directory(attacked_run) -> None:
+    """attacks/ENCODER/PART/LABEL.jsonl: one line per test sentence, the reference and what
+    the attack read back, at every point and on the floor's vectors."""
+    run, privacy = attacked_run
+    studied = ["clean", "rotation@0", "gaussian@0"]
+    parts = {"avg": studied, "gem": studied, "random-gaussian": ["floor"]}  # a control
+    for encoder, found in parts.items():
+        for part in found:
+            for label in LABELS:
+                path = run / "attacks" / encoder / part / f"{label}.jsonl"
+                lines = [json.loads(line) for line in path.read_text().splitlines()]
+                assert len(lines) == 60 and {"reference", "hypothesis"} <= set(lines[0]), path
+    prior = run / "attacks" / "avg" / "clean" / "prior.jsonl"
+    assert len({json.loads(line)["hypothesis"] for line in prior.read_text().splitlines()}) == 1
 
 
 def test_every_point_carries_every_attack_and_the_strongest(attacked) -> None:

@@ -115,10 +115,21 @@ def surrogate_name(spec: SpecView, attacked: str, asked: str | None) -> str | No
     return chosen
 
 
+@dataclass(frozen=True)
+class Attacks:
+    """Every attack of a plan on one target: attack label -> what it leaked (`leakage`) and
+    the file of what it read back (`outputs`: JSON lines of `reference` and `hypothesis`, in
+    the cache)."""
+
+    leakage: dict[str, AttackLeakage]
+    outputs: dict[str, Path]
+
+
 def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
-                plan: AttackPlan) -> dict[str, AttackLeakage]:
-    """Attack label -> what it leaked: every attack of `plan` on `target`."""
+                plan: AttackPlan) -> Attacks:
+    """Every attack of `plan` on `target`: what each leaked, and where its output lies."""
     found: dict[str, AttackLeakage] = {}
+    outputs: dict[str, Path] = {}
     for entry in plan.entries:
         attack = ctx.build(entry, f"for {target.label}")
         try:
@@ -139,6 +150,7 @@ def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
                                "encoder and the run has no other encoder under study to be one")
         samples, words_only, steps = _inversion(ctx, corpus, vocab, target, entry, attack,
                                                 label, helper)
+        outputs[label] = samples.path
         metrics = [m for m in ctx.spec.metrics if not m.info.needs
                    and (m.name == plan.compare_on or not words_only)]
         scores = {m.name: scored(ctx, m, samples)[0] for m in metrics}
@@ -148,7 +160,7 @@ def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
             sentences=not words_only, leakage=scores,
             steps=[scored(ctx, compared[0], step)[0] for step in steps] if steps and compared
             else None)
-    return found
+    return Attacks(found, outputs)
 
 
 def strongest(attacks: dict[str, AttackLeakage], compare_on: str) -> str | None:

@@ -10,10 +10,16 @@ canaries without such an encoder (`harness.analyses.privacy.checks.check_canarie
 from __future__ import annotations
 
 from harness.analyses.floor.gains import floor_encoder
-from harness.analyses.privacy.attacks import AttackPlan, Target, run_attacks, surrogate_needs
+from harness.analyses.privacy.attacks import (
+    AttackPlan,
+    Attacks,
+    Target,
+    run_attacks,
+    surrogate_needs,
+)
 from harness.analyses.privacy.canaries import drawn_canaries
 from harness.analyses.privacy.canary_recovery import canary_recovery
-from harness.analyses.privacy.results import AttackLeakage, EntityRecovery
+from harness.analyses.privacy.results import EntityRecovery
 from harness.analyses.privacy.spec import privacy_settings
 from harness.protocols import DecoderView, Job, SpecView
 from harness.spec import Component
@@ -45,10 +51,10 @@ def floor_jobs(spec: SpecView, name: str, attacker: DecoderView, clean: Job | No
 
 
 def floor_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
-                  plan: AttackPlan) -> dict[str, AttackLeakage] | None:
-    """Attack label -> what every attack of `plan` reads back from the floor encoder's clean
-    vectors (no information: the prior, and whatever an attack brings of its own); None
-    without attacks or a floor encoder."""
+                  plan: AttackPlan) -> Attacks | None:
+    """What every attack of `plan` reads back from the floor encoder's clean vectors (no
+    information: the prior, and whatever an attack brings of its own); None without attacks
+    or a floor encoder."""
     floor = floor_encoder(ctx.spec)
     if not plan.entries or floor is None:
         return None

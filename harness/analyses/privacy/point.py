@@ -6,7 +6,9 @@ evaluate), so a rerun decodes nothing twice."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.analyses.privacy.attacks import AttackPlan, Target, run_attacks, strongest
@@ -36,6 +38,7 @@ class Attacked:
     point: PrivacyPoint
     trained: TrainedDecoder
     results: tuple[TaskResult, ...] = ()
+    outputs: Mapping[str, Path] = field(default_factory=dict)  # attack label -> its output
 
 
 def attack_point(ctx: RunContext, attacker: Component, encoded: Encoded, corpus: Corpus,
@@ -48,8 +51,9 @@ def attack_point(ctx: RunContext, attacker: Component, encoded: Encoded, corpus:
     trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
     leakage = leaked(ctx, attacker, trained, encoded, corpus, vocab, clean=clean)
     where = encoded.encoder + (f" under {describes or defence}" if defence else " (clean)")
-    attacks = (run_attacks(ctx, corpus, vocab, Target(encoded, attacker, trained, where), plan)
-               if plan is not None and plan.entries else None)
+    ran = (run_attacks(ctx, corpus, vocab, Target(encoded, attacker, trained, where), plan)
+           if plan is not None and plan.entries else None)
+    attacks = ran.leakage if ran is not None else None
     tasks = (evaluate_tasks(ctx, [encoded]).get(encoded.encoder, [])
              if ctx.spec.downstream.tasks else [])
     recovery = (canary_recovery(ctx, attacker, trained, encoded, vocab, canaries)
@@ -63,7 +67,8 @@ def attack_point(ctx: RunContext, attacker: Component, encoded: Encoded, corpus:
                          canaries=recovery, attacks=attacks,
                          strongest=(strongest(attacks, plan.compare_on)
                                     if attacks and plan is not None else None))
-    return Attacked(point=point, trained=trained, results=tuple(tasks))
+    return Attacked(point=point, trained=trained, results=tuple(tasks),
+                    outputs=ran.outputs if ran is not None else {})
 
 
 def leaked(ctx: RunContext, attacker: Component, trained: TrainedDecoder, encoded: Encoded,

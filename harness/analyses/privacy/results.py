@@ -138,3 +138,6 @@ class PrivacyRecord(JobRecord):
     scores: dict[str, TaskScore] = {}
     floor_canaries: dict[str, EntityRecovery] | None = None
     floor_attacks: dict[str, AttackLeakage] | None = None
+    outputs: dict[str, str] = {}
+    """Attack label -> the cache file of what it read back at this point (or on the floor's
+    vectors), which `run` copies into the run directory (`attacks/`)."""

@@ -6,7 +6,9 @@ information (`random-gaussian`), undefended, and its attacker's canaries (`canar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.analyses.floor.gains import floor_encoder
@@ -101,9 +103,11 @@ def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, job: Job,
     attacker = _attacker(spec.decoders, section.attacker)
     plan = _plan(ctx, corpus, vocab, attacker, job.encoder)
     if job.part == FLOOR:
+        found = floor_attacks(ctx, corpus, vocab, attacker, plan)
         return PrivacyRecord(encoder=job.encoder, part=job.part,
                              floor_canaries=floor_canaries(ctx, corpus, vocab, attacker),
-                             floor_attacks=floor_attacks(ctx, corpus, vocab, attacker, plan))
+                             floor_attacks=found.leakage if found is not None else None,
+                             outputs=_outputs(found.outputs if found is not None else {}))
     canaries = drawn_canaries(ctx, corpus, vocab.vocab, vocab.key) if section.canaries else None
     if job.part == CLEAN:
         got = attack_point(ctx, attacker, encoded, corpus, vocab, canaries=canaries, plan=plan)
@@ -125,7 +129,28 @@ def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, job: Job,
 
 def _record(job: Job, point: PrivacyPoint, got: Attacked) -> PrivacyRecord:
     return PrivacyRecord(encoder=job.encoder, part=job.part, point=point,
-                         scores={r.task: task_score(r) for r in got.results})
+                         scores={r.task: task_score(r) for r in got.results},
+                         outputs=_outputs(got.outputs))
+
+
+def _outputs(found: Mapping[str, Path]) -> dict[str, str]:
+    return {label: str(path) for label, path in found.items()}
+
+
+ATTACKS_FOLDER = "attacks"
+"""Where in the run directory each attack's output lies: attacks/ENCODER/PART/LABEL.jsonl."""
+
+
+def write_attack_outputs(out: Path, records: Sequence[PrivacyRecord]) -> None:
+    """Copy every attack's output at every point from the cache into the run directory:
+    `attacks/ENCODER/PART/LABEL.jsonl` (PART "clean", a defence level such as "gaussian@0",
+    or "floor"), JSON lines of `index`, `reference` and `hypothesis`, as `samples/` holds the
+    decoders'."""
+    for record in records:
+        for label, source in record.outputs.items():
+            target = out / ATTACKS_FOLDER / record.encoder / record.part / f"{label}.jsonl"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
 
 
 def privacy_study(run: AnalysisRun) -> Privacy | None:
@@ -140,6 +165,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
         raise HarnessError(f"privacy.leakage: {section.leakage!r} is not among the spec's "
                            f"metrics ({', '.join(m.name for m in spec.metrics)})")
     records = run.records(PrivacyRecord)
+    write_attack_outputs(run.out, records)
     points = _points(records)
     floor = floor_encoder(spec)
     floor_scores = next((r.metrics for r in run.runs
