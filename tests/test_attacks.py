@@ -455,6 +455,39 @@ def test_every_point_carries_every_attack_and_the_strongest(attacked) -> None:
             assert prior == attacked.floor_attacks["prior"].leakage["token-f1:content"].value
 
 
+def test_two_verdicts_each_with_its_strongest_attack(attacked_run) -> None:
+    """Word leakage: the strongest on token-f1:content of every attack; text recovery: the
+    strongest on BLEU (the spec scores it) of those that write sentences, never bag-of-words.
+    At matched utility each verdict names its attack and that attack's score on the clean
+    vectors; the report's tables say which attack and which measure."""
+    run, privacy = attacked_run
+    assert (privacy.compare_on, privacy.text_on) == ("token-f1:content", "bleu")
+    for points in privacy.points.values():
+        for point in points:
+            writers = {label: a.leakage["bleu"].value for label, a in point.attacks.items()
+                       if a.sentences}
+            assert "bag-of-words" not in writers
+            assert point.strongest_text == max(writers, key=writers.get)
+    for encoder, by_defence in privacy.matched_text.items():
+        clean = privacy.points[encoder][0]
+        for found in by_defence.values():
+            if found.attack is not None:
+                assert found.clean == clean.attacks[found.attack].leakage["bleu"]
+    for encoder, by_defence in privacy.matched.items():
+        clean = privacy.points[encoder][0]
+        for found in by_defence.values():
+            if found.attack is not None:
+                assert found.clean == clean.attacks[found.attack].leakage["token-f1:content"]
+    report = (run / "report.md").read_text(encoding="utf-8")
+    assert ("| encoder | defence | level | utility [95% interval] | strongest attack | "
+            "token-f1:content of the attack | token-f1:content of the attack, clean vectors |"
+            ) in report
+    assert ("| encoder | defence | level | utility [95% interval] | strongest attack | bleu of "
+            "the attack | bleu of the attack, clean vectors | id of the attack |") in report
+    assert "Word leakage at 95% of the clean utility" in report
+    assert "Text recovery at 95% of the clean utility" in report
+
+
 def test_a_rotation_leaks_within_the_clean_interval_under_the_strongest_attack(attacked) -> None:
     for points in attacked.points.values():
         clean, rotated = points[0], points[1]

@@ -93,6 +93,17 @@ def test_validate_refuses_a_leakage_diagnostic_that_is_not_a_metric_of_the_spec(
         "`privacy.leakage` to one of them\n")
 
 
+def test_validate_refuses_a_text_measure_the_spec_does_not_score(tmp_path: Path) -> None:
+    text = SPEC + "  text_on: bleu\n"
+    path = write(tmp_path, text)
+    assert validate(path) == (2, (
+        f"error: {path}:{line_of(text, 'text_on:')}: privacy.text_on: 'bleu' is not among the "
+        "spec's metrics (id, token-f1, token-f1:content): add bleu to `metrics:`, or set "
+        "`privacy.text_on` to one of them\n"))
+    # unset: no text verdict without bleu among the metrics, and nothing refused
+    assert validate(write(tmp_path, SPEC)) == (0, "")
+
+
 def test_validate_refuses_two_attacks_with_one_label(tmp_path: Path) -> None:
     """Two `align` entries with the same `pairs` and other surrogates are both `align-10`:
     refused when the spec is read, at the second entry's line, before anything is built."""

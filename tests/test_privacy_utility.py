@@ -168,14 +168,17 @@ def test_the_report_shows_the_non_adaptive_attacker_the_left_out_tasks_and_the_i
                       points={"avg": [clean, noisy]},
                       matched={"avg": {"gaussian": MatchedLeakage(
                           level=0.5, utility=0.97, utility_ci95=(0.951, 1.01),
-                          leakage=noisy.leakage["token-f1"])}})
+                          leakage=noisy.leakage["token-f1"], clean=clean.leakage["token-f1"])}})
     (section,) = privacy_sections(SimpleNamespace(privacy=privacy), {})  # type: ignore[arg-type]
     text = " ".join(section.text)
     assert "lower bound of its utility's 95% interval" in text
     assert "avg: syn-order (no margin over chance when clean)" in text
     matched, *_, non_adaptive = section.tables
+    # no attack ran: the decoder's own leakage, labelled as such, the same decoder's clean
+    assert matched.header[4:] == ["strongest attack", "token-f1 of the attack",
+                                  "token-f1 of the attack, clean vectors"]
     assert matched.rows == [["avg", "gaussian", "0.5", "0.970 [0.951, 1.010]",
-                             "20.0 [19.0, 21.0]", "50.0"]]
+                             "decoder (mos-lstm)", "20.0 [19.0, 21.0]", "50.0"]]
     assert non_adaptive.header == ["encoder", "vectors", "token-f1 adaptive",
                                    "token-f1 non-adaptive"]
     assert non_adaptive.rows == [["avg", "gaussian 0.5", "20.0 [19.0, 21.0]",

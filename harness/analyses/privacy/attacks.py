@@ -67,12 +67,15 @@ class Surrogate:
 @dataclass(frozen=True)
 class AttackPlan:
     """The attacks a run runs on every point: the resolved entries of `privacy.attacks`, the
-    surrogate encoder an attack may ask for (`surrogate(name)`, None: the run's choice), and
-    the measure that names the strongest (`privacy.compare_on`)."""
+    surrogate encoder an attack may ask for (`surrogate(name)`, None: the run's choice), the
+    measure that names the strongest (`privacy.compare_on`: word leakage) and the one that
+    names the strongest of those that write sentences (`text_measure`: text recovery; None:
+    no text verdict)."""
 
     entries: Sequence[Entry]
     surrogate: Callable[[str | None], Surrogate | None]
     compare_on: str
+    text_on: str | None = None
 
 
 @dataclass(frozen=True)
@@ -163,10 +166,12 @@ def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
     return Attacks(found, outputs)
 
 
-def strongest(attacks: dict[str, AttackLeakage], compare_on: str) -> str | None:
+def strongest(attacks: dict[str, AttackLeakage], compare_on: str, *,
+              sentences: bool = False) -> str | None:
     """The label of the attack with the highest `compare_on` score (the first among equals),
-    or None when none has one."""
+    among those that write sentences with `sentences`, or None when none has one."""
     scored_ = [(label, value) for label, a in attacks.items() if compare_on in a.leakage
+               and (a.sentences or not sentences)
                and (value := a.leakage[compare_on].value) is not None]
     return max(scored_, key=lambda item: item[1])[0] if scored_ else None
 

@@ -49,9 +49,9 @@ def check_privacy(spec: Spec, positions: Positions) -> None:
                               f"({', '.join(decoders)}): name one of them, or remove "
                               "`attacker` to attack with the first", ("privacy", "attacker"))
     metrics = [metric.name for metric in spec.metrics]
-    for key in ("leakage", "compare_on"):
+    for key in ("leakage", "compare_on", "text_on"):
         name = getattr(section, key)
-        if name not in metrics:
+        if name is not None and name not in metrics:
             default = "" if key in section.model_fields_set else " (the default)"
             raise _error(positions, f"{name!r}{default} is not among the spec's metrics "
                                     f"({', '.join(metrics)}): add {name} to `metrics:`, or set "

@@ -66,7 +66,10 @@ def attack_point(ctx: RunContext, attacker: Component, encoded: Encoded, corpus:
                                        if (level := chance_level(r)) is not None},
                          canaries=recovery, attacks=attacks,
                          strongest=(strongest(attacks, plan.compare_on)
-                                    if attacks and plan is not None else None))
+                                    if attacks and plan is not None else None),
+                         strongest_text=(strongest(attacks, plan.text_on, sentences=True)
+                                         if attacks and plan is not None and plan.text_on
+                                         else None))
     return Attacked(point=point, trained=trained, results=tuple(tasks),
                     outputs=ran.outputs if ran is not None else {})
 

@@ -9,9 +9,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.analyses.privacy.canary_report import canary_section
-from harness.analyses.privacy.results import Privacy, PrivacyPoint, judged_by
+from harness.analyses.privacy.results import (
+    MatchedLeakage,
+    Privacy,
+    PrivacyPoint,
+    judged_by,
+)
 from harness.report.elements import Section, Table, fmt, fmt_interval
 from harness.results.model import RunResults
+from harness.results.records import MetricScore
 
 FIGURE = "privacy-utility.png"
 LEAKED_FIGURE = "privacy-leaked-pairs.png"
@@ -141,7 +147,7 @@ def privacy_sections(results: RunResults, figures: Mapping[str, bytes]) -> list[
                     f"leaks {fmt(floor.value if floor else None)} {privacy.leakage} undefended.")
     sections = [Section("Privacy: leakage against utility", text,
                         figures=[name for name in (FIGURE, LEAKED_FIGURE) if name in figures],
-                        tables=[_matched_table(privacy), _points_table(privacy),
+                        tables=[*_matched_tables(privacy), _points_table(privacy),
                                 *_attacks_table(privacy), *_steps_table(privacy),
                                 *_non_adaptive_table(privacy)])]
     if privacy.canaries:
@@ -149,22 +155,55 @@ def privacy_sections(results: RunResults, figures: Mapping[str, bytes]) -> list[
     return sections
 
 
-def _matched_table(privacy: Privacy) -> Table:
+def _matched_tables(privacy: Privacy) -> list[Table]:
+    """The two verdicts at matched utility, each labelled by its attack and measure: word
+    leakage (the strongest attack on `compare_on`, or the decoder's `leakage` where no attack
+    ran) and, where the spec has one, text recovery (the strongest attack that writes
+    sentences on `text_on`, with its exact match)."""
+    attacked = any(p.strongest for rows in privacy.points.values() for p in rows)
+    words = privacy.compare_on if attacked and privacy.compare_on else privacy.leakage
+    tables = [_matched_table(privacy, privacy.matched, words, "Word leakage")]
+    if privacy.matched_text and privacy.text_on:
+        tables.append(_matched_table(privacy, privacy.matched_text, privacy.text_on,
+                                     "Text recovery", exact="id"))
+    return tables
+
+
+def _matched_table(privacy: Privacy, matched: Mapping[str, Mapping[str, MatchedLeakage]],
+                   measure: str, verdict: str, exact: str | None = None) -> Table:
+    """One verdict: per encoder and defence, the least-leaking level keeping the target
+    utility, the attack it is judged by, that attack's `measure` there and on the clean
+    vectors (and its `exact` match there, for text recovery)."""
+    def cell(score: MetricScore | None) -> str:
+        return "–" if score is None else f"{fmt(score.value)} {fmt_interval(score.ci95)}".strip()
+
     rows = []
-    for encoder, by_defence in privacy.matched.items():
-        clean = privacy.points[encoder][0].leakage[privacy.leakage]
-        for defence, matched in by_defence.items():
-            score = matched.leakage
-            level = ("one setting" if matched.utility is not None else "–") \
-                if matched.level is None else _level(matched.level)
-            rows.append([encoder, defence, level,
-                         f"{fmt(matched.utility, 3)} {fmt_interval(matched.utility_ci95, 3)}"
-                         .strip(),
-                         f"{fmt(score.value)} {fmt_interval(score.ci95)}".strip() if score
-                         else "–", fmt(clean.value)])
-    return Table(f"Leakage at {100 * privacy.matched_utility:g}% of the clean utility",
-                 ["encoder", "defence", "level", "utility [95% interval]", privacy.leakage,
-                  f"{privacy.leakage} clean"], rows)
+    for encoder, by_defence in matched.items():
+        for defence, found in by_defence.items():
+            level = ("one setting" if found.utility is not None else "–") \
+                if found.level is None else _level(found.level)
+            row = [encoder, defence, level,
+                   f"{fmt(found.utility, 3)} {fmt_interval(found.utility_ci95, 3)}".strip(),
+                   found.attack or (f"decoder ({privacy.attacker})" if found.leakage else "–"),
+                   cell(found.leakage), cell(found.clean)]
+            if exact is not None:
+                row.append(cell(_exact(privacy, encoder, defence, found, exact)))
+            rows.append(row)
+    return Table(f"{verdict} at {100 * privacy.matched_utility:g}% of the clean utility: the "
+                 f"strongest attack at the level and its {measure} (95% intervals over the test "
+                 "sentences), and the same attack on the clean vectors",
+                 ["encoder", "defence", "level", "utility [95% interval]", "strongest attack",
+                  f"{measure} of the attack", f"{measure} of the attack, clean vectors",
+                  *([f"{exact} of the attack"] if exact is not None else [])], rows)
+
+
+def _exact(privacy: Privacy, encoder: str, defence: str, found: MatchedLeakage,
+           measure: str) -> MetricScore | None:
+    """The matched level's attack's score on `measure` at that level."""
+    point = next((p for p in privacy.points.get(encoder, [])
+                  if p.defence == defence and p.level == found.level), None)
+    attack = (point.attacks or {}).get(found.attack or "") if point is not None else None
+    return attack.leakage.get(measure) if attack is not None else None
 
 
 def _left_out_note(privacy: Privacy) -> list[str]:
@@ -225,10 +264,15 @@ def _attacks_table(privacy: Privacy) -> list[Table]:
                              f"{fmt(score.value)} {fmt_interval(score.ci95)}".strip())
             best = attacks[point.strongest].leakage[measure] if point.strongest else None
             n = fmt(best.support) if best is not None else "–"
-            rows.append([encoder, _label(point), *cells, point.strongest or "–", n])
+            text = ([point.strongest_text or "–"] if privacy.text_on else [])
+            rows.append([encoder, _label(point), *cells, point.strongest or "–", *text, n])
+    text_header = ([f"strongest on {privacy.text_on} (writes sentences)"] if privacy.text_on
+                   else [])
     return [Table(f"Every attack's {measure} (95% interval over the test sentences; the "
-                  "strongest, the highest, is what a defence is judged by)",
-                  ["encoder", "vectors", *labels, "strongest", "n"], rows)]
+                  "strongest, the highest, is what word leakage is judged by; text recovery "
+                  "by the strongest of the attacks that write sentences)",
+                  ["encoder", "vectors", *labels, f"strongest on {measure}", *text_header,
+                   "n"], rows)]
 
 
 def _steps_table(privacy: Privacy) -> list[Table]:

@@ -58,8 +58,10 @@ class PrivacyPoint(Record):
     over both scores' sampling distributions, absent for the clean vectors, whose utility is 1
     by definition; `utility_left_out`, task -> why it is not in the mean), canary recovery by
     entity type, and with `non_adaptive` the clean attacker's diagnostics on the defended test
-    vectors; `attacks`, every attack of `privacy.attacks` by label, and `strongest`, the label
-    of the one that recovers most on `Privacy.compare_on`."""
+    vectors; `attacks`, every attack of `privacy.attacks` by label; the two verdicts'
+    strongest attacks: `strongest`, the label of the one that recovers most on
+    `Privacy.compare_on` (word leakage), and `strongest_text`, of the attacks that write
+    sentences the one that recovers most on `Privacy.text_on` (text recovery)."""
 
     defence: str = ""
     level: Any = None
@@ -79,6 +81,7 @@ class PrivacyPoint(Record):
     non_adaptive: dict[str, MetricScore] | None = Field(None, exclude_if=is_none)
     attacks: dict[str, AttackLeakage] | None = Field(None, exclude_if=is_none)
     strongest: str | None = Field(None, exclude_if=is_none)
+    strongest_text: str | None = Field(None, exclude_if=is_none)
 
 
 def judged_by(point: PrivacyPoint, metric: str, compare_on: str | None) -> MetricScore | None:
@@ -98,6 +101,10 @@ class MatchedLeakage(Record):
     utility: float | None = None
     utility_ci95: tuple[float | None, float | None] | None = Field(None, exclude_if=is_none)
     leakage: MetricScore | None = None
+    # the attack the level is judged by (the strongest there) and its score on the encoder's
+    # clean vectors: the leakage the defence removed is `clean` - `leakage`
+    attack: str | None = Field(None, exclude_if=is_none)
+    clean: MetricScore | None = Field(None, exclude_if=is_none)
 
 
 class Privacy(Record):
@@ -120,7 +127,13 @@ class Privacy(Record):
     """The floor encoder's attacker on the canaries, undefended, whether or not that encoder
     is studied."""
     compare_on: str | None = Field(None, exclude_if=is_none)
-    """The measure the attacks are compared on (`privacy.compare_on`)."""
+    """The measure the attacks are compared on (`privacy.compare_on`): word leakage."""
+    text_on: str | None = Field(None, exclude_if=is_none)
+    """The measure the attacks that write sentences are compared on (`privacy.text_on`): text
+    recovery."""
+    matched_text: dict[str, dict[str, MatchedLeakage]] = Field({}, exclude_if=lambda v: not v)
+    """`matched` for the text-recovery verdict: each level judged by `strongest_text` on
+    `text_on`."""
     floor_attacks: dict[str, AttackLeakage] | None = Field(None, exclude_if=is_none)
     """Every attack on the floor encoder's clean vectors (no information): what each reads
     back from the prior and what it brings of its own."""

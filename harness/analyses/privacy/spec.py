@@ -29,8 +29,13 @@ class PrivacySection(Settings):
     # .components`): a defence is judged by the strongest. `prior` (one constant output) puts
     # the floor at least where knowing the kind of text alone puts it.
     attacks: list[Any] = ["decoder", "prior"]
-    # The measure every attack yields, which names the strongest: a metric of the spec.
+    # The measure every attack yields, which names the strongest: a metric of the spec. The
+    # word-leakage verdict.
     compare_on: str = "token-f1:content"
+    # The measure the attacks that write sentences are compared on for the text-recovery
+    # verdict (exact match beside it): a metric of the spec; by default `bleu` when the spec
+    # scores it, else no text verdict.
+    text_on: str | None = None
     # The diagnostic on the figure's leakage axis and in the matched-utility table.
     leakage: str = "token-f1"
     # Also decode the defended test vectors with the decoder trained on clean ones (an
@@ -51,6 +56,15 @@ class PrivacySection(Settings):
 def privacy_settings(spec: SpecView) -> PrivacySection:
     """The spec's `privacy:` section, typed (defaults where the file gives none)."""
     return spec.section("privacy", PrivacySection)
+
+
+def text_measure(spec: SpecView) -> str | None:
+    """The measure of the text-recovery verdict: `privacy.text_on`, else `bleu` when the spec
+    scores it, else None (no text verdict)."""
+    section = privacy_settings(spec)
+    if section.text_on is not None:
+        return section.text_on
+    return "bleu" if any(metric.name == "bleu" for metric in spec.components("metric")) else None
 
 
 def studied_defences(spec: SpecView) -> list[DefenceEntry]:

@@ -22,13 +22,13 @@ from harness.analyses.privacy.results import (
     Privacy,
     PrivacyPoint,
     PrivacyRecord,
-    judged_by,
 )
-from harness.analyses.privacy.spec import privacy_settings, studied_defences
+from harness.analyses.privacy.spec import privacy_settings, studied_defences, text_measure
 from harness.analyses.privacy.utility import Utility, clean_utility, task_score, utility
 from harness.analyses.run import AnalysisRun
 from harness.errors import HarnessError
 from harness.protocols import DecoderView, Job, SpecView
+from harness.results.records import MetricScore
 from harness.spec import Component
 from harness.stages.base import RunContext
 from harness.stages.corpus import Corpus
@@ -164,6 +164,7 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
     if section.leakage not in [m.name for m in spec.metrics]:
         raise HarnessError(f"privacy.leakage: {section.leakage!r} is not among the spec's "
                            f"metrics ({', '.join(m.name for m in spec.metrics)})")
+    text_on = text_measure(spec)
     records = run.records(PrivacyRecord)
     write_attack_outputs(run.out, records)
     points = _points(records)
@@ -178,6 +179,11 @@ def privacy_study(run: AnalysisRun) -> Privacy | None:
                    matched={name: matched_leakage(rows, section.leakage,
                                                   section.matched_utility, section.compare_on)
                             for name, rows in points.items()},
+                   matched_text=({name: matched_leakage(rows, section.leakage,
+                                                        section.matched_utility,
+                                                        text_on=text_on)
+                                  for name, rows in points.items()} if text_on else {}),
+                   text_on=text_on,
                    floor_encoder=floor if floor_scores or floor_found else None,
                    floor=floor_scores, floor_canaries=floor_found,
                    floor_attacks=found.floor_attacks if found is not None else None,
@@ -224,7 +230,7 @@ def _plan(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
     """The attacks of `privacy.attacks` on `encoder`'s points, with its surrogates."""
     section = privacy_settings(ctx.spec)
     return AttackPlan(section.attacks, _surrogates(ctx, corpus, vocab, attacker, encoder),
-                      section.compare_on)
+                      section.compare_on, text_measure(ctx.spec))
 
 
 def _surrogates(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
@@ -249,23 +255,45 @@ def _surrogates(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Compone
 
 
 def matched_leakage(rows: list[PrivacyPoint], metric: str, target: float,
-                    compare_on: str | None = None) -> dict[str, MatchedLeakage]:
+                    compare_on: str | None = None, *, text_on: str | None = None
+                    ) -> dict[str, MatchedLeakage]:
     """Per defence, the level that leaks least among those keeping `target` of the clean
     utility, on the interval: the lower bound of its 95% utility interval reaches `target`
-    (level None when none keeps it, or the spec has no downstream task); a point's leakage is
-    the strongest attack's on `compare_on` where attacks ran (`judged_by`)."""
+    (level None when none keeps it, or the spec has no downstream task). A point's leakage is
+    the strongest attack's on `compare_on` where attacks ran (`judged_by`: word leakage), else
+    the decoder's `metric`; with `text_on`, the strongest sentence-writing attack's on it
+    (`strongest_text`: text recovery). Each level found carries that attack and its score on
+    the clean vectors (`rows[0]`)."""
+    def judged(point: PrivacyPoint) -> tuple[str | None, MetricScore | None]:
+        if text_on is not None:
+            label = point.strongest_text
+            found = (point.attacks or {}).get(label or "")
+            return label, found.leakage.get(text_on) if found is not None else None
+        if point.strongest and point.attacks and compare_on:
+            return point.strongest, point.attacks[point.strongest].leakage.get(compare_on)
+        return None, point.leakage.get(metric)
+
+    def on_clean(label: str | None) -> MetricScore | None:
+        clean = rows[0] if rows and not rows[0].defence else None
+        if clean is None:
+            return None
+        if label is None:
+            return clean.leakage.get(metric)
+        found = (clean.attacks or {}).get(label)
+        return found.leakage.get(text_on or compare_on or metric) if found is not None else None
+
     matched = {}
     for defence in dict.fromkeys(p.defence for p in rows if p.defence):
-        kept = [(p, score, value) for p in rows
+        kept = [(p, label, score, value) for p in rows
                 if p.defence == defence and p.utility_ci95 is not None
                 and p.utility_ci95[0] is not None and p.utility_ci95[0] >= target
-                and (score := judged_by(p, metric, compare_on)) is not None
-                and (value := score.value) is not None]
+                for label, score in [judged(p)]
+                if score is not None and (value := score.value) is not None]
         if not kept:
             matched[defence] = MatchedLeakage()
             continue
-        best, score, _ = min(kept, key=lambda found: found[2])
+        best, label, score, _ = min(kept, key=lambda found: found[3])
         matched[defence] = MatchedLeakage(level=best.level, utility=best.utility,
-                                          utility_ci95=best.utility_ci95,
-                                          leakage=score)
+                                          utility_ci95=best.utility_ci95, leakage=score,
+                                          attack=label, clean=on_clean(label))
     return matched
