@@ -27,6 +27,14 @@ class NearestOptions(Options):
                         "first N of the training split's text)")
 
 
+class OracleOptions(Options):
+    corpus: int = Field(2000, ge=1, description="public sentences ranked (the first N distinct "
+                        "of the training split's text)")
+    repeats: int = Field(8, ge=2, le=64, description="queries of each candidate under a "
+                         "randomised defence: their mean estimates its vector before noise, "
+                         "their spread the noise")
+
+
 class BagOfWordsOptions(Options):
     words: int = Field(2000, ge=1, description="the content words it predicts: the most "
                        "frequent of the leaked sentences")
@@ -92,6 +100,12 @@ def build_nearest(options: NearestOptions, context: BuildContext) -> Attack:
     return Nearest(options.corpus)
 
 
+def build_oracle(options: OracleOptions, context: BuildContext) -> Attack:
+    from .oracle import OracleRanking
+
+    return OracleRanking(options.corpus, options.repeats)
+
+
 def build_bag_of_words(options: BagOfWordsOptions, context: BuildContext) -> Attack:
     from .words import BagOfWords
 
@@ -114,8 +128,9 @@ def build_align(options: AlignOptions, context: BuildContext) -> Attack:
 @hookimpl
 def register_attacks(register: Register) -> None:
     """Register the adaptive decoder, its re-ranking, iterative correction, the nearest public
-    sentence, bag-of-words inference, few-shot alignment into a surrogate's space and the
-    prior (one constant output)."""
+    sentence, oracle ranking of the public sentences by the noise model's likelihood,
+    bag-of-words inference, few-shot alignment into a surrogate's space and the prior (one
+    constant output)."""
     register("decoder", build_decoder,
              description="the run's decoder trained on the leaked (defended) pairs: its best "
                          "output (Kerscher & Eger 2020, as an adaptive attacker)")
@@ -129,6 +144,10 @@ def register_attacks(register: Register) -> None:
                          "2023)")
     register("nearest", build_nearest, options=NearestOptions,
              description="the public sentence whose vector is closest by cosine (no training)")
+    register("oracle", build_oracle, options=OracleOptions,
+             description="the public sentence under which the attacked vector is likeliest, "
+                         "by the store's noise model as repeated queries reveal it (cosine "
+                         "under a deterministic defence)")
     register("bag-of-words", build_bag_of_words, options=BagOfWordsOptions,
              description="which content words the sentence holds, from its vector (a "
                          "multi-label classifier; Song & Raghunathan 2020)")
