@@ -515,3 +515,41 @@ def test_every_first_party_component_passes_the_checks() -> None:
     # the checks do see the modules first-party factories import inside their bodies
     assert factory_imports(registry.get("encoder", "avg").factory) == [
         "harness_plugins.encoders.pooling"]
+
+
+def editable_distribution(root: Path, source: str) -> md.EntryPoint:
+    """The entry point of a plugin package `v2s_editable_probe` (its `__init__.py` holding
+    `source`) installed in editable mode (PEP 660: `direct_url.json` says `editable`)."""
+    package = root / "src" / "v2s_editable_probe"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text(source, encoding="utf-8")
+    info = root / "v2s_editable_probe-1.0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: v2s-editable-probe\n"
+                                   "Version: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[harness]\nprobe = v2s_editable_probe\n",
+                                           encoding="utf-8")
+    (info / "direct_url.json").write_text(json.dumps(
+        {"url": (root / "src").as_uri(), "dir_info": {"editable": True}}), encoding="utf-8")
+    (ep,) = md.PathDistribution(info).entry_points
+    return ep
+
+
+def test_an_edited_editable_plugin_gets_a_new_version_and_so_new_cache_keys(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin installed with `pip install -e` is read where it is edited: its version in
+    every cache key carries a digest of its source, so editing it builds its artifacts again
+    instead of reading the old ones back."""
+    good = (REPO / "tests" / "fake_plugins" / "good_encoder.py").read_text(encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    ep = editable_distribution(tmp_path, good)
+    first = load_registry([ep]).get("encoder", "fake-length")
+    assert first.version.startswith("1.0+source.") and len(first.version) == len("1.0+source.") + 12
+    assert load_registry([ep]).get("encoder", "fake-length").version == first.version
+    ep = editable_distribution(tmp_path, good + "\n# an edit\n")
+    edited = load_registry([ep]).get("encoder", "fake-length")
+    assert edited.version != first.version and edited.version.startswith("1.0+source.")
+    # installed as a wheel (no direct_url.json): the version as released
+    (tmp_path / "v2s_editable_probe-1.0.dist-info" / "direct_url.json").unlink()
+    (ep,) = md.PathDistribution(tmp_path / "v2s_editable_probe-1.0.dist-info").entry_points
+    assert load_registry([ep]).get("encoder", "fake-length").version == "1.0"

@@ -11,11 +11,14 @@ Environment variables:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata as md
+import json
 import logging
 import os
 from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -87,10 +90,35 @@ def load_registry(entry_points: Iterable[md.EntryPoint] | None = None) -> Regist
                 raise
             registry.failures.append(failure(f"import failed: {_describe(exc)}"))
             continue
+        if ep.dist is not None and ep.module.split(".")[0] not in FIRST_PARTY_ROOTS:
+            version = source_version(ep.dist, module, version)
         error = register_plugin(manager, registry, module, ep.name, distribution, version)
         if error:
             registry.failures.append(failure(error))
     return registry
+
+
+def source_version(dist: md.Distribution, module: Any, version: str) -> str:
+    """`version`, and for a distribution installed in editable mode (`pip install -e`: its
+    source is read where it is edited, PEP 660's `direct_url.json`), "+source." and a digest
+    of the plugin's Python source (every .py file of its package, or its module): the version
+    is part of every cache key of its components (`Entry.identity`), so an edited plugin's
+    artifacts are built again instead of read back."""
+    try:
+        editable = json.loads(dist.read_text("direct_url.json") or "{}").get(
+            "dir_info", {}).get("editable", False)
+    except (OSError, ValueError, AttributeError):
+        editable = False
+    where = getattr(module, "__file__", None)
+    if not editable or not where:
+        return version
+    path = Path(where)
+    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+    digest = hashlib.blake2b(digest_size=6)
+    for file in files:
+        digest.update(str(file.relative_to(path.parent)).encode("utf-8"))
+        digest.update(file.read_bytes())
+    return f"{version}+source.{digest.hexdigest()}"
 
 
 def register_plugin(manager: pluggy.PluginManager, registry: Registry, module: Any, name: str,
