@@ -152,7 +152,7 @@ def test_hook_register_attacks() -> None:
     registry = load_registry(entry_points=first_party())
     assert registry.failures == []
     assert registry.names("attack") == ["align", "bag-of-words", "corrector", "decoder", "nearest",
-                                        "rerank"]
+                                        "oracle", "prior", "rerank"]
     info = registry.get("attack", "align")
     assert (info.kind, info.plugin) == ("attack", "harness-attacks")
     attack = registry.create("attack", "align", info.options(pairs=5), BuildContext())
