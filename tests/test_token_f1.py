@@ -17,7 +17,7 @@ from harness.stages.generate import Samples
 from harness.stages.score import scored
 from harness.testing import check_metric
 from harness.util.cache import Cache
-from harness_plugins.metrics import ContentOptions, TextOptions, TokenOptions, register_metrics
+from harness_plugins.metrics import ContentOptions, TextOptions, register_metrics
 from harness_plugins.metrics.tokens import TokenF1Metric, token_prf
 
 
@@ -99,14 +99,14 @@ def test_raw_text_compares_with_the_raw_input():
 
 def test_registered_as_token_f1_and_its_raw_view():
     calls = registered()
-    assert calls["token-f1"]["options"] is TokenOptions
+    assert calls["token-f1"]["options"] is TextOptions
     assert calls["token-f1:content"]["options"] is ContentOptions
-    assert (TokenOptions().tokenize, ContentOptions().tokenize) == ("whitespace", "13a")
+    assert ContentOptions().tokenize == "13a"
     assert calls["token-f1:raw"]["options"] is Options
     assert "needs" not in calls["token-f1"] and "needs" not in calls["token-f1:raw"]
-    normalised = calls["token-f1"]["factory"](TokenOptions(), BuildContext())
+    normalised = calls["token-f1"]["factory"](TextOptions(), BuildContext())
     raw = calls["token-f1:raw"]["factory"](Options(), BuildContext())
-    explicit = calls["token-f1"]["factory"](TokenOptions(text="raw"), BuildContext())
+    explicit = calls["token-f1"]["factory"](TextOptions(text="raw"), BuildContext())
     assert isinstance(normalised, TokenF1Metric) and isinstance(raw, TokenF1Metric)
     assert (normalised.requires, raw.requires, explicit.requires) == (
         (), ("reference_raw",), ("reference_raw",))

@@ -39,16 +39,9 @@ class TextOptions(Options):
                                   "(the paper's test); raw: the corpus text before normalisation")
 
 
-class TokenOptions(TextOptions):
-    """Options of token F1: which input, and how a sentence is split into tokens."""
-
-    tokenize: Literal["whitespace", "13a"] = Field(
-        "whitespace", description="whitespace: whitespace tokens (as Id and PERM count them); "
-                                  "13a: sacrebleu's 13a tokens, punctuation split off words")
-
-
-class ContentOptions(TokenOptions):
-    """Options of token F1 over content words, punctuation split off words by default."""
+class ContentOptions(TextOptions):
+    """Options of token F1 over content words: which input, and how a sentence is split into
+    tokens (punctuation split off words by default)."""
 
     tokenize: Literal["whitespace", "13a"] = Field(
         "13a", description="13a: sacrebleu's 13a tokens, punctuation split off words, so that "
@@ -153,14 +146,14 @@ def _build_id_perm(options: ExactMatchOptions,
     return IdentityPerPermutationMetric(text=options.text)
 
 
-def _build_token_f1(options: TokenOptions, context: BuildContext) -> TokenF1Metric:
-    """A new token F1 metric."""
+def _build_token_f1(options: TextOptions, context: BuildContext) -> TokenF1Metric:
+    """A new token F1 metric (whitespace tokens, as Id and PERM count them)."""
     from .tokens import TokenF1Metric
 
-    return TokenF1Metric(text=options.text, tokenize=options.tokenize)
+    return TokenF1Metric(text=options.text)
 
 
-def _build_content_f1(options: TokenOptions, context: BuildContext) -> TokenF1Metric:
+def _build_content_f1(options: ContentOptions, context: BuildContext) -> TokenF1Metric:
     """A new token F1 metric over content words."""
     from .tokens import TokenF1Metric
 
@@ -317,10 +310,10 @@ def register_metrics(register: Register) -> None:
     register("ppl", _build_ppl,
              description="perplexity of the test inputs under the decoder, exp(sum NLL / sum "
                          "subwords); lower is better, not on the 0-100 scale")
-    register("token-f1", _build_token_f1, options=TokenOptions,
+    register("token-f1", _build_token_f1, options=TextOptions,
              description="token F1: 100 x mean bag-of-words F1 of each output against its input "
                          "(SQuAD-style multiset overlap of whitespace tokens)")
-    register("token-f1:raw", _raw(_build_token_f1, TokenOptions), options=Options,
+    register("token-f1:raw", _raw(_build_token_f1, TextOptions), options=Options,
              description="token F1 against the raw (unnormalised) input")
     register("token-f1:content", _build_content_f1, options=ContentOptions,
              description="token F1 over content words (sacrebleu 13a tokens): function words "

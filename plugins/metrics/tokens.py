@@ -12,10 +12,10 @@ Edge cases, as the SQuAD 2.0 evaluation script (`compute_f1`): when either side 
 1 if both are and 0 otherwise; an empty output has precision and recall 0 against a non-empty
 input. Where overlap is 0, precision, recall and F1 are 0.
 
-Tokens are the whitespace tokens of the text as compared (`tokenize: whitespace`, the default of
-`token-f1`, so that its numbers line up with Id and PERM), or sacrebleu's `13a` tokens, which
-split punctuation off words (`tokenize: 13a`, the default of `token-f1:content`, the privacy
-analysis's measure: "plane." then counts as "plane"; `harness.text.words`). The text is the
+Tokens are the whitespace tokens of the text as compared (`token-f1`, so that its numbers line
+up with Id and PERM), or for `token-f1:content`, the privacy analysis's measure, sacrebleu's
+`13a` tokens, which split punctuation off words ("plane." then counts as "plane";
+`harness.text.words`; its option `tokenize: whitespace` counts whitespace tokens). The text is the
 normalised one by default; `text: raw` and `token-f1:raw` compare with the corpus text before
 normalisation.
 
