@@ -56,7 +56,8 @@ class Align:
 
     def __init__(self, pairs: int, surrogate: str | None = None) -> None:
         self.pairs, self.surrogate = pairs, surrogate
-        self.threat = ThreatModel(leaked=pairs, surrogate=True)
+        # The surrogate's decoder is trained on the public corpus (the run's training text).
+        self.threat = ThreatModel(leaked=pairs, surrogate=True, public=True)
         self.label = f"align-{pairs}"
         self.penalty = 0.0
         self._map: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None

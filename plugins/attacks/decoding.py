@@ -21,9 +21,11 @@ def needs(found: T | None, what: str) -> T:
 
 class AdaptiveDecoder:
     """The decoder the run trains on the leaked pairs as the store holds them (it adapts to the
-    defence): for each vector, its best sentence under the spec's `generation:` settings."""
+    defence): for each vector, its best sentence under the spec's `generation:` settings. Under
+    a randomised defence that decoder trains on the leaked texts encoded afresh every epoch,
+    which only query access to the store gives: its threat model declares the queries."""
 
-    threat = ThreatModel(leaked=None, decoder=True)
+    threat = ThreatModel(leaked=None, decoder=True, queries=True)
 
     def __init__(self) -> None:
         self._decode: Decode | None = None
