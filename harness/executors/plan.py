@@ -141,7 +141,13 @@ def _carried_out(ctx: RunContext, corpus: Corpus, vocab: Vocab, found: Planned, 
     record = carry_out(found.analysis, job, JobInputs(ctx, corpus, vocab, found.entry.settings),
                        found.entry.plugin)
     ctx.add_time(found.entry.name, time.perf_counter() - started)
-    return Outcome(encoder=job.encoder, device=ctx.device, analysis_jobs=[job.name],
+    return recorded(job, record).model_copy(update={"device": ctx.device})
+
+
+def recorded(job: Job, record: JobRecord) -> Outcome:
+    """The outcome of planned job `job` that returned `record`: the record (as JSON) under
+    its analysis, for its encoder (`with_records` attaches it)."""
+    return Outcome(encoder=job.encoder, analysis_jobs=[job.name],
                    analysis_records={job.analysis: [record.model_dump(mode="json")]})
 
 

@@ -132,15 +132,12 @@ def _with_jobs(analysis: object, name: str, ctx: Any, corpus: Any, vocab: Any,
     (`PlannedAnalysis`): each job carried out as an executor carries it out, its record
     carried in its encoder's outcome, so that `run` reads them as in a real run."""
     from harness.executors import Execution
-    from harness.executors.jobs import Outcome
-    from harness.executors.plan import carry_out, with_records
+    from harness.executors.plan import carry_out, recorded, with_records
     from harness.protocols import JobInputs, PlannedAnalysis
 
     if not isinstance(analysis, PlannedAnalysis):
         return execution
-    ran = [Outcome(encoder=job.encoder, analysis_jobs=[job.name], analysis_records={
-               job.analysis: [carry_out(analysis, job, JobInputs(ctx, corpus, vocab, options),
-                                        name).model_dump(mode="json")]})
+    ran = [recorded(job, carry_out(analysis, job, JobInputs(ctx, corpus, vocab, options), name))
            for job in analysis.jobs(ctx.spec)]
     return Execution(outcomes=with_records(execution.outcomes, ran),
                      failures=execution.failures)

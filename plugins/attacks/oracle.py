@@ -59,7 +59,8 @@ class OracleRanking:
         self._means = stacked.mean(axis=0)
         residuals = stacked - self._means
         widen = 1.0 + 1.0 / len(draws)
-        variance = residuals.var(axis=(0, 1), ddof=1) * len(draws) / (len(draws) - 1)
+        # the noise's variance per dimension, unbiased: each candidate's mean took one degree
+        variance = (residuals ** 2).sum(axis=(0, 1)) / (residuals.shape[1] * (len(draws) - 1))
         kurtosis = float(np.mean(residuals ** 4) / max(np.mean(residuals ** 2) ** 2, 1e-300))
         self._laplace = kurtosis - 3.0 > HEAVY_TAILS
         if self._laplace:  # Laplace scale b = sd / sqrt(2)
