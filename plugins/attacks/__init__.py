@@ -38,7 +38,9 @@ class OracleOptions(Options):
 class BagOfWordsOptions(Options):
     words: int = Field(2000, ge=1, description="the content words it predicts: the most "
                        "frequent of the leaked sentences")
-    epochs: int = Field(30, ge=1, description="full-batch training epochs of the classifier")
+    epochs: int = Field(30, ge=1, description="full-batch training epochs of the classifier, "
+                        "each on a fresh draw of the leaked vectors through the store under a "
+                        "randomised defence (the stored ones first)")
     held_out: float = Field(0.1, gt=0, lt=0.5, description="share of the leaked pairs that "
                             "chooses the decision threshold")
 
@@ -56,6 +58,10 @@ class AlignOptions(Options):
     surrogate: str | None = Field(None, description="the encoder of the run whose space the "
                                   "vectors are mapped into (default: the first other encoder "
                                   "under study)")
+    draws: int = Field(4, ge=1, le=64, description="draws of the leaked vectors the map is "
+                       "fitted on, stacked: the stored ones and draws - 1 queries of the leaked "
+                       "texts through the store (noise augmentation; one draw under a "
+                       "deterministic defence)")
 
 
 class CorrectorOptions(Options):
@@ -70,7 +76,9 @@ class CorrectorOptions(Options):
                        "first N of the training split)")
     hypotheses: int = Field(2, ge=1, le=8, description="the decoder's hypotheses per leaked "
                             "pair it learns to correct (its best, then samples)")
-    epochs: int = Field(10, ge=1, description="training epochs")
+    epochs: int = Field(10, ge=1, description="training epochs, each with a fresh draw of "
+                        "the leaked vectors through the store under a randomised defence (the "
+                        "stored ones first)")
     hidden: int = Field(128, ge=8, description="GRU width")
     words: int = Field(5000, ge=1, description="the corrector's word vocabulary: the most "
                        "frequent words of the leaked sentences")
@@ -122,7 +130,7 @@ def build_prior(options: PriorOptions, context: BuildContext) -> Attack:
 def build_align(options: AlignOptions, context: BuildContext) -> Attack:
     from .align import Align
 
-    return Align(options.pairs, options.surrogate)
+    return Align(options.pairs, options.surrogate, options.draws)
 
 
 @hookimpl

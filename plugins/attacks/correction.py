@@ -5,11 +5,20 @@ on the adaptive decoder's hypotheses of the leaked training pairs; at test time 
 sequence-level beam, every candidate re-encoded and ranked by cos(phi(x), e), the best
 hypothesis of any step kept (not the last).
 
+Noise augmentation, the attacker's use of its query access: under a randomised defence the
+store answers every query with fresh noise, so each training epoch reads the leaked pairs'
+target vectors e afresh, the leaked texts re-encoded through the store (epoch 0: the stored
+vectors), and the corrector learns to correct toward e whatever draw of the noise e carries
+rather than one. The hypotheses, and their vectors e_t (one query per hypothesis, as at test
+time), are the same every epoch: the decoder's hypotheses read the stored vectors, as at test
+time it reads the attacked ones. A deterministic store (the first re-query equals the stored
+vectors exactly, or a re-query the one before it) is not queried again (`Redraws`).
+
 The corrector here is written for a CPU run: a word-level sequence-to-sequence GRU (Cho et al.
 2014) whose decoder starts from, and reads at every step, an MLP of [e; e_t; e - e_t] (each
-standardised by the leaked vectors' statistics) and attends over the hypothesis's words (dot
-attention, Luong et al. 2015), where vec2text conditions a T5 on the three vectors projected to
-pseudo-tokens."""
+standardised by the stored leaked vectors' statistics) and attends over the hypothesis's words
+(dot attention, Luong et al. 2015), where vec2text conditions a T5 on the three vectors
+projected to pseudo-tokens."""
 
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ from torch import nn
 from harness.plugin import AttackInputs, Decode, Inversion, Query, ThreatModel
 
 from .decoding import needs, unit_rows
+from .draws import Redraws
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
@@ -119,7 +129,9 @@ class Corrector:
     """vec2text's correction with `steps` steps (T), a beam of `beam` hypotheses per vector and
     `candidates` proposals per hypothesis and step (the corrector's greedy rewrite and samples
     from it; at step 0, the adaptive decoder's best and samples), trained on `hypotheses` of the
-    decoder's candidates for each of the first `pairs` leaked pairs."""
+    decoder's candidates for each of the first `pairs` leaked pairs, each epoch on a fresh
+    draw of those pairs' vectors through the store (`epochs` - 1 queries of the `pairs` texts
+    under a randomised defence, at most two under a deterministic one)."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
@@ -170,16 +182,18 @@ class Corrector:
             self.net = CorrectorNet(len(self.words), targets.shape[1], s.hidden).to(self.device)
         if rows:
             self._train([self.words.ids(texts[i], self.max_len) for i, _ in rows],
-                        [h for _, h in rows], targets[[i for i, _ in rows]], guessed)
+                        [h for _, h in rows], np.array([i for i, _ in rows]),
+                        Redraws(targets, texts, query), guessed)
 
     def _standard(self, vectors: np.ndarray) -> torch.Tensor:
         return torch.as_tensor((np.asarray(vectors, dtype=np.float32) - self.mean) / self.scale,
                                dtype=torch.float32, device=self.device)
 
-    def _train(self, answers: list[list[int]], hypotheses: list[str], targets: np.ndarray,
-               guessed: np.ndarray) -> None:
+    def _train(self, answers: list[list[int]], hypotheses: list[str], pairs: np.ndarray,
+               draws: Redraws, guessed: np.ndarray) -> None:
         """Teacher-forced cross-entropy of each answer given (e, e_t, x_t), Adam, shuffled
-        mini-batches from a generator seeded by the attack's seed."""
+        mini-batches from a generator seeded by the attack's seed. Row j's e is row `pairs[j]`
+        of the epoch's draw of the leaked vectors (`draws.next()`, one per epoch)."""
         s, net = self.settings, self.net
         assert net is not None
         order_rng = np.random.default_rng(self.seed)
@@ -187,6 +201,7 @@ class Corrector:
         read = [[BOS, *self.words.ids(h, self.max_len)] for h in hypotheses]
         net.train()
         for _ in range(s.epochs):
+            targets = draws.next()[pairs]
             order = order_rng.permutation(len(answers))
             for start in range(0, len(order), s.batch_size):
                 batch = order[start:start + s.batch_size]

@@ -2,7 +2,15 @@
 Sec. 5: which words a sentence contains, from its embedding): a multi-label logistic classifier
 over the content words of the leaked sentences (sacrebleu's 13a tokens, as `token-f1:content`
 counts them), its decision threshold chosen on held-out
-leaked pairs for the best mean content-word F1 (the measure every attack is compared on)."""
+leaked pairs for the best mean content-word F1 (the measure every attack is compared on).
+
+Noise augmentation, the attacker's use of its query access (`ThreatModel(queries=True)`): under
+a randomised defence the store answers every query with fresh noise, so the attacker re-encodes
+its leaked training texts through the store and trains each epoch on a fresh draw of their
+vectors (epoch 0 on the stored ones), learning the noise's distribution rather than one draw
+of it, as the adaptive decoder does. A deterministic store (its answer equals the draw before
+exactly) is not queried again (`Redraws`). The held-out pairs keep their stored vectors: the
+threshold is chosen on one draw per sentence, as the attacked vectors are stored."""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ import numpy as np
 from harness.plugin import AttackInputs, Inversion, ThreatModel
 
 from ..metrics.tokens import content_tokens, token_prf
+from .draws import Redraws
 
 THRESHOLDS = np.round(np.arange(0.05, 0.96, 0.05), 2)
 """The decision thresholds tried on the held-out pairs."""
@@ -46,9 +55,13 @@ def mean_f1(texts: list[str], predicted: list[list[str]]) -> float:
 class BagOfWords:
     """A linear layer from the standardised vector to one logit per content word, trained with
     binary cross-entropy (Adam, full batches) on the leaked pairs but a held-out share, which
-    chooses the threshold a word's probability must reach."""
+    chooses the threshold a word's probability must reach. Each epoch (one full batch) reads a
+    fresh draw of the training pairs' vectors through the store (`Redraws`: epoch 0 the stored
+    vectors, epoch e the e-th query; `epochs` - 1 queries of the training texts under a
+    randomised defence, at most two under a deterministic one); the standardisation's mean and
+    spread are the stored training vectors'."""
 
-    threat = ThreatModel(leaked=None)
+    threat = ThreatModel(leaked=None, queries=True)
 
     def __init__(self, words: int, epochs: int, held_out: float, *, seed: int = 1,
                  device: str = "cpu") -> None:
@@ -68,17 +81,24 @@ class BagOfWords:
         self.words = vocabulary([texts[i] for i in train], self.size)
         if not self.words or len(train) == 0:
             return
-        mean, std = vectors[train].mean(axis=0), vectors[train].std(axis=0) + 1e-6
-        x = torch.from_numpy((vectors[train] - mean) / std)
-        y = torch.from_numpy(targets([texts[i] for i in train], self.words))
+        stored = vectors[train]
+        mean, std = stored.mean(axis=0), stored.std(axis=0) + 1e-6
+        train_texts = [texts[i] for i in train]
+        y = torch.from_numpy(targets(train_texts, self.words))
+        draws = Redraws(stored, train_texts, inputs.query)
         generator = torch.Generator().manual_seed(inputs.seed)
-        layer = torch.nn.Linear(x.shape[1], len(self.words))
+        layer = torch.nn.Linear(stored.shape[1], len(self.words))
         with torch.no_grad():
             layer.weight.normal_(0.0, 0.01, generator=generator)
             layer.bias.copy_(torch.logit(y.mean(dim=0).clamp(1e-4, 1 - 1e-4)))
         optimiser = torch.optim.Adam(layer.parameters(), lr=1e-2)
         loss = torch.nn.BCEWithLogitsLoss()
+        drawn: np.ndarray | None = None
+        x = torch.zeros(0)
         for _ in range(self.epochs):
+            found = draws.next()
+            if found is not drawn:  # a fresh draw (the same array once the store is settled)
+                drawn, x = found, torch.from_numpy((found - mean) / std)
             optimiser.zero_grad()
             loss(layer(x), y).backward()
             optimiser.step()

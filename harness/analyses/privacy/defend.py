@@ -208,11 +208,18 @@ class DefendedEncoder:
 
     def query(self, sentences: Sequence[str], call: str, batch_size: int = 256) -> np.ndarray:
         """`sentences` through the encoder and the defence as an attacker's query `call` (a
-        name unique to the caller's call) gets them: noise drawn afresh for each row of each
-        call, never a stored record's."""
-        return self._defended(sentences, batch_size, [
-            record_rng(self.seed, self.key, "query", f"{call}:{row}")
-            for row in range(len(sentences))])
+        name unique to the caller's call) gets them: noise drawn afresh for each call, never a
+        stored record's. The call's rows are one block under the call's generator (a defence
+        draws each row's noise independently: `harness.testing.check_defence`), so a query's
+        noise costs one transform, however many rows it holds."""
+        vectors = np.asarray(self.inner.encode(list(sentences), batch_size=batch_size),
+                             dtype=np.float32)
+        if not self.noisy:
+            return defended_records(self.defence, vectors, None, self.entry,
+                                    encoder=self.encoder, encoder_plugin=self.encoder_plugin)
+        return defended_block(self.defence, vectors,
+                              record_rng(self.seed, self.key, "query", call), self.entry,
+                              encoder=self.encoder, encoder_plugin=self.encoder_plugin)
 
     def _defended(self, sentences: Sequence[str], batch_size: int,
                   rngs: list[np.random.Generator]) -> np.ndarray:
