@@ -14,3 +14,10 @@ class SyntheticOptions(Options):
     dev: int = Field(200, ge=10, description="generated dev examples")
     test: int = Field(400, ge=10, description="generated test examples")
     seed: int = Field(1, description="seed of the generated data (not of the classifier)")
+
+
+class ParaphraseRetrievalOptions(Options):
+    """Options of `mrpc-retrieval`: `tasks: [{name: mrpc-retrieval, k: 5}]`."""
+
+    k: int = Field(1, ge=1, description="headline recall@k: percent of queries whose paraphrase "
+                                        "is among the k nearest by cosine")

@@ -16,14 +16,15 @@ defended score above the clean one by chance gives u_t > 1, and the interval say
 
 A task is left out of U, with the reason (`Utility.left_out`), when either set of vectors lacks
 it, when it declares no chance level, when its metric has no sampling model here (only `acc`,
-`pearson` and `spearman` do), or when the clean vectors have no margin over chance: the clean
-score's 95% interval (`score_interval`) reaches c_t, so k_t - c_t may be 0 or negative and
-u_t is unbounded.
+`recall@k`, `pearson` and `spearman` do), or when the clean vectors have no margin over
+chance: the clean score's 95% interval (`score_interval`) reaches c_t, so k_t - c_t may be 0
+or negative and u_t is unbounded.
 
 The interval is Monte Carlo over each score's sampling distribution (`score_draws`), the
 defended and the clean score drawn independently, `DRAWS` times, U recomputed at every draw
 and the 2.5th and 97.5th percentiles taken:
-- an accuracy of x correct of n test examples: p ~ Beta(x + 1/2, n - x + 1/2), the Jeffreys
+- an accuracy of x correct of n test examples (a recall@k alike: x of n queries with their
+  partner among the first k, MRPC-retrieval's): p ~ Beta(x + 1/2, n - x + 1/2), the Jeffreys
   posterior, whose quantiles are the Jeffreys interval (Brown, Cai & DasGupta 2001, Statistical
   Science 16(2), Sec. 4.1.2); unlike the plug-in binomial of a parametric bootstrap it does not
   collapse at x = 0 or x = n;
@@ -64,8 +65,9 @@ CORRELATION_VARIANCE = {"pearson": 1.0, "spearman": 1.06}
 @dataclass(frozen=True)
 class TaskScore:
     """One task's headline score on one set of vectors and what its sampling model needs: its
-    `metric` (`acc`, a percentage of `n` test examples; `pearson` or `spearman`, a correlation
-    over `n` pairs) and its `chance` level in the score's units (None when undeclared)."""
+    `metric` (`acc`, a percentage of `n` test examples; `recall@k`, a percentage of `n`
+    queries; `pearson` or `spearman`, a correlation over `n` pairs) and its `chance` level in
+    the score's units (None when undeclared)."""
 
     score: float
     metric: str
@@ -91,20 +93,26 @@ class Utility:
     left_out: dict[str, str] = field(default_factory=dict)
 
 
+def _proportion(metric: str) -> bool:
+    """Whether the metric is a percentage of whole successes in n trials: an accuracy, or a
+    recall@k (`recall@1`, ...) over queries."""
+    return metric == "acc" or metric.startswith("recall@")
+
+
 def _modelled(score: TaskScore) -> bool:
-    if score.metric == "acc":
+    if _proportion(score.metric):
         return score.n > 0
     return score.metric in CORRELATION_VARIANCE and score.n > 3
 
 
 def score_interval(score: TaskScore) -> tuple[float, float] | None:
-    """A score's 95% interval in its own units: an accuracy's exact Clopper-Pearson interval
-    over its n test examples (x = round(score / 100 * n)); a correlation's Fisher interval,
-    tanh(atanh r -+ 1.96 sqrt(v / (n - 3))) with v from `CORRELATION_VARIANCE`; None for
-    another metric."""
+    """A score's 95% interval in its own units: an accuracy's (or recall@k's) exact
+    Clopper-Pearson interval over its n test examples (x = round(score / 100 * n)); a
+    correlation's Fisher interval, tanh(atanh r -+ 1.96 sqrt(v / (n - 3))) with v from
+    `CORRELATION_VARIANCE`; None for another metric."""
     if not _modelled(score):
         return None
-    if score.metric == "acc":
+    if _proportion(score.metric):
         found = proportion_interval(_successes(score), score.n)
         return 100 * found.low, 100 * found.high
     z, half = math.atanh(_clamped(score.score)), Z95 * _z_sd(score)
@@ -113,9 +121,9 @@ def score_interval(score: TaskScore) -> tuple[float, float] | None:
 
 def score_draws(score: TaskScore, rng: np.random.Generator, size: int) -> np.ndarray:
     """`size` draws of the score from its sampling distribution (the module's docstring): an
-    accuracy from the Jeffreys posterior of its proportion, in percent; a correlation through
-    Fisher's z."""
-    if score.metric == "acc":
+    accuracy (or recall@k) from the Jeffreys posterior of its proportion, in percent; a
+    correlation through Fisher's z."""
+    if _proportion(score.metric):
         x = _successes(score)
         return 100.0 * rng.beta(x + 0.5, score.n - x + 0.5, size)
     z = math.atanh(_clamped(score.score))
@@ -157,7 +165,7 @@ def _why(defended: TaskScore | None, clean: TaskScore | None) -> str | None:
     interval = score_interval(clean)
     if interval is None:
         return (f"no sampling model for its metric {clean.metric!r} over {clean.n} examples "
-                "(acc, pearson or spearman)")
+                "(acc, recall@k, pearson or spearman)")
     if interval[0] <= clean.chance:
         return (f"no margin over chance when clean: {clean.score:.4g} "
                 f"[{interval[0]:.4g}, {interval[1]:.4g}] reaches chance {clean.chance:.4g}")

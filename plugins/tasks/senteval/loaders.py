@@ -128,14 +128,18 @@ def _header(lines: list[str], path: Path, expected: str) -> list[str]:
     return lines[1:]
 
 
-def load_mrpc(directory: Path, name: str, hint: str | None = None) -> TaskData:
+def load_mrpc(directory: Path, name: str, hint: str | None = None, *,
+              splits_read: tuple[str, ...] = tuple(MRPC_FILES)) -> TaskData:
     """Return MRPC train (4,076 pairs) and test (1,725): UTF-8, header line, CRLF.
 
     Fields: Quality, #1 ID, #2 ID, #1 String, #2 String; the label is Quality (1 = paraphrase).
+    `splits_read`: the splits read, of `train` and `test` (MRPC-retrieval reads only `test`).
     """
     hint = hint or fetch_hint(directory.parent)
     splits: dict[str, Examples] = {}
     for split, filename in MRPC_FILES.items():
+        if split not in splits_read:
+            continue
         path = directory / filename
         lines = _header(read_lines(path, encoding="utf-8", hint=hint), path,
                         "Quality<TAB>#1 ID<TAB>#2 ID<TAB>#1 String<TAB>#2 String")
@@ -151,7 +155,8 @@ def load_mrpc(directory: Path, name: str, hint: str | None = None) -> TaskData:
             labels.append(label)
         splits[split] = Examples(first=tuple(first), second=tuple(second), labels=_classes(labels))
     return TaskData(name=name, splits=splits,
-                    files=tuple(directory / file for file in MRPC_FILES.values()),
+                    files=tuple(directory / file for split, file in MRPC_FILES.items()
+                                if split in splits_read),
                     classes=("0", "1"))
 
 
