@@ -551,3 +551,77 @@ def test_registration_kit_calls_availability_as_harness_list_does() -> None:
         check(broken)
     with pytest.raises(AssertionError, match="availability\\(\\) returned ''"):
         check(lambda: "")
+
+
+def test_registration_kit_warns_of_a_required_option_a_bare_name_leaves_out(
+        tmp_path: Path) -> None:
+    """An attack whose options require `pairs` (no default) registers and runs when a spec sets
+    it, but a spec that lists it by bare name is refused by `harness validate` ("required field
+    is missing"). The kit says so first, in one line naming the plugin, the attack, the option
+    and what to do: a warning, as the core accepts the component when the spec sets it."""
+    import types
+
+    import pluggy
+    from pydantic import Field
+
+    from harness.errors import SpecError
+    from harness.plugin import Inversion, Options, ThreatModel
+    from harness.registry import hookspecs
+    from harness.registry.hookspecs import hookimpl
+    from harness.registry.loader import register_plugin
+    from harness.spec.load import load_spec
+
+    class NeedsPairs(Options):
+        pairs: int = Field(ge=1, description="leaked pairs it is given")
+
+    class Defaults(Options):
+        pairs: int = Field(10, ge=1, description="leaked pairs it is given")
+
+    class Vote:
+        def __init__(self, options: Any, context: Any) -> None:
+            self.threat = ThreatModel(leaked=options.pairs)
+            self.label = f"vote-{options.pairs}"
+
+        def fit(self, inputs: Any) -> None:
+            pass
+
+        def invert(self, vectors: Any) -> Inversion:
+            return Inversion(sentences=["" for _ in vectors])
+
+    module = types.ModuleType("needs-pairs")
+
+    @hookimpl
+    def register_attacks(register: Any) -> None:
+        register("needs-pairs", Vote, options=NeedsPairs, description="needs its pairs")
+        register("has-defaults", Vote, options=Defaults, description="pairs by default")
+
+    module.register_attacks = register_attacks  # type: ignore[attr-defined]
+    with pytest.warns(UserWarning) as caught:
+        infos = check_registration(module, "v2s-needs")
+    assert sorted(info.name for info in infos) == ["has-defaults", "needs-pairs"]
+    assert [str(w.message) for w in caught] == [
+        "plugin 'v2s-needs': attack 'needs-pairs': option `pairs` is required and has no "
+        "default, so a spec that lists 'needs-pairs' by bare name is refused (`harness "
+        "validate`: pairs: required field is missing); give `pairs` a default in NeedsPairs, "
+        "or document that a spec must set it"]
+
+    # the core: the bare name is refused with what the kit quoted; the option given, it loads
+    registry = load_registry()
+    manager = pluggy.PluginManager("harness")
+    manager.add_hookspecs(hookspecs)
+    assert register_plugin(manager, registry, module, "v2s-needs") is None
+    spec = ("name: bare\n"
+            "corpus:\n"
+            "  train: {generate: quickstart, sentences: 200}\n"
+            "  test: {generate: quickstart, sentences: 50, seed: 2}\n"
+            "encoders: [avg]\n"
+            "decoders: [mos-lstm]\n"
+            "metrics: [token-f1, token-f1:content]\n"
+            "privacy: {defences: [rotation], canaries: 0, attacks: [decoder, ATTACK]}\n"
+            "analyses: [privacy]\n")
+    bare, given = tmp_path / "bare.yaml", tmp_path / "given.yaml"
+    bare.write_text(spec.replace("ATTACK", "needs-pairs"))
+    given.write_text(spec.replace("ATTACK", "{name: needs-pairs, pairs: 10}"))
+    with pytest.raises(SpecError, match=r"privacy\.attacks\.1\.pairs: required field is missing"):
+        load_spec(bare, registry=registry)
+    load_spec(given, registry=registry)

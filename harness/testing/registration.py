@@ -7,6 +7,8 @@ import inspect
 import warnings
 from typing import Any
 
+from pydantic import ValidationError
+
 from harness.protocols import ComponentInfo, Options
 from harness.registry.checks import component_problems
 from harness.testing.failures import fail
@@ -25,7 +27,9 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
     something was registered and that each availability check, called as `harness list` calls
     it, returns None or a message. A function named like a hook but not marked `@hookimpl` is
     never called by the loader: it fails the check when nothing was registered, and is warned
-    about (`UserWarning`) when another hook registered something. Whether factories stay cheap
+    about (`UserWarning`) when another hook registered something. A component a spec cannot
+    list by bare name (a required option without a default, `bare_name_problems`) is warned
+    about too, naming the plugin, the component and the option. Whether factories stay cheap
     to register (no heavy imports) is not checkable here.
     """
     import pluggy
@@ -64,7 +68,40 @@ def check_registration(plugin_module: Any, name: str = "plugin-under-test") -> l
         raise fail("; ".join(problems), "a run would fail when it builds the component; give "
                    "every option a default of its own type, and make the modules the factory "
                    "imports importable (or report them missing from availability())")
+    for info in infos:
+        for message in bare_name_problems(info):
+            warnings.warn(message, UserWarning, stacklevel=2)
     return infos
+
+
+def bare_name_problems(info: ComponentInfo) -> list[str]:
+    """One line per reason a spec that lists the component by bare name (no options) is
+    refused, as `harness validate` refuses it: its options class validated from no options,
+    as the core resolves a bare-name entry (`harness.spec.resolve`). Mostly a required option
+    without a default. A spec that sets the option is accepted, so `check_registration`
+    warns of these (`UserWarning`) rather than failing: a plugin may require an option on
+    purpose and document that every spec must set it."""
+    try:
+        info.options.model_validate({})
+    except ValidationError as exc:
+        where = f"plugin {info.plugin!r}: {info.kind} {info.name!r}"
+        found = []
+        for error in exc.errors():
+            option = ".".join(str(part) for part in error["loc"]) or "(the options)"
+            if error["type"] == "missing":
+                found.append(f"{where}: option `{option}` is required and has no default, so "
+                             f"a spec that lists {info.name!r} by bare name is refused "
+                             f"(`harness validate`: {option}: required field is missing); "
+                             f"give `{option}` a default in {info.options.__name__}, or "
+                             "document that a spec must set it")
+            else:
+                message = " ".join(str(error["msg"]).split())
+                found.append(f"{where}: with no options given, {info.options.__name__} "
+                             f"refuses `{option}` ({message}), so a spec that lists "
+                             f"{info.name!r} by bare name is refused; make the defaults valid "
+                             "together, or document which options a spec must set")
+        return found
+    return []
 
 
 def _check_info(info: ComponentInfo) -> None:

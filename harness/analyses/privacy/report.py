@@ -5,11 +5,14 @@ non-adaptive attacker's where it ran, and the canaries' recovery."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from harness.analyses.privacy.canary_report import canary_section
 from harness.analyses.privacy.results import (
+    AttackLeakage,
     MatchedLeakage,
     Privacy,
     PrivacyPoint,
@@ -43,6 +46,13 @@ def privacy_figures(results: RunResults) -> dict[str, bytes]:
     return {**_utility_figure(privacy), **leaked_pairs_figure(privacy)}
 
 
+def leaked_pairs_caption(privacy: Privacy) -> str:
+    """What the leaked-pairs figure plots, as its own caption (the report's figure caption is
+    the title of the section that shows it, so the figure has a section of its own)."""
+    return (f"Privacy: each attack's {privacy.compare_on} against the number of leaked pairs k, "
+            "clean vectors")
+
+
 def leaked_pairs_figure(privacy: Privacy) -> dict[str, bytes]:
     """The leakage against the number of leaked pairs (`leaked_pairs_curves`) as a figure;
     empty when no attack ran with two or more numbers."""
@@ -53,39 +63,62 @@ def leaked_pairs_figure(privacy: Privacy) -> dict[str, bytes]:
         return {}
     return {LEAKED_FIGURE: curves_png(
         panels, xlabel="leaked (text, vector) pairs k", log_x=True,
-        title=f"{privacy.compare_on} against the leaked pairs an attack is given (clean "
-              "vectors)", dashed=frozenset(name for lines in panels.values() for name in lines
-                                           if name.endswith(f" ({FLOOR})")))}
+        title=f"Each attack's {privacy.compare_on} against the leaked pairs k it is given "
+              "(clean vectors)", dashed=frozenset(name for lines in panels.values()
+                                                  for name in lines
+                                                  if name.endswith(f" ({FLOOR})")))}
+
+
+def _line(attack: AttackLeakage) -> tuple[str, str]:
+    """What makes entries one attack's line: its registered name and its options other than
+    the number of leaked pairs it was given (those equal to `leaked`), as recorded."""
+    rest = {name: value for name, value in attack.options.items()
+            if not (isinstance(value, int) and not isinstance(value, bool)
+                    and value == attack.leaked)}
+    return attack.attack, json.dumps(rest, sort_keys=True)
+
+
+def _line_names(keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """A line's name in the figure: the attack's name, with its other options beside it where
+    the attack draws several lines ("align {"surrogate": "gem"}")."""
+    lines = Counter(name for name, _ in keys)
+    return {(name, rest): name if lines[name] == 1 else f"{name} {rest}"
+            for name, rest in keys}
 
 
 def leaked_pairs_curves(privacy: Privacy) -> dict[str, dict[str, list[Any]]]:
-    """Encoder -> attack -> (k, score, low, high) by k, for an attack run with several numbers
+    """Encoder -> line -> (k, score, low, high) by k, for an attack run with several numbers
     of leaked pairs k (`align` at k = 10, 100, 1,000: ALGEN's few-shot curve): its
     `compare_on` score with its 95% interval on the encoder's clean vectors, and the same
-    attack's on the floor encoder's vectors as "<attack> (floor)"."""
+    attack's on the floor encoder's vectors as "<line> (floor)". A line joins the entries of
+    one attack whose options differ in the number of leaked pairs alone (`_line`); two
+    attacks, or one with other options that differ, are separate lines, and a single point is
+    no line."""
     measure = privacy.compare_on
     if measure is None:
         return {}
 
-    def curves(attacks: Mapping[str, Any], suffix: str = "") -> dict[str, list[Any]]:
-        found: dict[str, list[Any]] = {}
+    def curves(attacks: Mapping[str, AttackLeakage]) -> dict[tuple[str, str], list[Any]]:
+        found: dict[tuple[str, str], list[Any]] = {}
         for attack in attacks.values():
             score = attack.leakage.get(measure)
             if attack.leaked and score is not None and score.value is not None:
                 low, high = score.ci95 or (None, None)
-                found.setdefault(attack.attack + suffix, []).append(
+                found.setdefault(_line(attack), []).append(
                     (float(attack.leaked), score.value, low, high))
-        return {name: sorted(line, key=lambda point: point[0]) for name, line in found.items()
+        return {key: sorted(line, key=lambda point: point[0]) for key, line in found.items()
                 if len({k for k, *_ in line}) > 1}
 
-    floor = curves(privacy.floor_attacks or {}, f" ({FLOOR})")
+    floor = curves(privacy.floor_attacks or {})
     panels = {}
     for encoder, rows in privacy.points.items():
         clean = next((p for p in rows if not p.defence), None)
-        lines = curves(clean.attacks or {}) if clean else {}
-        if lines:
-            panels[encoder] = {**lines, **{name: line for name, line in floor.items()
-                                           if name.removesuffix(f" ({FLOOR})") in lines}}
+        found = curves(clean.attacks or {}) if clean else {}
+        names = _line_names(list(found))
+        if found:
+            panels[encoder] = {**{names[key]: line for key, line in found.items()},
+                               **{f"{names[key]} ({FLOOR})": line for key, line in floor.items()
+                                  if key in found}}
     return panels
 
 
@@ -146,13 +179,27 @@ def privacy_sections(results: RunResults, figures: Mapping[str, bytes]) -> list[
         text.append(f"The floor: {privacy.floor_encoder}, whose vectors carry no information, "
                     f"leaks {fmt(floor.value if floor else None)} {privacy.leakage} undefended.")
     sections = [Section("Privacy: leakage against utility", text,
-                        figures=[name for name in (FIGURE, LEAKED_FIGURE) if name in figures],
+                        figures=[FIGURE] if FIGURE in figures else [],
                         tables=[*_matched_tables(privacy), _points_table(privacy),
                                 *_attacks_table(privacy), *_steps_table(privacy),
                                 *_non_adaptive_table(privacy)])]
+    if LEAKED_FIGURE in figures:
+        sections.append(_leaked_pairs_section(privacy))
     if privacy.canaries:
         sections.append(canary_section(privacy, _label))
     return sections
+
+
+def _leaked_pairs_section(privacy: Privacy) -> Section:
+    """The leaked-pairs figure under its own caption (`leaked_pairs_caption`), with what its
+    lines are."""
+    return Section(leaked_pairs_caption(privacy), [
+        f"Each attack run with several numbers of leaked (text, vector) pairs k: its "
+        f"{privacy.compare_on} on each encoder's clean vectors against k (95% intervals over "
+        "the test sentences), the same attack on the floor encoder's vectors dashed. A line "
+        "joins the entries of one attack whose options differ in k alone; two attacks, or one "
+        "attack with other options that differ, are separate lines."],
+        figures=[LEAKED_FIGURE])
 
 
 def _matched_tables(privacy: Privacy) -> list[Table]:
