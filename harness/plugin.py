@@ -68,8 +68,9 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "defences and attacks": {
         "protocols": ("BudgetedDefence", "Defence", "defence_budget", "Attack", "AttackInputs",
-                      "Decode", "Inversion", "Query", "ThreatModel", "threat_model",
-                      "inversion_problem", "inversion_texts", "ungranted_use"),
+                      "Decode", "Inversion", "Query", "Ranker", "ThreatModel", "threat_model",
+                      "inversion_problem", "inversion_texts", "ranking_problem",
+                      "ungranted_use"),
     },
     "analyses and their jobs": {
         "protocols": ("Analysis", "Job", "AnalysisParts", "JobRecord",

@@ -422,6 +422,71 @@ def test_align_maps_an_affinely_related_space_and_reads_it_with_the_surrogate(
     assert attack.threat.leaked == 30 and attack.label == "align-30"
 
 
+@pytest.mark.parametrize("noisy", [False, True])
+def test_oracle_ranks_a_canarys_true_candidate_first(noisy: bool, tmp_path: Path) -> None:
+    """As a ranker (`harness.protocols.Ranker`), the oracle scores each vector's candidates:
+    under a deterministic store the true candidate's query is the stored vector (cosine 1,
+    every other below), so it ranks first and the exposure is log2 M; under noise of sd 0.3
+    on 32-d N(0, 1) vectors, ranked by the likelihood of 8 queries' mean, it ranks first for
+    every one of 12 canaries of 16 candidates (the nearest other candidate is about 8 sd
+    away)."""
+    from harness.analyses.privacy.exposure import exposure, rank
+    from harness.protocols import Ranker, ranking_problem
+    from harness_plugins.attacks.oracle import OracleRanking
+
+    rng, dim, sd = np.random.default_rng(0), 32, 0.3
+    texts = [f"t{i}" for i in range(400)]
+    table = dict(zip(texts, rng.standard_normal((len(texts), dim)), strict=True))
+    fresh = np.random.default_rng(1)
+
+    def query(asked):
+        clean = np.stack([table[t] for t in asked])
+        return (clean + (fresh.standard_normal(clean.shape) * sd if noisy else 0)
+                ).astype(np.float32)
+
+    attack = OracleRanking(corpus=200, repeats=8)
+    assert isinstance(attack, Ranker)
+    attack.fit(inputs([], tmp_path, public=texts[:200], query=query))
+    candidates = [[texts[200 + 16 * c + j] for j in range(16)] for c in range(12)]
+    stored = query([found[0] for found in candidates])
+    scores = attack.likelihood(stored, candidates)
+    assert ranking_problem(scores, candidates) is None
+    ranks = [rank([-v for v in row]) for row in scores]
+    assert ranks == [1.0] * len(candidates)
+    assert exposure(ranks[0], 16) == 4.0
+    if not noisy:
+        assert [row[0] for row in scores] == pytest.approx([1.0] * len(candidates))
+
+
+def test_a_rankers_answer_is_checked() -> None:
+    from harness.protocols import ranking_problem
+
+    asked = [["a", "b"], ["c", "d", "e"]]
+    assert ranking_problem([[0.1, 0.2], [1.0, 2.0, 3.0]], asked) is None
+    assert ranking_problem([[0.1, 0.2]], asked) == ("likelihood returned 1 score lists for 2 "
+                                                    "vectors")
+    assert ranking_problem([[0.1, 0.2], [1.0, 2.0]], asked) == (
+        "likelihood returned 2 scores for the 3 candidates of vector 1")
+    assert ranking_problem([[0.1, float("nan")], [1.0, 2.0, 3.0]], asked) == (
+        "likelihood returned scores for vector 0 that are not finite numbers")
+
+
+def test_the_canaries_exposure_is_the_strongest_rankers() -> None:
+    """Every ranker's mean exposure is kept; the entity's is the highest (the first among
+    equals), with that ranker's own interval and name."""
+    from harness.analyses.privacy.canary_recovery import entity_recovery
+
+    found = entity_recovery(4, 1, 2, {"decoder": [1.0, 2.0, 0.0, 1.0],
+                                      "oracle": [5.0, 5.0, 3.0, 5.0]}, 32, resamples=200)
+    assert found.ranker == "oracle" and found.exposure == 4.5
+    assert found.exposure_ci95 == found.rankers["oracle"].exposure_ci95
+    assert found.rankers["decoder"].exposure == 1.0
+    low, high = found.exposure_ci95
+    assert low is not None and high is not None and 3.0 <= low <= 4.5 <= high <= 5.0
+    tied = entity_recovery(2, 0, 0, {"decoder": [2.0, 2.0], "oracle": [2.0, 2.0]}, 8)
+    assert tied.ranker == "decoder"
+
+
 # ------------------------------------------------------------------- in the privacy analysis
 
 RUN_SPEC = """\

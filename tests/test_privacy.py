@@ -44,6 +44,7 @@ privacy:
     - {name: gaussian, levels: [0.05, 1000]}
   canaries: 40
   non_adaptive: true
+  attacks: [decoder, {name: oracle, corpus: 300}, bag-of-words, prior]
 analyses: [downstream, privacy]
 report: {formats: [md]}
 """
@@ -122,12 +123,63 @@ def test_every_encoder_defence_and_level_is_attacked(study: tuple[Path, dict]) -
 
 
 def test_a_rotation_leaks_as_much_as_the_clean_vectors(study: tuple[Path, dict]) -> None:
-    """The attacker adapts: an invertible transform hides nothing (within the interval)."""
+    """The attacker adapts: an invertible transform hides nothing (within the interval), from
+    the decoder and from every attack of the run."""
     _, privacy = study
     found = points(privacy, "avg")
     clean, rotated = found[""]["leakage"]["token-f1"], found["rotation"]["leakage"]["token-f1"]
     assert clean["ci95"][0] <= rotated["value"] <= clean["ci95"][1]
     assert found["rotation"]["utility"] == pytest.approx(1.0, abs=0.1)
+    labels = ["decoder", "oracle", "bag-of-words", "prior"]
+    assert list(found[""]["attacks"]) == list(found["rotation"]["attacks"]) == labels
+    for label in labels:
+        clean = found[""]["attacks"][label]["leakage"]["token-f1:content"]
+        rotated = found["rotation"]["attacks"][label]["leakage"]["token-f1:content"]
+        assert clean["ci95"][0] <= rotated["value"] <= clean["ci95"][1], label
+    # the oracle ranks by cosine under a deterministic defence, which a rotation keeps
+    assert (found["rotation"]["attacks"]["oracle"]["leakage"]["token-f1:content"]["value"]
+            == found[""]["attacks"]["oracle"]["leakage"]["token-f1:content"]["value"])
+
+
+def test_at_the_strongest_noise_every_attack_is_at_the_floor(study: tuple[Path, dict]) -> None:
+    """No attack reads more from vectors drowned in noise (Gaussian, sd 1000) than the floor:
+    the most any attack reads from the random-gaussian control's vectors, which carry no
+    information (the prior's constant among them). One-sided, at 1.96 standard errors of a
+    difference, each read off its 95% interval (width / 3.92), unpaired."""
+    _, privacy = study
+    floor_attacks = privacy["floor_attacks"]
+    floor = max((a["leakage"]["token-f1:content"] for a in floor_attacks.values()),
+                key=lambda score: score["value"])
+    drowned = points(privacy, "avg")["gaussian 1000"]["attacks"]
+    assert set(drowned) == set(floor_attacks) == {"decoder", "oracle", "bag-of-words", "prior"}
+    clean = points(privacy, "avg")[""]["attacks"]
+    for label, attack in drowned.items():
+        score = attack["leakage"]["token-f1:content"]
+        se = [(s["ci95"][1] - s["ci95"][0]) / 3.92 for s in (score, floor)]
+        assert score["value"] <= floor["value"] + 1.96 * math.hypot(*se), label
+    # and the clean vectors are not at the floor: the strongest attack there reads them
+    assert clean["bag-of-words"]["leakage"]["token-f1:content"]["ci95"][0] > floor["ci95"][1]
+
+
+def test_the_oracle_ranks_every_canary_first_on_vectors_a_query_returns(
+        study: tuple[Path, dict]) -> None:
+    """On clean vectors and under a deterministic defence (the rotation) a query of the true
+    canary returns its stored vector: the oracle ranks it first among the M candidates of
+    every entity, an exposure of log2 M, and is the strongest ranker; on the floor's random
+    vectors its exposure is chance's."""
+    _, privacy = study
+    found = points(privacy, "avg")
+    for vectors in ("", "rotation"):
+        for kind, canary in found[vectors]["canaries"].items():
+            m = canary["candidates"]
+            oracle = canary["rankers"]["oracle"]
+            assert oracle["exposure"] == pytest.approx(math.log2(m)), (vectors, kind)
+            assert canary["ranker"] == "oracle" and canary["exposure"] == oracle["exposure"]
+            assert set(canary["rankers"]) == {"decoder", "oracle"}
+    for kind, canary in privacy["floor_canaries"].items():
+        oracle = canary["rankers"]["oracle"]
+        low, high = oracle["exposure_ci95"]
+        assert abs(oracle["exposure"] - canary["exposure_chance"]) <= high - low, kind
 
 
 def test_noise_large_enough_leaves_the_floor_and_chance(study: tuple[Path, dict]) -> None:

@@ -121,6 +121,35 @@ class Attack(Protocol):
         """Read back every row of `vectors` (n, dim), float32."""
 
 
+@runtime_checkable
+class Ranker(Protocol):
+    """An attack that can also rank given candidate texts for a vector (the oracle ranking by
+    the store's noise model, a decoder by its likelihood): optional beside `Attack`. The core
+    calls `likelihood`, after `fit`, to measure the canaries' exposure (Carlini et al. 2019,
+    Sec. 4): every canary's vector as the store holds it, with the M candidate sentences of
+    one of its entities (the true one among them); an attack that does not rank is not asked."""
+
+    def likelihood(self, vectors: np.ndarray, candidates: Sequence[Sequence[str]]
+                   ) -> list[list[float]]:
+        """For row i of `vectors` (n, dim), float32, a score for each sentence of
+        `candidates[i]`: the higher, the likelier that the vector is that sentence's."""
+
+
+def ranking_problem(scores: object, candidates: Sequence[Sequence[str]]) -> str | None:
+    """What is wrong with `scores` as a ranker's answer for `candidates`, in words, or None:
+    one list of finite numbers per vector, one number per candidate."""
+    if not isinstance(scores, (list, tuple)) or len(scores) != len(candidates):
+        got = len(scores) if isinstance(scores, (list, tuple)) else type(scores).__name__
+        return f"likelihood returned {got} score lists for {len(candidates)} vectors"
+    for row, (found, asked) in enumerate(zip(scores, candidates, strict=True)):
+        if not isinstance(found, (list, tuple)) or len(found) != len(asked):
+            return (f"likelihood returned {len(found) if isinstance(found, (list, tuple)) else 0}"
+                    f" scores for the {len(asked)} candidates of vector {row}")
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in found):
+            return f"likelihood returned scores for vector {row} that are not finite numbers"
+    return None
+
+
 def inversion_problem(inversion: object, count: int) -> str | None:
     """What is wrong with `inversion` as an attack's reading of `count` vectors, in words
     ("invert returned 1 sentences for 5 vectors"), or None: an `Inversion` with sentences or

@@ -3,7 +3,9 @@ each handed only what its threat model grants (`harness.protocols.ThreatModel`),
 the test vectors kept as a cached artifact, and scored like a decoder's output: by the
 content-word measure every attack yields (`privacy.compare_on`, `token-f1:content`) and, for an
 attack that writes sentences, by every other metric of the spec that needs only the text. The
-strongest attack is the one with the highest score on that measure."""
+strongest attack is the one with the highest score on that measure. An attack that can rank
+candidate texts (`harness.protocols.Ranker`) also ranks the canaries' candidates, in the same
+artifact: the exposure it gets (`harness.analyses.privacy.exposure`)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,15 @@ import itertools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from harness.analyses.privacy.canaries import Canary, candidate_lists, variants_digest
 from harness.analyses.privacy.defend import DefendedEncoder
+from harness.analyses.privacy.exposure import nested
 from harness.analyses.privacy.results import AttackLeakage
 from harness.analyses.privacy.spec import privacy_settings
 from harness.errors import HarnessError, PluginError, plugin_call
@@ -26,10 +30,12 @@ from harness.protocols import (
     AttackInputs,
     BuildContext,
     Inversion,
+    Ranker,
     SpecView,
     ThreatModel,
     inversion_problem,
     inversion_texts,
+    ranking_problem,
     threat_model,
     ungranted_use,
 )
@@ -49,8 +55,10 @@ from harness.stages.score import scored
 from harness.stages.train import TrainedDecoder
 from harness.stages.vocab import Vocab
 
-VERSION = 1
+VERSION = 2  # 2: queries noised per call; attacks that rank score the canaries
 INVERSION_FILE = "inversion.json"
+RANKED_FILE = "canary-scores.json"
+"""A ranking attack's score of every canary's candidates (per canary, per entity)."""
 STEP_FILE = "step-{step}.jsonl"
 """An iterative attack's best sentences after each step (`Inversion.steps`)."""
 
@@ -120,19 +128,23 @@ def surrogate_name(spec: SpecView, attacked: str, asked: str | None) -> str | No
 
 @dataclass(frozen=True)
 class Attacks:
-    """Every attack of a plan on one target: attack label -> what it leaked (`leakage`) and
-    the file of what it read back (`outputs`: JSON lines of `reference` and `hypothesis`, in
-    the cache)."""
+    """Every attack of a plan on one target: attack label -> what it leaked (`leakage`), the
+    file of what it read back (`outputs`: JSON lines of `reference` and `hypothesis`, in the
+    cache) and, for an attack that ranks (`Ranker`), its score of every canary's candidates,
+    per canary, per entity, higher the likelier (`ranked`)."""
 
     leakage: dict[str, AttackLeakage]
     outputs: dict[str, Path]
+    ranked: dict[str, list[list[list[float]]]] = field(default_factory=dict)
 
 
 def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
-                plan: AttackPlan) -> Attacks:
-    """Every attack of `plan` on `target`: what each leaked, and where its output lies."""
+                plan: AttackPlan, canaries: Sequence[Canary] = ()) -> Attacks:
+    """Every attack of `plan` on `target`: what each leaked, where its output lies, and how
+    each that ranks scores the `canaries`' candidates."""
     found: dict[str, AttackLeakage] = {}
     outputs: dict[str, Path] = {}
+    ranked: dict[str, list[list[list[float]]]] = {}
     for entry in plan.entries:
         attack = ctx.build(entry, f"for {target.label}")
         try:
@@ -151,19 +163,22 @@ def run_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target,
         if threat.surrogate and helper is None:
             raise HarnessError(f"attack {label!r} on {target.label}: it needs a surrogate "
                                "encoder and the run has no other encoder under study to be one")
-        samples, words_only, steps = _inversion(ctx, corpus, vocab, target, entry, attack,
-                                                label, helper)
+        samples, words_only, steps, ranking = _inversion(ctx, corpus, vocab, target, entry,
+                                                         attack, label, helper, canaries)
         outputs[label] = samples.path
+        if ranking is not None:
+            ranked[label] = ranking
         metrics = [m for m in ctx.spec.metrics if not m.info.needs
                    and (m.name == plan.compare_on or not words_only)]
         scores = {m.name: scored(ctx, m, samples)[0] for m in metrics}
         compared = [m for m in metrics if m.name == plan.compare_on]
         found[label] = AttackLeakage(
             attack=entry.name, threat=threat.describe(), leaked=_leaked(threat, corpus),
+            options=entry.settings.model_dump(mode="json"),
             sentences=not words_only, leakage=scores,
             steps=[scored(ctx, compared[0], step)[0] for step in steps] if steps and compared
             else None)
-    return Attacks(found, outputs)
+    return Attacks(found, outputs, ranked)
 
 
 def strongest(attacks: dict[str, AttackLeakage], compare_on: str, *,
@@ -177,11 +192,13 @@ def strongest(attacks: dict[str, AttackLeakage], compare_on: str, *,
 
 
 def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, entry: Entry,
-               attack: Any, label: str, surrogate: Surrogate | None
-               ) -> tuple[Samples, bool, list[Samples]]:
+               attack: Any, label: str, surrogate: Surrogate | None,
+               canaries: Sequence[Canary] = ()
+               ) -> tuple[Samples, bool, list[Samples], list[list[list[float]]] | None]:
     """The attack's reading of the test vectors as samples (sentences, or its words joined),
-    from the cache or computed; whether it gave words only; and an iterative attack's best
-    sentences after each step, as samples (none for another attack)."""
+    from the cache or computed; whether it gave words only; an iterative attack's best
+    sentences after each step, as samples (none for another attack); and, for an attack that
+    ranks, its scores of the canaries' candidates (None for another, or without canaries)."""
     threat = threat_model(attack)
     encoded = target.encoded
     leaked = _leaked(threat, corpus)
@@ -194,6 +211,10 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
     if surrogate is not None:
         parts["surrogate"] = {"encoded": surrogate.encoded.keys["train"],
                               "trained": surrogate.trained.key}
+    ranks = bool(canaries) and isinstance(attack, Ranker)
+    if ranks:
+        parts["canaries"] = {"sentences": [c.sentence for c in canaries],
+                             "variants": variants_digest(canaries)}
 
     def build(directory: Path) -> dict[str, Any]:
         inputs = _inputs(ctx, corpus, vocab, target, threat, leaked, surrogate,
@@ -212,6 +233,11 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
             {"sentences": inversion.sentences, "words": inversion.words,
              "scores": inversion.scores, "steps": inversion.steps}, ensure_ascii=False),
             encoding="utf-8")
+        if ranks:
+            with _granted(entry.plugin, f"{what}: likelihood of the canaries", threat):
+                scores = _canary_scores(attack, encoded, canaries, encode_batch_size(ctx.spec),
+                                        entry.plugin, what)
+            (directory / RANKED_FILE).write_text(json.dumps(scores), encoding="utf-8")
         return {"sentences": len(hypotheses), "words_only": inversion.sentences is None,
                 "steps": len(steps)}
 
@@ -224,9 +250,28 @@ def _inversion(ctx: RunContext, corpus: Corpus, vocab: Vocab, target: Target, en
                        path=directory / name, records=read_samples(directory / name),
                        sentences_per_s=0.0)
 
+    scores = (nested(canaries, json.loads((directory / RANKED_FILE).read_text(
+        encoding="utf-8"))) if ranks else None)
     return (samples(SAMPLES_FILE, directory.name), bool(summary["words_only"]),
             [samples(STEP_FILE.format(step=step), f"{directory.name}-step{step}")
-             for step in range(summary.get("steps", 0))])
+             for step in range(summary.get("steps", 0))], scores)
+
+
+def _canary_scores(attack: Ranker, encoded: Encoded, canaries: Sequence[Canary],
+                   batch_size: int, plugin: str, what: str) -> list[list[float]]:
+    """A ranking attack's scores of each (canary, entity)'s candidates given the canary's
+    vector as the store holds it (its record's noise, keyed by its text), flat in
+    `candidate_lists`' order; a plugin error naming what is wrong with them."""
+    rows, lists = candidate_lists(canaries)
+    vectors = np.asarray(encoded.encode([c.sentence for c in canaries], batch_size=batch_size),
+                         dtype=np.float32)
+    scores = attack.likelihood(vectors[np.array(rows, dtype=np.int64)], lists)
+    if isinstance(scores, np.ndarray):
+        scores = scores.tolist()
+    problem = ranking_problem(scores, lists)
+    if problem is not None:
+        raise PluginError(plugin, f"{what}: {problem} (one score per candidate sentence)")
+    return [[float(v) for v in row] for row in scores]
 
 
 @contextmanager

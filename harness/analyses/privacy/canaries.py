@@ -19,6 +19,7 @@ other values of its type, drawn from the seed, each substituted into the canary 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -38,9 +39,9 @@ if TYPE_CHECKING:
     from harness.stages.corpus import Corpus
     from harness.text.subwords import SubwordVocab
 
-__all__ = ["ENTITY_TYPES", "Canary", "canaries", "canary_set", "check_canaries", "drawn_canaries",
-           "lexicon",
-           "recovered", "recovery_counts"]
+__all__ = ["ENTITY_TYPES", "Canary", "canaries", "canary_set", "check_canaries",
+           "candidate_lists", "drawn_canaries", "lexicon", "recovered", "recovery_counts",
+           "variants_digest"]
 
 MIN_VALUES = 2
 """Values an entity type needs for a rank among candidates to mean anything."""
@@ -101,6 +102,23 @@ def canaries(count: int, seed: int, values: Mapping[str, Sequence[str]],
                             entities=tuple((kind, normalise(chosen[kind])) for kind in kinds),
                             variants=tuple(variants)))
     return found
+
+
+def variants_digest(found: Sequence[Canary]) -> str:
+    """SHA-256 of every canary's candidate sentences: what a cache key holds in their place
+    (they are many, M per entity)."""
+    return hashlib.sha256(json.dumps([c.variants for c in found]).encode()).hexdigest()
+
+
+def candidate_lists(found: Sequence[Canary]) -> tuple[list[int], list[tuple[str, ...]]]:
+    """Each (canary, entity) in order, flattened: the canary's row and the entity's candidate
+    sentences (`Canary.variants`, the true one first), as a ranker is asked them."""
+    rows, lists = [], []
+    for row, canary in enumerate(found):
+        for variants in canary.variants:
+            rows.append(row)
+            lists.append(variants)
+    return rows, lists
 
 
 def check_canaries(found: Sequence[Canary], encode: Callable[[str], list[int]], unk_id: int,

@@ -9,6 +9,8 @@ canaries without such an encoder (`harness.analyses.privacy.checks.check_canarie
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from harness.analyses.floor.gains import floor_encoder
 from harness.analyses.privacy.attacks import (
     AttackPlan,
@@ -17,7 +19,7 @@ from harness.analyses.privacy.attacks import (
     run_attacks,
     surrogate_needs,
 )
-from harness.analyses.privacy.canaries import drawn_canaries
+from harness.analyses.privacy.canaries import Canary, drawn_canaries
 from harness.analyses.privacy.canary_recovery import canary_recovery
 from harness.analyses.privacy.results import EntityRecovery
 from harness.analyses.privacy.spec import privacy_settings
@@ -51,10 +53,10 @@ def floor_jobs(spec: SpecView, name: str, attacker: DecoderView, clean: Job | No
 
 
 def floor_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
-                  plan: AttackPlan) -> Attacks | None:
+                  plan: AttackPlan, canaries: Sequence[Canary] = ()) -> Attacks | None:
     """What every attack of `plan` reads back from the floor encoder's clean vectors (no
-    information: the prior, and whatever an attack brings of its own); None without attacks
-    or a floor encoder."""
+    information: the prior, and whatever an attack brings of its own), and how each that ranks
+    scores the `canaries`' candidates; None without attacks or a floor encoder."""
     floor = floor_encoder(ctx.spec)
     if not plan.entries or floor is None:
         return None
@@ -62,13 +64,15 @@ def floor_attacks(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Compo
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
     trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
     return run_attacks(ctx, corpus, vocab,
-                       Target(encoded, attacker, trained, f"{floor} (the floor)"), plan)
+                       Target(encoded, attacker, trained, f"{floor} (the floor)"), plan,
+                       canaries)
 
 
-def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component
-                   ) -> dict[str, EntityRecovery] | None:
+def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Component,
+                   ranked: Attacks | None = None) -> dict[str, EntityRecovery] | None:
     """Entity type -> the floor encoder's attacker's recovery and exposure of the canaries,
-    undefended; None without canaries or a floor encoder."""
+    undefended, the exposure the strongest of it and the attacks that ranked them (`ranked`,
+    `floor_attacks`'); None without canaries or a floor encoder."""
     spec = ctx.spec
     floor = floor_encoder(spec)
     if not privacy_settings(spec).canaries or floor is None:
@@ -77,4 +81,5 @@ def floor_canaries(ctx: RunContext, corpus: Corpus, vocab: Vocab, attacker: Comp
     encoded = encode_corpus(ctx, encoder, corpus, vocab)
     trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
     return canary_recovery(ctx, attacker, trained, encoded, vocab,
-                           drawn_canaries(ctx, corpus, vocab.vocab, vocab.key))
+                           drawn_canaries(ctx, corpus, vocab.vocab, vocab.key),
+                           ranked.ranked if ranked is not None else None)

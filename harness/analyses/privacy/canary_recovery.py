@@ -2,26 +2,27 @@
 decoded with the spec's `generation` settings, and every candidate sentence of each entity
 scored by the attacker's likelihood given the canary's vector; then per entity type the
 recovery (`canaries.recovery_counts`, exact Clopper-Pearson intervals) and the exposure
-(`exposure`, Carlini et al. 2019, Sec. 4). One cached artifact per attacker and vectors, so a
-rerun decodes and scores nothing twice."""
+(`exposure`, Carlini et al. 2019, Sec. 4) by that likelihood and by every attack that ranks
+(`harness.protocols.Ranker`, whose scores `run_attacks` gives), the strongest kept. One cached
+artifact per attacker and vectors, so a rerun decodes and scores nothing twice."""
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness.analyses.privacy.canaries import Canary, recovery_counts
+from harness.analyses.privacy.canaries import Canary, recovery_counts, variants_digest
 from harness.analyses.privacy.exposure import (
     chance_exposure,
     exposures,
     mean_interval,
     variant_nll,
 )
-from harness.analyses.privacy.results import EntityRecovery
+from harness.analyses.privacy.results import EntityRecovery, Exposure
 from harness.spec import Component, encode_batch_size
 from harness.stages.base import RunContext
 from harness.stages.encode import Encoded
@@ -31,20 +32,25 @@ from harness.stages.vocab import Vocab
 from harness.stats.intervals import proportion_interval
 
 VERSION = 2
+DECODER = "decoder"
+"""The adaptive decoder's likelihood among the canaries' rankers (the attack label of its
+output)."""
 HYPOTHESES_FILE = "hypotheses.json"
 NLL_FILE = "variants-nll.json"
 
 
 def canary_recovery(ctx: RunContext, attacker: Component, trained: TrainedDecoder,
-                    encoded: Encoded, vocab: Vocab, canaries: list[Canary]
+                    encoded: Encoded, vocab: Vocab, canaries: list[Canary],
+                    ranked: Mapping[str, Sequence[Sequence[Sequence[float]]]] | None = None
                     ) -> dict[str, EntityRecovery]:
     """Entity type -> how much of the canaries' entities the attacker's output recovers, and
-    their exposure under its likelihood."""
+    their exposure under its likelihood and under each ranking attack's scores (`ranked`:
+    label -> per canary, per entity, each candidate's score, higher the likelier)."""
     from harness.generation.perplexity import reference_nll
 
     sentences = [canary.sentence for canary in canaries]
     # The candidates are many (M per entity): the key holds their digest, not the sentences.
-    variants = hashlib.sha256(json.dumps([c.variants for c in canaries]).encode()).hexdigest()
+    variants = variants_digest(canaries)
     parts = {"version": VERSION, "trained": trained.key, "encoded": encoded.identity,
              "sentences": sentences, "variants": variants,
              "generation": ctx.spec.generation.model_dump()}
@@ -72,28 +78,43 @@ def canary_recovery(ctx: RunContext, attacker: Component, trained: TrainedDecode
                                   label=f"{encoded.encoder} -> {attacker.name} canaries")
     hypotheses = json.loads((directory / HYPOTHESES_FILE).read_text(encoding="utf-8"))
     nll = json.loads((directory / NLL_FILE).read_text(encoding="utf-8"))
-    exposed = exposures(canaries, nll)
+    by_ranker = {DECODER: exposures(canaries, nll)}
+    for label, scores in (ranked or {}).items():  # higher the likelier: rank the negation
+        by_ranker[label] = exposures(canaries, [[[-v for v in entity] for entity in canary]
+                                                for canary in scores])
     comparison = ctx.spec.comparison
-    return {kind: entity_recovery(n, exact, partial, *exposed[kind],
-                                  resamples=comparison.resamples, seed=ctx.spec.seed)
-            for kind, (n, exact, partial) in recovery_counts(canaries, hypotheses).items()}
+    found = {}
+    for kind, (n, exact, partial) in recovery_counts(canaries, hypotheses).items():
+        candidates = by_ranker[DECODER][kind][1]
+        found[kind] = entity_recovery(
+            n, exact, partial, {label: exposed[kind][0] for label, exposed in by_ranker.items()},
+            candidates, resamples=comparison.resamples, seed=ctx.spec.seed)
+    return found
 
 
-def entity_recovery(n: int, exact: int, partial: int, exposure: list[float] | None = None,
+def entity_recovery(n: int, exact: int, partial: int,
+                    exposure: Mapping[str, list[float]] | None = None,
                     candidates: int | None = None, *, resamples: int = 1000, seed: int = 0
                     ) -> EntityRecovery:
-    """Recovery rates in percent with their exact Clopper-Pearson intervals; with each canary's
-    `exposure` of its entity among `candidates`, their mean with its bootstrap interval over
-    the canaries, and the mean a uniform rank would give."""
+    """Recovery rates in percent with their exact Clopper-Pearson intervals; with each
+    ranker's exposure of every canary's entity among `candidates` (`exposure`: ranker ->
+    one value per canary), each ranker's mean with its bootstrap interval over the canaries,
+    the strongest's (the highest mean, the first among equals) as the entity's, and the mean
+    a uniform rank would give."""
     def percent(k: int) -> tuple[float | None, tuple[float | None, float | None]]:
         found = proportion_interval(k, n)
         return 100 * found.value, (100 * found.low, 100 * found.high)
 
     (e, e_ci), (p, p_ci) = percent(exact), percent(partial)
     exposed: dict[str, Any] = {}
-    if exposure is not None and candidates is not None:
-        mean, interval = mean_interval(exposure, resamples=resamples, seed=seed)
-        exposed = {"candidates": candidates, "exposure": mean, "exposure_ci95": interval,
-                   "exposure_chance": chance_exposure(candidates)}
+    if exposure and candidates is not None:
+        rankers = {label: Exposure(exposure=mean, exposure_ci95=interval)
+                   for label, values in exposure.items()
+                   for mean, interval in [mean_interval(values, resamples=resamples,
+                                                        seed=seed)]}
+        ranker = max(rankers, key=lambda label: rankers[label].exposure or float("-inf"))
+        exposed = {"candidates": candidates, "exposure": rankers[ranker].exposure,
+                   "exposure_ci95": rankers[ranker].exposure_ci95, "ranker": ranker,
+                   "rankers": rankers, "exposure_chance": chance_exposure(candidates)}
     return EntityRecovery(n=n, exact=e, exact_ci95=e_ci, partial=p, partial_ci95=p_ci,
                           **exposed)

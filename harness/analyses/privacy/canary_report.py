@@ -33,7 +33,9 @@ def _recovery(found: EntityRecovery) -> str:
 
 
 def _exposure(found: EntityRecovery) -> str:
-    return f"{fmt(found.exposure, 2)} {fmt_interval(found.exposure_ci95, 2)}".strip()
+    """The strongest ranker's exposure with its interval, and that ranker."""
+    cell = f"{fmt(found.exposure, 2)} {fmt_interval(found.exposure_ci95, 2)}".strip()
+    return f"{cell} {found.ranker}" if found.ranker else cell
 
 
 def canary_section(privacy: Privacy, label: Label) -> Section:
@@ -54,15 +56,19 @@ def canary_section(privacy: Privacy, label: Label) -> Section:
         "percentage recovered exactly (its tokens contiguous in the output) with its exact 95% "
         "interval, then the percentage recovered partly (half its tokens or more).",
         "Exposure (Carlini et al. 2019, Sec. 4): log2 M - log2 rank of the true value among M "
-        "candidates of its type (the true one and M-1 others), ranked by the attacker's "
-        "likelihood of the whole canary sentence given the canary's vector; in bits, the mean "
-        "over canaries with its bootstrap 95% interval over canaries. It is log2 M for a true "
-        "value ranked first and 0 for one ranked last; a rank uniform on 1..M, what a vector "
-        "without information gives, has the mean log2 M - log2(M!)/M (chance)."]
+        "candidates of its type (the true one and M-1 others), each candidate a whole canary "
+        "sentence ranked given the canary's stored vector by every ranker: the adaptive "
+        "decoder's likelihood (decoder) and each attack that ranks (oracle: the candidates "
+        "queried through the store, scored by the noise model's likelihood); in bits, the "
+        "strongest ranker's mean over canaries (the ranker named beside it) with its bootstrap "
+        "95% interval over canaries. It is log2 M for a true value ranked first and 0 for one "
+        "ranked last; a rank uniform on 1..M, what a vector without information gives, has "
+        "the mean log2 M - log2(M!)/M (chance). Every ranker's exposure is in results.json "
+        "(`canaries.TYPE.rankers`)."]
     recovered = Table("Recovered exactly (%) [95% interval] / partly (%)",
                       ["encoder", "vectors", *[f"{k} (n={first[k].n})" for k in kinds]],
                       _rows(privacy, kinds, label, _recovery))
-    exposed = Table("Exposure (bits) [95% interval]", ["encoder", "vectors", *[
+    exposed = Table("Exposure (bits) [95% interval], strongest ranker", ["encoder", "vectors", *[
         f"{k} (M={fmt(first[k].candidates)}, chance {fmt(first[k].exposure_chance, 2)})"
         for k in kinds]], _rows(privacy, kinds, label, _exposure))
     return Section("Privacy: canaries", text, tables=[recovered, exposed])

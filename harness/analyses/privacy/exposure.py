@@ -1,11 +1,14 @@
 """Exposure of the canaries' entities (Carlini et al. 2019, "The Secret Sharer", Sec. 4).
 
-For an entity of a canary, the attacker ranks M candidate sentences (the canary with the true
+For an entity of a canary, each ranker orders M candidate sentences (the canary with the true
 value and with M-1 other values of its type substituted, `Canary.variants`) by its likelihood
-of the whole sentence given the attacked vector of the canary: the trained decoder's
-log-probability log P(sentence | vector), summed over the sentence's pieces and its end.
-The true sentence's rank is 1 + the number of candidates more likely than it, with a tie
-counting a half (the mean rank a random order of the tied candidates would give), and
+of the whole sentence given the attacked vector of the canary: the trained decoder by its
+log-probability log P(sentence | vector), summed over the sentence's pieces and its end; an
+attack that ranks (`harness.protocols.Ranker`: the oracle, by the store's noise model given
+the candidates' queries) by its own scores. Per entity type every ranker's exposure is kept
+and the strongest's reported (`canary_recovery.entity_recovery`). The true sentence's rank
+is 1 + the number of candidates more likely than it, with a tie counting a half (the mean
+rank a random order of the tied candidates would give), and
 
     exposure = log2 M - log2 rank,
 
@@ -67,6 +70,14 @@ def variant_nll(found: Sequence[Canary], score: Scorer) -> list[list[list[float]
                            dtype=np.float64).tolist())
     return [[[next(flat) for _ in variants] for variants in canary.variants]
             for canary in found]
+
+
+def nested(found: Sequence[Canary], flat: Sequence[Sequence[float]]
+           ) -> list[list[list[float]]]:
+    """Flat per-(canary, entity) lists (`canaries.candidate_lists`' order) as per canary, per
+    entity."""
+    values = iter(flat)
+    return [[list(next(values)) for _ in canary.variants] for canary in found]
 
 
 def exposures(found: Sequence[Canary], nll: Sequence[Sequence[Sequence[float]]]

@@ -51,12 +51,14 @@ def attack_point(ctx: RunContext, attacker: Component, encoded: Encoded, corpus:
     trained = train_decoder_for(ctx, attacker, encoded, corpus, vocab)
     leakage = leaked(ctx, attacker, trained, encoded, corpus, vocab, clean=clean)
     where = encoded.encoder + (f" under {describes or defence}" if defence else " (clean)")
-    ran = (run_attacks(ctx, corpus, vocab, Target(encoded, attacker, trained, where), plan)
+    ran = (run_attacks(ctx, corpus, vocab, Target(encoded, attacker, trained, where), plan,
+                       canaries or ())
            if plan is not None and plan.entries else None)
     attacks = ran.leakage if ran is not None else None
     tasks = (evaluate_tasks(ctx, [encoded]).get(encoded.encoder, [])
              if ctx.spec.downstream.tasks else [])
-    recovery = (canary_recovery(ctx, attacker, trained, encoded, vocab, canaries)
+    recovery = (canary_recovery(ctx, attacker, trained, encoded, vocab, canaries,
+                                ran.ranked if ran is not None else None)
                 if canaries else None)
     point = PrivacyPoint(defence=defence, level=level, describes=describes, dim=encoded.dim,
                          leakage=leakage, tasks={r.task: r.score for r in tasks},
@@ -91,9 +93,12 @@ def leaked(ctx: RunContext, attacker: Component, trained: TrainedDecoder, encode
 
 
 def task_interval(result: TaskResult) -> tuple[float, float] | None:
-    """An accuracy's exact 95% interval over the task's test examples (Clopper & Pearson), in
-    percent, as the task reports accuracy; None for another metric (a correlation)."""
-    if result.metric != "acc" or not result.n_test:
+    """A proportion's exact 95% interval over the task's test examples (Clopper & Pearson), in
+    percent, as the task reports it: an accuracy (`acc`) over its test examples, a recall@k
+    (`recall@1`, ...: MRPC-retrieval) over its queries; None for another metric (a
+    correlation)."""
+    proportion = result.metric == "acc" or result.metric.startswith("recall@")
+    if not proportion or not result.n_test:
         return None
     found = proportion_interval(round(result.score / 100 * result.n_test), result.n_test)
     return 100 * found.low, 100 * found.high

@@ -12,14 +12,25 @@ from harness.protocols import JobRecord
 from harness.results.records import MetricScore, Record, is_none
 
 
+class Exposure(Record):
+    """One ranker's exposure of the canaries' entities of one type (Carlini et al. 2019, Sec.
+    4; `harness.analyses.privacy.exposure`): the mean over canaries of log2 M - log2 rank of
+    the true value among M candidates, in bits, with its percentile-bootstrap interval over
+    the canaries."""
+
+    exposure: float | None = None
+    exposure_ci95: tuple[float | None, float | None] = (None, None)
+
+
 class EntityRecovery(Record):
     """How many of `n` canary entities of one type the attacker's output holds: exactly (the
     tokens contiguous, in order) and partly (half the tokens or more), with exact
-    Clopper-Pearson intervals, in percent; and their exposure (Carlini et al. 2019, Sec. 4;
-    `harness.analyses.privacy.exposure`): the mean over canaries of log2 M - log2 rank of the
-    true value among `candidates` (M) by the attacker's likelihood, in bits, with its
-    percentile-bootstrap interval over canaries, and `exposure_chance`, its expectation when
-    the rank is uniform (log2 M - log2(M!) / M)."""
+    Clopper-Pearson intervals, in percent; and their exposure among `candidates` (M) by every
+    ranker (`rankers`: the adaptive decoder's likelihood as `decoder`, and each attack that
+    ranks, `harness.protocols.Ranker`, by its label), with the strongest ranker's (the highest
+    mean; `ranker`) in `exposure` and `exposure_ci95`, and `exposure_chance`, the expectation
+    when the rank is uniform (log2 M - log2(M!) / M). The strongest is the maximum of a few
+    means, so its interval is that ranker's own, not adjusted for the choice."""
 
     n: int
     exact: float | None
@@ -30,17 +41,21 @@ class EntityRecovery(Record):
     exposure: float | None = None
     exposure_ci95: tuple[float | None, float | None] = (None, None)
     exposure_chance: float | None = None
+    ranker: str | None = Field(None, exclude_if=is_none)
+    rankers: dict[str, Exposure] = Field({}, exclude_if=lambda v: not v)
 
 
 class AttackLeakage(Record):
     """What one attack (`attack`, the registered name) read back from a point's test vectors:
     its threat model in words, whether it writes sentences (else only words, scored on the
-    content-word measure alone), its score on every metric that applies, and, for an
+    content-word measure alone), its options, its score on every metric that applies, and, for an
     iterative attack, its score after each step."""
 
     attack: str
     threat: str
     leaked: int | None = None  # the leaked training pairs it was handed
+    # its options as its entry of `privacy.attacks` resolved them (defaults included)
+    options: dict[str, Any] = Field({}, exclude_if=lambda v: not v)
     sentences: bool = True
     leakage: dict[str, MetricScore] = {}
     # an iterative attack's score on `Privacy.compare_on` after each step (step 0 first): the

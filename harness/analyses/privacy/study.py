@@ -102,13 +102,13 @@ def privacy_job(ctx: RunContext, corpus: Corpus, vocab: Vocab, job: Job,
     section = privacy_settings(spec)
     attacker = _attacker(spec.decoders, section.attacker)
     plan = _plan(ctx, corpus, vocab, attacker, job.encoder)
+    canaries = drawn_canaries(ctx, corpus, vocab.vocab, vocab.key) if section.canaries else None
     if job.part == FLOOR:
-        found = floor_attacks(ctx, corpus, vocab, attacker, plan)
+        found = floor_attacks(ctx, corpus, vocab, attacker, plan, canaries or ())
         return PrivacyRecord(encoder=job.encoder, part=job.part,
-                             floor_canaries=floor_canaries(ctx, corpus, vocab, attacker),
+                             floor_canaries=floor_canaries(ctx, corpus, vocab, attacker, found),
                              floor_attacks=found.leakage if found is not None else None,
                              outputs=_outputs(found.outputs if found is not None else {}))
-    canaries = drawn_canaries(ctx, corpus, vocab.vocab, vocab.key) if section.canaries else None
     if job.part == CLEAN:
         got = attack_point(ctx, attacker, encoded, corpus, vocab, canaries=canaries, plan=plan)
         return _record(job, got.point, got)
