@@ -73,6 +73,31 @@ def test_the_kit_refuses_an_attack_that_returns_too_few_texts() -> None:
         check_attack(Short())
 
 
+def test_the_kit_asks_an_attack_that_ranks_for_one_score_per_candidate() -> None:
+    """A ranker's `likelihood` is checked as the core checks it: a list per vector, a finite
+    score per candidate (the kit asks for each attacked vector's text and two others)."""
+    class Ranks:
+        threat = ThreatModel(leaked=0)
+
+        def __init__(self, scores: list[float]) -> None:
+            self.scores = scores
+
+        def fit(self, inputs: AttackInputs) -> None:
+            pass
+
+        def invert(self, vectors: np.ndarray) -> Inversion:
+            return Inversion(sentences=["x"] * len(vectors))
+
+        def likelihood(self, vectors: np.ndarray, candidates) -> list[list[float]]:
+            return [list(self.scores) for _ in candidates]
+
+    assert check_attack(Ranks([0.0, 1.0, 2.0])) == ["x"] * 5
+    with pytest.raises(AssertionError, match="2 scores for the 3 candidates of vector 0"):
+        check_attack(Ranks([0.0, 1.0]))
+    with pytest.raises(AssertionError, match="not finite numbers"):
+        check_attack(Ranks([0.0, float("inf"), 1.0]))
+
+
 def test_the_kit_names_the_grant_an_attack_uses_without_declaring_it() -> None:
     """Queries without `queries=True`: the core hands None, and the kit says which grant to
     declare instead of "'NoneType' object is not callable"."""

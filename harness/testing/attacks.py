@@ -39,9 +39,12 @@ def check_attack(attack: Any, sentences: Sequence[str] | None = None) -> list[st
       vectors it is handed unchanged (they are read-only, as the store's memory maps are);
     - `invert` returns a `harness.protocols.Inversion` with one string (or one list of
       strings) per attacked vector, and as many finite scores when it gives scores;
-    - it is reproducible: fitting again with the same seed reads the same texts back.
+    - it is reproducible: fitting again with the same seed reads the same texts back;
+    - an attack that ranks (`harness.protocols.Ranker`) answers `likelihood` for every vector
+      with one finite score per candidate (`ranking_problem`), as the core asks it for the
+      canaries: each attacked vector with its own text and two others as candidates.
     """
-    from harness.protocols import Attack, threat_model
+    from harness.protocols import Attack, Ranker, ranking_problem, threat_model
 
     name = name_of(attack)
     if not isinstance(attack, Attack):
@@ -61,6 +64,14 @@ def check_attack(attack: Any, sentences: Sequence[str] | None = None) -> list[st
                 attack.fit(_inputs(threat, leaked, Path(workdir)))
             with _as_the_core_runs(name, "invert", threat):
                 inversion = attack.invert(_read_only(bag_embedding(attacked)))
+            if isinstance(attack, Ranker):
+                candidates = [[text, *[t for t in texts if t != text][:2]] for text in attacked]
+                with _as_the_core_runs(name, "likelihood", threat):
+                    scores = attack.likelihood(_read_only(bag_embedding(attacked)), candidates)
+                problem = ranking_problem(scores, candidates)
+                if problem is not None:
+                    raise fail(f"{name}: {problem}", "return one list per vector, one finite "
+                               "number per candidate, higher the likelier")
         found.append(_texts(name, inversion, len(attacked)))
     if found[0] != found[1]:
         raise fail(f"{name} is not reproducible: fitted twice with the same seed, it read "
