@@ -284,6 +284,48 @@ def test_the_mean_exposures_interval_is_a_percentile_bootstrap_over_canaries() -
     assert mean_interval([], resamples=100, seed=0) == (None, (None, None))
 
 
+def test_an_exposure_every_canary_shares_gets_an_exact_interval_not_a_point() -> None:
+    """Every canary ranked first (exposure log2 M for all): the bootstrap would give a point;
+    with the bound log2 M the interval is Clopper-Pearson's for n of n, scaled (scipy's Beta
+    quantiles), and for every canary ranked last 0 of n; an interior shared value (each canary
+    at rank 2, half of log2 M = 2) gets the interval of its fractional share."""
+    from scipy.stats import beta
+
+    top = math.log2(32)
+    assert mean_interval([top] * 100, resamples=200, seed=0, upper=top) == (
+        top, (pytest.approx(top * beta.ppf(0.025, 100, 1)), top))
+    assert mean_interval([top] * 100, resamples=200, seed=0, upper=top)[1][0] == (
+        pytest.approx(4.819, abs=1e-3))
+    assert mean_interval([0.0] * 60, resamples=200, seed=0, upper=top) == (
+        0.0, (0.0, pytest.approx(top * beta.ppf(0.975, 1, 60))))
+    mean, (low, high) = mean_interval([top / 2] * 40, resamples=200, seed=0, upper=top)
+    assert (low, high) == (pytest.approx(top * beta.ppf(0.025, 20, 21)),
+                           pytest.approx(top * beta.ppf(0.975, 21, 20)))
+    assert low < mean < high
+    # values that differ keep the percentile bootstrap
+    spread = [top, top, 3.0, top]
+    assert mean_interval(spread, resamples=500, seed=3, upper=top) == mean_interval(
+        spread, resamples=500, seed=3)
+
+
+def test_the_exposure_interval_covers_the_mean_where_nearly_every_canary_ranks_first() -> None:
+    """Coverage by simulation: 60 canaries, each ranked first with probability 0.98 (exposure
+    log2 32 = 5) else uniformly at rank 2..32; the true mean is known exactly. Over 400 draws
+    the interval (the bootstrap, or Clopper-Pearson's where every canary ranked first, which
+    happens in 30% of them) covers it at least 90% of the time (98% at this seed; the bootstrap
+    alone, a point there, covers it 67.5% of the time)."""
+    rng, top, n, first = np.random.default_rng(5), 5.0, 60, 0.98
+    ranks = np.arange(2, 33)
+    truth = first * top + (1 - first) * float(np.mean(top - np.log2(ranks)))
+    covered = 0
+    for _ in range(400):
+        hit = rng.random(n) < first
+        values = np.where(hit, top, top - np.log2(rng.choice(ranks, size=n)))
+        _, (low, high) = mean_interval(list(values), resamples=300, seed=0, upper=top)
+        covered += low <= truth <= high
+    assert covered >= 0.9 * 400
+
+
 # ------------------------------------------------------------------- the floor, not studied
 
 

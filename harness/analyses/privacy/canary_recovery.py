@@ -9,6 +9,7 @@ artifact per attacker and vectors, so a rerun decodes and scores nothing twice."
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,8 @@ def entity_recovery(n: int, exact: int, partial: int,
         rankers = {label: Exposure(exposure=mean, exposure_ci95=interval)
                    for label, values in exposure.items()
                    for mean, interval in [mean_interval(values, resamples=resamples,
-                                                        seed=seed)]}
+                                                        seed=seed,
+                                                        upper=math.log2(candidates))]}
         ranker = max(rankers, key=lambda label: rankers[label].exposure or float("-inf"))
         exposed = {"candidates": candidates, "exposure": rankers[ranker].exposure,
                    "exposure_ci95": rankers[ranker].exposure_ci95, "ranker": ranker,

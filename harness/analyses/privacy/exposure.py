@@ -91,10 +91,20 @@ def exposures(found: Sequence[Canary], nll: Sequence[Sequence[Sequence[float]]]
     return by_kind
 
 
-def mean_interval(values: Sequence[float], *, resamples: int, seed: int, level: float = 0.95
+def mean_interval(values: Sequence[float], *, resamples: int, seed: int, level: float = 0.95,
+                  upper: float | None = None
                   ) -> tuple[float | None, tuple[float | None, float | None]]:
     """The mean of `values` and its percentile-bootstrap interval over them (each value one
-    canary, drawn with replacement `resamples` times); None without values."""
+    canary, drawn with replacement `resamples` times); None without values.
+
+    The percentile bootstrap collapses to a point where every value is the same (every canary's
+    true value ranked first: exposure log2 M for all), although a few more canaries could have
+    gone otherwise. With `upper` (log2 M: the values lie in [0, upper]) such an interval is
+    replaced by the exact Clopper-Pearson interval of the share x / n, x = sum(values) / upper
+    over the n canaries, scaled by `upper` (Beta quantiles at a fractional x: for values in
+    [0, 1] the sum is less dispersed than a binomial count of the same mean, Hoeffding 1956, so
+    the interval is conservative). All n ranked first gives [upper B(a/2; n, 1), upper]:
+    [4.82, 5] for 100 canaries of M = 32."""
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
         return None, (None, None)
@@ -102,4 +112,11 @@ def mean_interval(values: Sequence[float], *, resamples: int, seed: int, level: 
     means = np.concatenate([counts @ data / data.size
                             for counts in resample_counts(data.size, resamples, rng)])
     interval = percentile_interval(means, level)
-    return float(data.mean()), (interval.low, interval.high)
+    if upper is None or upper <= 0 or interval.high > interval.low:
+        return float(data.mean()), (interval.low, interval.high)
+    from scipy.stats import beta
+
+    n, x, tail = data.size, float(np.clip(data.sum() / upper, 0.0, data.size)), (1 - level) / 2
+    low = 0.0 if x <= 0 else float(beta.ppf(tail, x, n - x + 1))
+    high = 1.0 if x >= n else float(beta.ppf(1 - tail, x + 1, n - x))
+    return float(data.mean()), (upper * low, upper * high)
