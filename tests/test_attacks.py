@@ -494,6 +494,12 @@ def test_a_rankers_answer_is_checked() -> None:
         "likelihood returned 2 scores for the 3 candidates of vector 1")
     assert ranking_problem([[0.1, float("nan")], [1.0, 2.0, 3.0]], asked) == (
         "likelihood returned scores for vector 0 that are not finite numbers")
+    # numpy rows and scalars are numbers too
+    assert ranking_problem([np.array([0.1, 0.2], dtype=np.float32),
+                            [np.float32(1.0), np.float64(2.0), 3]], asked) is None
+    assert ranking_problem([np.array([0.1]), [1.0, 2.0, 3.0]], asked) == (
+        "likelihood returned 1 scores for the 2 candidates of vector 0")
+    assert ranking_problem("ab", asked) == "likelihood returned str score lists for 2 vectors"
 
 
 def test_the_canaries_exposure_is_the_strongest_rankers() -> None:

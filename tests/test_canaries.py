@@ -302,6 +302,11 @@ def test_an_exposure_every_canary_shares_gets_an_exact_interval_not_a_point() ->
     assert (low, high) == (pytest.approx(top * beta.ppf(0.025, 20, 21)),
                            pytest.approx(top * beta.ppf(0.975, 21, 20)))
     assert low < mean < high
+    # log2 15 is not a float the resampled means reproduce to the last bit: still exact
+    fifteen = math.log2(15)
+    mean, (low, high) = mean_interval([fifteen] * 60, resamples=200, seed=0, upper=fifteen)
+    assert (low, high) == (pytest.approx(fifteen * beta.ppf(0.025, 60, 1)), fifteen)
+    assert low < mean == high
     # values that differ keep the percentile bootstrap
     spread = [top, top, 3.0, top]
     assert mean_interval(spread, resamples=500, seed=3, upper=top) == mean_interval(

@@ -12,6 +12,7 @@ appears in annotations only.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,16 +139,30 @@ class Ranker(Protocol):
 def ranking_problem(scores: object, candidates: Sequence[Sequence[str]]) -> str | None:
     """What is wrong with `scores` as a ranker's answer for `candidates`, in words, or None:
     one list of finite numbers per vector, one number per candidate."""
-    if not isinstance(scores, (list, tuple)) or len(scores) != len(candidates):
-        got = len(scores) if isinstance(scores, (list, tuple)) else type(scores).__name__
+    rows = _listed(scores)
+    if rows is None or len(rows) != len(candidates):
+        got = len(rows) if rows is not None else type(scores).__name__
         return f"likelihood returned {got} score lists for {len(candidates)} vectors"
-    for row, (found, asked) in enumerate(zip(scores, candidates, strict=True)):
-        if not isinstance(found, (list, tuple)) or len(found) != len(asked):
-            return (f"likelihood returned {len(found) if isinstance(found, (list, tuple)) else 0}"
+    for row, (found, asked) in enumerate(zip(rows, candidates, strict=True)):
+        values = _listed(found)
+        if values is None or len(values) != len(asked):
+            return (f"likelihood returned {len(values) if values is not None else 0}"
                     f" scores for the {len(asked)} candidates of vector {row}")
-        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in found):
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                   and math.isfinite(v) for v in values):
             return f"likelihood returned scores for vector {row} that are not finite numbers"
     return None
+
+
+def _listed(found: object) -> list[object] | None:
+    """`found` as a list when it is a sequence or an array (anything with a length that
+    iterates), else None."""
+    if isinstance(found, (str, bytes)) or not hasattr(found, "__len__"):
+        return None
+    try:
+        return list(found)  # type: ignore[call-overload]
+    except TypeError:
+        return None
 
 
 def inversion_problem(inversion: object, count: int) -> str | None:

@@ -18,8 +18,11 @@ class Redraws:
     every later call (`queries` counts them). A draw equal to the one before it exactly (the
     stored vectors for the first query) shows a deterministic store (no defence, or quantisation,
     PCA, rotation: a query returns what the store holds): it is `settled`, and every later call
-    returns the previous draw again without querying. Without `query` (or texts) it is settled
-    from the start: the stored vectors at every call."""
+    returns the previous draw again without querying. A store whose queries differ keeps being
+    queried: a randomised defence, and also an encoder whose plain calls draw anew (the
+    positional random-gaussian control, the floor's: fresh random vectors, as uninformative as
+    the stored ones). Without `query` (or texts) it is settled from the start: the stored
+    vectors at every call."""
 
     def __init__(self, stored: np.ndarray, texts: Sequence[str], query: Query | None) -> None:
         self.stored = np.asarray(stored, dtype=np.float32)

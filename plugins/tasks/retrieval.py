@@ -16,8 +16,10 @@ Ties are resolved pessimistically: a partner's rank is 1 plus the number of othe
 cosine is at least its own, so an item tied with the partner counts as ranked above it, and a
 query counts as a success (a whole one) only when fewer than k items tie with or beat its
 partner. Recall@k is then a whole number of successes out of the queries, the proportion
-`harness.analyses.privacy` gives its exact Clopper-Pearson interval. Ties need equal vectors
-for distinct texts (e.g. an averaging encoder on two orderings of the same words).
+`harness.analyses.privacy` gives its exact Clopper-Pearson interval. Ties need equal cosines:
+equal vectors for distinct texts (an averaging encoder on two orderings of the same words), or
+vectors on a coarse grid (1- or 2-bit quantisation), where ties count against the partner and
+so lower recall somewhat.
 
 A query's own text can be in the collection as another pair's second sentence (12 queries of
 SentEval's copy): there it ties at cosine 1 with the query and, ties pessimistic, ranks above

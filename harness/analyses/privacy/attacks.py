@@ -266,8 +266,6 @@ def _canary_scores(attack: Ranker, encoded: Encoded, canaries: Sequence[Canary],
     vectors = np.asarray(encoded.encode([c.sentence for c in canaries], batch_size=batch_size),
                          dtype=np.float32)
     scores = attack.likelihood(vectors[np.array(rows, dtype=np.int64)], lists)
-    if isinstance(scores, np.ndarray):
-        scores = scores.tolist()
     problem = ranking_problem(scores, lists)
     if problem is not None:
         raise PluginError(plugin, f"{what}: {problem} (one score per candidate sentence)")

@@ -44,7 +44,7 @@ call)."""
 
 STREAMS = ("train", "test", "record", "query", "redraw")
 """The generator streams: the corpus' splits (a row by its position), every other stored
-record (by its text), an attacker's queries (by the caller, the call and the row in it), and
+record (by its text), an attacker's queries (by the caller and the call: one block), and
 the fresh draws of the training split an adaptive attacker trains on (`redraws`)."""
 
 
@@ -82,8 +82,8 @@ def _generator(seed: int, key: str, stream: str, position: int | str) -> np.rand
 
 
 def record_rng(seed: int, key: str, stream: str, record: int | str) -> np.random.Generator:
-    """The generator of one record of `stream` (a row's position, a text's digest, a query's
-    call and row), for the defence seeded by `seed` at the level and on the encoder `key`
+    """The generator of one record of `stream` (a row's position, a text's digest, a query
+    call's name), for the defence seeded by `seed` at the level and on the encoder `key`
     names (`noise_key`)."""
     return _generator(seed, key, stream, record)
 

@@ -112,11 +112,12 @@ def mean_interval(values: Sequence[float], *, resamples: int, seed: int, level: 
     means = np.concatenate([counts @ data / data.size
                             for counts in resample_counts(data.size, resamples, rng)])
     interval = percentile_interval(means, level)
-    if upper is None or upper <= 0 or interval.high > interval.low:
+    if upper is None or upper <= 0 or np.ptp(data) > 0:  # values that differ: the bootstrap
         return float(data.mean()), (interval.low, interval.high)
     from scipy.stats import beta
 
     n, x, tail = data.size, float(np.clip(data.sum() / upper, 0.0, data.size)), (1 - level) / 2
     low = 0.0 if x <= 0 else float(beta.ppf(tail, x, n - x + 1))
     high = 1.0 if x >= n else float(beta.ppf(1 - tail, x + 1, n - x))
-    return float(data.mean()), (upper * low, upper * high)
+    value = float(data[0])  # every value the same: the mean, free of summation rounding
+    return value, (min(upper * low, value), max(upper * high, value))

@@ -80,7 +80,7 @@ def _line(attack: AttackLeakage) -> tuple[str, str]:
 
 def _line_names(keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """A line's name in the figure: the attack's name, with its other options beside it where
-    the attack draws several lines ("align {"surrogate": "gem"}")."""
+    the attack draws several lines ('align {"draws": 4, "surrogate": "gem"}')."""
     lines = Counter(name for name, _ in keys)
     return {(name, rest): name if lines[name] == 1 else f"{name} {rest}"
             for name, rest in keys}
