@@ -106,7 +106,7 @@ THEMES: dict[str, dict[str, tuple[str, ...]]] = {
         "text.skipgram": ("train_skipgram",),
         "text.words": ("Tokenize", "words"),
         "util.cache": ("default_root",),
-        "util.vectors": ("row_cosines",),
+        "util.vectors": ("row_cosines", "unit_rows"),
     },
 }
 """What this module re-exports, by theme: theme -> module under `harness` -> its names.
@@ -194,3 +194,4 @@ if TYPE_CHECKING:
     from harness.util.cache import default_root as default_root
     from harness.util.devices import resolve_device as resolve_device
     from harness.util.vectors import row_cosines as row_cosines
+    from harness.util.vectors import unit_rows as unit_rows

@@ -222,6 +222,14 @@ def open_vectors(path: Path) -> np.ndarray:
     return np.load(path, mmap_mode="r")
 
 
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row divided by its L2 norm, in float64; a zero row stays zero (cosine 0 with
+    anything). Used by the retrieval task and the attacks that rank by cosine."""
+    rows = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
 def row_cosines(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """The cosine of each row of `first` (n, d) with the same row of `second`, in float64: 0
     where either row is zero (no direction), clipped to [-1, 1] against rounding. Used by

@@ -30,9 +30,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from harness.plugin import AttackInputs, Decode, Inversion, Query, ThreatModel
+from harness.plugin import AttackInputs, Decode, Inversion, Query, ThreatModel, unit_rows
 
-from .decoding import needs, unit_rows
+from .decoding import needs
 from .draws import Redraws
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from harness.plugin import AttackInputs, Decode, Inversion, Query, ThreatModel
+from harness.plugin import AttackInputs, Decode, Inversion, Query, ThreatModel, unit_rows
 
 T = TypeVar("T")
 
@@ -38,13 +38,6 @@ class AdaptiveDecoder:
         assert self._decode is not None, "fit first"
         return Inversion(sentences=[found[0] if found else ""
                                     for found in self._decode(vectors, 1)])
-
-
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """Each row divided by its L2 norm (a zero row stays zero)."""
-    vectors = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms > 0, norms, 1.0)
 
 
 class Rerank:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.plugin import AttackInputs, Inversion, ThreatModel
-
-from .decoding import unit_rows
+from harness.plugin import AttackInputs, Inversion, ThreatModel, unit_rows
 
 CHUNK = 1024
 """Attacked vectors compared with the whole corpus at once."""

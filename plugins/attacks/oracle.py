@@ -28,9 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.plugin import AttackInputs, Inversion, Query, ThreatModel
-
-from .decoding import unit_rows
+from harness.plugin import AttackInputs, Inversion, Query, ThreatModel, unit_rows
 
 CHUNK = 256
 """Attacked vectors scored against every candidate at once."""

@@ -41,8 +41,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from harness.plugin import Encode, Examples, HarnessError, TaskData, TaskResult
+from harness.plugin import Encode, Examples, HarnessError, TaskData, TaskResult, unit_rows
 
+from .encoding import encoded_once
 from .senteval.layout import MRPC_FILES, resolve_root, task_directory
 from .senteval.loaders import load_mrpc
 
@@ -51,8 +52,6 @@ VERSION = "1"
 """Bump when a change to loading or scoring changes results (part of cache keys)."""
 REPORTED_K: tuple[int, ...] = (1, 5, 10)
 """The recall@k every result carries in `scores`, beside the headline k."""
-EMPTY_SENTENCE = "."
-"""What an empty sentence is encoded as (SentEval's batchers do the same)."""
 _ROWS_AT_ONCE = 1024
 """Queries whose cosines with the whole collection are held at once."""
 
@@ -88,13 +87,6 @@ def retrieval_problem(pairs: Examples) -> RetrievalProblem:
                             partners=tuple(index[pairs.second[i]] for i in chosen))
 
 
-def _unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length in float64; a zero row stays zero (cosine 0 with anything)."""
-    rows = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
-
-
 def partner_ranks(queries: np.ndarray, collection: np.ndarray,
                   partners: Sequence[int]) -> np.ndarray:
     """Each query's partner's rank (1 = first) when the query ranks `collection` by cosine,
@@ -103,7 +95,7 @@ def partner_ranks(queries: np.ndarray, collection: np.ndarray,
     `queries` (q, d) and `collection` (n, d) are vectors; `partners` the index in `collection`
     of each query's partner. Returns int64 ranks (q,)."""
     targets = np.asarray(partners, dtype=np.int64)
-    queries, collection = _unit_rows(queries), _unit_rows(collection)
+    queries, collection = unit_rows(queries), unit_rows(collection)
     ranks = np.empty(len(targets), dtype=np.int64)
     for start in range(0, len(targets), _ROWS_AT_ONCE):
         stop = min(start + _ROWS_AT_ONCE, len(targets))
@@ -118,17 +110,6 @@ def partner_ranks(queries: np.ndarray, collection: np.ndarray,
 def recall_at(ranks: np.ndarray, k: int) -> float:
     """The percentage of queries whose partner's rank is at most `k`."""
     return 100.0 * float(np.mean(np.asarray(ranks) <= k))
-
-
-def _encoded(encode: Encode, sentences: list[str]) -> np.ndarray:
-    """The vectors of `sentences` from one `encode` call (empty ones as "."), checked."""
-    vectors = np.asarray(encode([s or EMPTY_SENTENCE for s in sentences]))
-    if vectors.ndim != 2 or vectors.shape[0] != len(sentences):
-        raise HarnessError(f"task {NAME}: encode returned an array of shape {vectors.shape} "
-                           f"for {len(sentences)} sentences; expected ({len(sentences)}, dim)")
-    if not np.isfinite(vectors).all():
-        raise HarnessError(f"task {NAME}: encode returned non-finite values")
-    return vectors
 
 
 @dataclass(frozen=True)
@@ -183,7 +164,7 @@ class ParaphraseRetrieval:
             raise HarnessError(f"task {self.name}: no pair labelled 1 (paraphrase) in "
                                f"{self.files(data_dir)[0]}; nothing to retrieve")
         sentences = problem.sentences()
-        vectors = _encoded(encode, sentences)
+        vectors = encoded_once(encode, sentences, self.name)
         row = {sentence: i for i, sentence in enumerate(sentences)}
         ranks = partner_ranks(vectors[[row[s] for s in problem.queries]],
                               vectors[[row[s] for s in problem.collection]], problem.partners)

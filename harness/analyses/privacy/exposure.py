@@ -60,16 +60,14 @@ def chance_exposure(candidates: int) -> float:
 def variant_nll(found: Sequence[Canary], score: Scorer) -> list[list[list[float]]]:
     """Per canary, per entity, the NLL of each candidate sentence given the canary's vector,
     scored in one call of `score`."""
-    rows: list[int] = []
-    sentences: list[str] = []
-    for row, canary in enumerate(found):
-        for variants in canary.variants:
-            rows.extend([row] * len(variants))
-            sentences.extend(variants)
-    flat = iter(np.asarray(score(np.array(rows, dtype=np.int64), sentences),
-                           dtype=np.float64).tolist())
-    return [[[next(flat) for _ in variants] for variants in canary.variants]
-            for canary in found]
+    from harness.analyses.privacy.canaries import candidate_lists
+
+    rows, lists = candidate_lists(found)
+    flat = np.asarray(score(np.repeat(np.array(rows, dtype=np.int64), [len(c) for c in lists]),
+                            [text for candidates in lists for text in candidates]),
+                      dtype=np.float64).tolist()
+    ends = np.cumsum([0, *(len(c) for c in lists)])
+    return nested(found, [flat[a:b] for a, b in zip(ends[:-1], ends[1:], strict=True)])
 
 
 def nested(found: Sequence[Canary], flat: Sequence[Sequence[float]]

@@ -15,6 +15,7 @@ from harness.analyses.privacy.attacks import AttackPlan, Target, run_attacks, st
 from harness.analyses.privacy.canaries import Canary
 from harness.analyses.privacy.canary_recovery import canary_recovery
 from harness.analyses.privacy.results import PrivacyPoint
+from harness.analyses.privacy.utility import is_proportion, score_interval, task_score
 from harness.protocols import TaskResult, chance_level
 from harness.results.records import MetricScore
 from harness.spec import Component
@@ -27,7 +28,6 @@ from harness.stages.likelihood import Decoding
 from harness.stages.score import scored
 from harness.stages.train import TrainedDecoder, train_decoder_for
 from harness.stages.vocab import Vocab
-from harness.stats.intervals import proportion_interval
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,7 @@ def task_interval(result: TaskResult) -> tuple[float, float] | None:
     percent, as the task reports it: an accuracy (`acc`) over its test examples, a recall@k
     (`recall@1`, ...: MRPC-retrieval) over its queries; None for another metric (a
     correlation)."""
-    proportion = result.metric == "acc" or result.metric.startswith("recall@")
-    if not proportion or not result.n_test:
+    if not is_proportion(result.metric):
         return None
-    found = proportion_interval(round(result.score / 100 * result.n_test), result.n_test)
-    return 100 * found.low, 100 * found.high
+    return score_interval(task_score(result))
 

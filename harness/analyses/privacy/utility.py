@@ -93,14 +93,14 @@ class Utility:
     left_out: dict[str, str] = field(default_factory=dict)
 
 
-def _proportion(metric: str) -> bool:
+def is_proportion(metric: str) -> bool:
     """Whether the metric is a percentage of whole successes in n trials: an accuracy, or a
     recall@k (`recall@1`, ...) over queries."""
     return metric == "acc" or metric.startswith("recall@")
 
 
 def _modelled(score: TaskScore) -> bool:
-    if _proportion(score.metric):
+    if is_proportion(score.metric):
         return score.n > 0
     return score.metric in CORRELATION_VARIANCE and score.n > 3
 
@@ -112,7 +112,7 @@ def score_interval(score: TaskScore) -> tuple[float, float] | None:
     `CORRELATION_VARIANCE`; None for another metric."""
     if not _modelled(score):
         return None
-    if _proportion(score.metric):
+    if is_proportion(score.metric):
         found = proportion_interval(_successes(score), score.n)
         return 100 * found.low, 100 * found.high
     z, half = math.atanh(_clamped(score.score)), Z95 * _z_sd(score)
@@ -123,7 +123,7 @@ def score_draws(score: TaskScore, rng: np.random.Generator, size: int) -> np.nda
     """`size` draws of the score from its sampling distribution (the module's docstring): an
     accuracy (or recall@k) from the Jeffreys posterior of its proportion, in percent; a
     correlation through Fisher's z."""
-    if _proportion(score.metric):
+    if is_proportion(score.metric):
         x = _successes(score)
         return 100.0 * rng.beta(x + 0.5, score.n - x + 0.5, size)
     z = math.atanh(_clamped(score.score))

@@ -42,6 +42,7 @@ from harness.plugin import (
     row_cosines,
 )
 
+from ..encoding import encoded_once
 from . import evaluation
 from .batched import Trainer
 from .configs import EvaluationConfig, get_config
@@ -53,9 +54,6 @@ from .table import COMBINED_STS, TASKS
 
 TASKS_VERSION = "4"  # 4: fits trained together; unprepared text prepared on reading
 """Bump when a change to loading or evaluation changes results (part of cache keys)."""
-
-EMPTY_SENTENCE = "."
-
 
 @dataclass(frozen=True)
 class DataSource:
@@ -80,15 +78,8 @@ class Vectors:
             for side in (examples.first, examples.second or ()):
                 for sentence in side:
                     distinct.setdefault(sentence, len(distinct))
-        sentences = [s or EMPTY_SENTENCE for s in distinct]
-        vectors = np.asarray(encode(sentences))
-        if vectors.ndim != 2 or vectors.shape[0] != len(sentences):
-            raise HarnessError(f"task {task}: encode returned an array of shape {vectors.shape} "
-                               f"for {len(sentences)} sentences; expected ({len(sentences)}, dim)")
-        if not np.isfinite(vectors).all():
-            raise HarnessError(f"task {task}: encode returned non-finite values")
         self._index = distinct
-        self._vectors = vectors.astype(np.float32, copy=False)
+        self._vectors = encoded_once(encode, list(distinct), task)
 
     def of(self, sentences: Sequence[str]) -> np.ndarray:
         """Return the (len(sentences), dim) float32 vectors of `sentences`."""
